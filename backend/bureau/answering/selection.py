@@ -1,0 +1,50 @@
+"""Which responder the game uses, and what /api/health may say about the model (never the key)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from bureau.answering.base import Responder
+from bureau.answering.evidence import EvidenceResponder
+from bureau.config import Settings
+
+Mode = Literal["evidence", "role_voice"]
+LlmStatus = Literal["disabled", "configured", "degraded"]
+
+
+def build_responder(settings: Settings) -> Responder:
+    """Evidence mode when no model is configured; otherwise the role voice (which falls back internally).
+
+    Build it once per process: the role voice holds the request budget, the concurrency slots, the health
+    record and the cached agents.
+    """
+    if not settings.llm_configured:
+        return EvidenceResponder()
+    from bureau.answering.role_voice import RoleVoiceResponder
+
+    return RoleVoiceResponder(settings)
+
+
+def effective_mode(settings: Settings, responder: Responder | None) -> Mode:
+    if responder is not None and responder.name == "role_voice" and settings.llm_configured:
+        return "role_voice"
+    return "evidence"
+
+
+def _host_only(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def llm_status(settings: Settings, responder: Responder | None = None) -> dict[str, Any]:
+    """`{"status", "model", "base_url_host"}` for /api/health. Host name only: no scheme, port, path,
+    userinfo or query (a key could hide in any of them), and never `llm_api_key`."""
+    if not settings.llm_configured:
+        return {"status": "disabled", "model": None, "base_url_host": None}
+    status: LlmStatus = "configured"
+    if responder is not None and getattr(responder, "degraded", False):
+        status = "degraded"
+    return {"status": status, "model": settings.llm_model, "base_url_host": _host_only(settings.llm_base_url)}

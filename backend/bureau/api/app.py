@@ -1,0 +1,137 @@
+"""The FastAPI application: wiring, lifespan (one memory client per process), the built web app."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from bureau import __version__
+from bureau.answering.selection import build_responder
+from bureau.api.deps import Services
+from bureau.api.errors import install_error_handlers
+from bureau.api.events import EventHub
+from bureau.api.routes import cases, health, session, stage
+from bureau.api.security import AccessControl
+from bureau.config import Settings, get_settings
+from bureau.game.service import Bureau
+from bureau.ledger.database import create_ledger_engine, migrate
+from bureau.ledger.repository import Ledger
+from bureau.memory.embedders import build_embedder
+from bureau.memory.gateway import MemoryGateway
+
+log = logging.getLogger("bureau")
+REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
+MAINTENANCE_INTERVAL_S = 5.0
+SLOT_HEARTBEAT_EVERY = 6  # maintenance ticks
+
+
+async def start_services(settings: Settings) -> tuple[Services, int | None, str]:
+    """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    engine = create_ledger_engine(settings.effective_database_url)
+    lock = settings.data_dir / ".ledger.lock" if settings.effective_database_url.startswith("sqlite") else None
+    await asyncio.to_thread(migrate, engine, lock)
+    ledger = Ledger(engine)
+    owner = secrets.token_hex(8)
+    slot = settings.snowflake_worker_id
+    claimed = None
+    if slot is None:
+        slot = claimed = await ledger.claim_slot(owner)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
+    await gateway.start()
+    responder = build_responder(settings)
+    hub = EventHub(ledger)
+    ledger.on_commit = hub.notify
+    svc = Services(
+        settings=settings,
+        ledger=ledger,
+        gateway=gateway,
+        responder=responder,
+        bureau=Bureau(settings, gateway, ledger, responder),
+        hub=hub,
+        access=AccessControl(settings, ledger),
+    )
+    return svc, claimed, owner
+
+
+async def stop_services(svc: Services, slot: int | None, owner: str) -> None:
+    await svc.gateway.close()
+    if slot is not None:
+        with contextlib.suppress(Exception):
+            await svc.ledger.release_slot(slot, owner)
+    svc.ledger.engine.dispose()
+
+
+async def _maintenance(svc: Services, slot: int | None, owner: str) -> None:
+    """Retry failed cleanups; keep this process's Snowflake slot lease alive."""
+    tick = 0
+    while True:
+        await asyncio.sleep(MAINTENANCE_INTERVAL_S)
+        tick += 1
+        try:
+            await svc.bureau.run_cleanups()
+            if slot is not None and tick % SLOT_HEARTBEAT_EVERY == 0:
+                await svc.ledger.heartbeat_slot(slot, owner)
+        except Exception as exc:
+            log.warning("maintenance tick failed: %s", type(exc).__name__)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        svc, slot, owner = await start_services(settings)
+        app.state.services = svc
+        tasks = [
+            asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
+            asyncio.create_task(_maintenance(svc, slot, owner), name="maintenance"),
+        ]
+        try:
+            yield
+        finally:
+            svc.hub.close()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await stop_services(svc, slot, owner)
+
+    app = FastAPI(
+        title="AI Intelligence Bureau",
+        version=__version__,
+        description="Who knows what: scoped memory for three agent roles and a shared bulletin board.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for module in (health, session, cases, stage):
+        app.include_router(module.router)
+    _mount_web(app, settings.web_dist or REPO_WEB_DIST)
+    return app
+
+
+def _mount_web(app: FastAPI, dist: Path) -> None:
+    """Serve the built console and stage on the API's port, with SPA fallback for client routes."""
+    index = dist / "index.html"
+    if not index.is_file():
+        return
+    if (dist / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
+
+    @app.get("/{path:path}", include_in_schema=False)
+    async def spa(path: str) -> FileResponse:
+        if path.startswith("api/"):
+            from bureau.api.errors import ApiError
+
+            raise ApiError(404, "NOT_FOUND", "No such API route.")
+        candidate = (dist / path).resolve()
+        if path and candidate.is_file() and dist.resolve() in candidate.parents:
+            return FileResponse(candidate)
+        return FileResponse(index)

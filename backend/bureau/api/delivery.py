@@ -1,0 +1,109 @@
+"""The delivery gate: the one place that decides what the public (stage) audience may receive.
+
+Allow-list only. Every stage-bound payload, snapshot or SSE frame (live or replayed), is built here from
+named public fields; an event type without a projection projects to nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bureau.game.service import CaseState
+from bureau.memory.types import StoredCard
+from bureau.scope.audience import Audience
+from bureau.scope.keys import BOARD, ROLES
+
+Payload = dict[str, Any]
+
+
+def _public_card(card: StoredCard) -> Payload:
+    # A board copy is public; the id of its private source is not.
+    return {
+        "id": card.id,
+        "content": card.content,
+        "topic": card.topic,
+        "kind": card.kind,
+        "source_role": card.source_role,
+        "created_at": card.created_at.isoformat(),
+    }
+
+
+def stage_retrieval(trace: Payload | None) -> Payload | None:
+    """Scopes searched, public hits, a count of private hits, the verdict and the latency. No question,
+    no answer, no private card id."""
+    if not trace:
+        return None
+    hits = trace.get("hits", [])
+    public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if h.get("space") == BOARD]
+    return {
+        "role": trace.get("role"),
+        "searched_scopes": list(trace.get("searched_scopes", [])),
+        "public_hits": public_hits,
+        "private_hit_count": sum(1 for h in hits if h.get("space") != BOARD),
+        "verdict": "known" if hits else "unknown",
+        "duration_ms": trace.get("duration_ms"),
+    }
+
+
+def stage_snapshot(state: CaseState) -> Payload:
+    return {
+        "case": {
+            "id": state.case.id,
+            "version": state.case.version,
+            "status": state.case.status,
+            "language": state.case.language,
+        },
+        "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
+        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD]],
+        "last_retrieval": stage_retrieval(state.last_trace.trace if state.last_trace else None),
+    }
+
+
+def _case_only(payload: Payload) -> Payload:
+    return {"case_id": payload.get("case_id"), "version": payload.get("version")}
+
+
+def _memory_written(payload: Payload) -> Payload:
+    card = payload.get("card") or {}
+    projected = {**_case_only(payload), "space": card.get("space")}
+    if card.get("space") == BOARD:
+        source = card.get("source") or {}
+        projected["card"] = {
+            "id": card.get("id"),
+            "topic": card.get("topic"),
+            "kind": card.get("kind"),
+            "source_role": source.get("role"),
+        }
+    return projected
+
+
+def _retrieval(payload: Payload) -> Payload:
+    return {**_case_only(payload), **(stage_retrieval(payload) or {})}
+
+
+def _publication_started(payload: Payload) -> Payload:
+    return {**_case_only(payload), "role": payload.get("role")}
+
+
+def _publication_completed(payload: Payload) -> Payload:
+    return {**_case_only(payload), "role": payload.get("role"), "public_card_id": payload.get("public_card_id")}
+
+
+_STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
+    "case.created": _case_only,
+    "case.reset": _case_only,
+    "case.erased": _case_only,
+    "memory.written": _memory_written,
+    "retrieval.completed": _retrieval,
+    "publication.started": _publication_started,
+    "publication.completed": _publication_completed,
+}
+
+
+def project_event(audience: Audience, event_type: str, payload: Payload) -> Payload | None:
+    """What `audience` may receive of one event; None means the frame is not sent at all."""
+    if audience is Audience.OPERATOR:
+        return payload  # events never carry whisper/question text or card content (see the ledger)
+    projection = _STAGE_PROJECTIONS.get(event_type)
+    return projection(payload) if projection else None

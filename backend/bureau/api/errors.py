@@ -1,0 +1,96 @@
+"""One error shape for every failure: {"detail": {"code", "message"}}. Never echoes rejected input."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from bureau.game import errors as game
+from bureau.ledger.repository import LedgerError
+from bureau.memory.types import MemoryUnavailableError
+
+log = logging.getLogger("bureau.api")
+
+_GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
+    game.CaseNotFoundError: (404, "No such case."),
+    game.CardNotFoundError: (404, "No such card in this role's private memory."),
+    game.ScenarioNotFoundError: (404, "No such scenario in that language."),
+    game.UnsafeInputError: (400, "The text was rejected by the input policy (length, personal data or injection)."),
+    game.VersionConflictError: (409, "The case changed since you last saw it."),
+    game.PublicationPendingError: (409, "Another publication of this card is in progress; retry shortly."),
+}
+
+
+class ApiError(Exception):
+    """An HTTP error raised by the API layer itself (access, CSRF, rate limits)."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(code)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"detail": {"code": code, "message": message, **extra}}
+
+
+def _game_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, game.GameError)
+    status, message = _GAME_STATUS.get(type(exc), (400, "Request rejected."))
+    extra: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    if isinstance(exc, game.VersionConflictError):
+        extra["snapshot"] = exc.snapshot
+    if isinstance(exc, game.PublicationPendingError):
+        headers["Retry-After"] = str(exc.retry_after_s)
+    return JSONResponse(error_body(exc.code, message, **extra), status_code=status, headers=headers)
+
+
+def _api_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status, headers=exc.headers)
+
+
+def _storage_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("storage fault on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return JSONResponse(
+        error_body("MEMORY_UNAVAILABLE", "The memory store is unavailable; nothing was changed. Retry shortly."),
+        status_code=503,
+        headers={"Retry-After": "2"},
+    )
+
+
+def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # Locations and error types only: pydantic's default body would echo the rejected input back.
+    fields = [{"loc": [str(p) for p in e.get("loc", ())], "type": e.get("type")} for e in exc.errors()]
+    return JSONResponse(
+        error_body("VALIDATION_ERROR", "The request is malformed or has invalid fields.", fields=fields),
+        status_code=422,
+    )
+
+
+def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
+    return JSONResponse(error_body(code, "Request failed."), status_code=exc.status_code, headers=exc.headers)
+
+
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse(error_body("INTERNAL_ERROR", "Unexpected server error."), status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(game.GameError, _game_error)
+    app.add_exception_handler(ApiError, _api_error)
+    for storage_error in (MemoryUnavailableError, LedgerError, SQLAlchemyError):
+        app.add_exception_handler(storage_error, _storage_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

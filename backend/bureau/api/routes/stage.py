@@ -1,0 +1,30 @@
+"""Stage routes: everything here leaves through the delivery gate."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from bureau.api.delivery import stage_snapshot
+from bureau.api.deps import ServicesDep, StageDep
+from bureau.api.routes.streaming import sse_response
+from bureau.scope.audience import Audience
+
+router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"])
+
+
+@router.get("")
+async def get_stage(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
+    return stage_snapshot(await svc.bureau.state(case_id))
+
+
+@router.get("/events", response_class=Response)
+async def stage_events(
+    case_id: str,
+    request: Request,
+    svc: ServicesDep,
+    principal: StageDep,
+    after: Annotated[int | None, Query(ge=0)] = None,
+) -> Response:
+    return await sse_response(svc, request, principal, case_id, Audience.STAGE, after)

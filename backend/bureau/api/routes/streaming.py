@@ -1,0 +1,47 @@
+"""SSE responses for both audiences: resume cursor, per-session connection cap, the delivery gate."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from fastapi import Request
+from fastapi.responses import StreamingResponse
+
+from bureau.api.deps import Services
+from bureau.api.errors import ApiError
+from bureau.api.events import event_stream
+from bureau.api.security import Principal
+from bureau.scope.audience import Audience
+
+
+def resume_cursor(request: Request, after: int | None) -> int:
+    """`Last-Event-ID` (sent by a reconnecting EventSource) wins over `?after=`."""
+    header = request.headers.get("last-event-id", "").strip()
+    if header:
+        if not header.isdigit() or len(header) > 18:
+            raise ApiError(422, "VALIDATION_ERROR", "Last-Event-ID must be an event id.")
+        return int(header)
+    return after or 0
+
+
+async def sse_response(
+    svc: Services, request: Request, principal: Principal, case_id: str, audience: Audience, after: int | None
+) -> StreamingResponse:
+    cursor = resume_cursor(request, after)
+    await svc.bureau.require_case(case_id)
+    key = principal.stream_key
+    if svc.hub.streams[key] >= svc.settings.max_sse_per_session:
+        raise ApiError(429, "RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
+    svc.hub.streams[key] += 1
+
+    async def frames() -> AsyncIterator[str]:
+        try:
+            async for frame in event_stream(
+                svc.hub, svc.ledger, case_id, audience, cursor, svc.settings.heartbeat_s, request.is_disconnected
+            ):
+                yield frame
+        finally:
+            svc.hub.streams[key] -= 1
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)

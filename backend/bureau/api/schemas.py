@@ -1,0 +1,42 @@
+"""Request bodies. Unknown fields are rejected; every string has a limit; `role` can never be the board."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RoleName = Literal["detective", "informant", "suspect"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateCase(_Body):
+    scenario_id: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")
+    language: Literal["en", "zh"] = "en"
+
+
+class Versioned(_Body):
+    expected_version: int | None = Field(default=None, ge=0)
+
+
+class WhisperBody(Versioned):
+    role: RoleName
+    # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
+    text: str = Field(max_length=2000)
+
+
+class InterrogationBody(Versioned):
+    role: RoleName
+    question: str = Field(max_length=2000)
+
+
+class PublicationBody(Versioned):
+    role: RoleName
+    card_id: str = Field(min_length=1, max_length=64)
+
+
+class ResetBody(Versioned):
+    pass

@@ -1,0 +1,159 @@
+"""`bureau serve | erase | clear`: run the game, and clean up after an event."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from bureau.config import Settings, UnsafeSettingsError
+
+LOOPBACK_NAMES = {"localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for name in ("host", "port", "data_dir"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return Settings(**overrides)
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from bureau.api.app import create_app
+
+    settings = _settings(args)
+    if not is_loopback(settings.host) and not settings.passcodes_enabled and not args.insecure_open:
+        print(
+            f"Refusing to serve on {settings.host} without passcodes: anyone on the network could read every "
+            "private memory. Set BUREAU_OPERATOR_PASSCODE and BUREAU_STAGE_PASSCODE, or pass --insecure-open.",
+            file=sys.stderr,
+        )
+        return 2
+    app = create_app(settings)
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # End live SSE streams at once, or graceful shutdown would wait on them.
+            services = getattr(app.state, "services", None)
+            if services is not None:
+                services.hub.close()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="info",
+        proxy_headers=False,
+        timeout_graceful_shutdown=5,
+    )
+    print(f"AI Intelligence Bureau on http://{settings.host}:{settings.port}  (data: {settings.data_dir})")
+    Server(config).run()
+    return 0
+
+
+async def _with_services(settings: Settings, action: Any) -> int:
+    from bureau.api.app import start_services, stop_services
+
+    svc, slot, owner = await start_services(settings)
+    try:
+        return await action(svc)
+    finally:
+        await stop_services(svc, slot, owner)
+
+
+async def _erase_one(svc: Any, case_id: str) -> None:
+    await svc.gateway.erase_case(case_id)
+    await svc.ledger.delete_case(case_id)
+
+
+def erase(args: argparse.Namespace) -> int:
+    from bureau.scope.keys import is_valid_case_id
+
+    if not is_valid_case_id(args.case):
+        print("That is not a case id.", file=sys.stderr)
+        return 2
+
+    async def action(svc: Any) -> int:
+        await _erase_one(svc, args.case)
+        print(f"Erased case {args.case}: every card, board copy, ledger row, event and trace.")
+        return 0
+
+    return asyncio.run(_with_services(_settings(args), action))
+
+
+def clear(args: argparse.Namespace) -> int:
+    from rich.progress import Progress
+
+    async def action(svc: Any) -> int:
+        known = {c.id for c in await svc.ledger.list_cases()}
+        case_ids = sorted(known | set(await svc.gateway.list_case_ids()))
+        if not args.confirm:
+            print(f"Dry run: {len(case_ids)} case(s) would be erased. Re-run with --confirm to erase them.")
+            return 0
+        with Progress() as progress:
+            task = progress.add_task("Erasing cases", total=len(case_ids))
+            for case_id in case_ids:
+                await _erase_one(svc, case_id)
+                progress.advance(task)
+        print(f"Erased {len(case_ids)} case(s).")
+        return 0
+
+    return asyncio.run(_with_services(_settings(args), action))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bureau", description="AI Intelligence Bureau")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data-dir", type=Path, default=None, help="data directory (BUREAU_DATA_DIR)")
+
+    run = commands.add_parser("serve", help="serve the API and the web app on one port")
+    run.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
+    run.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    run.add_argument("--insecure-open", action="store_true", help="allow a non-loopback bind without passcodes")
+    common(run)
+    run.set_defaults(handler=serve)
+
+    one = commands.add_parser("erase", help="erase one case completely")
+    one.add_argument("--case", required=True, help="case id")
+    common(one)
+    one.set_defaults(handler=erase)
+
+    every = commands.add_parser("clear", help="erase every case (dry run unless --confirm)")
+    every.add_argument("--confirm", action="store_true", help="really erase")
+    common(every)
+    every.set_defaults(handler=clear)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except UnsafeSettingsError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+"""One settings object for the whole service, read from `BUREAU_*` env vars and `.env`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MemoryBackend = Literal["seekdb", "sqlite"]
+EmbedderName = Literal["local", "openai", "hashing"]
+
+# Calibrated on tests/data/retrieval_set.yaml; see docs/retrieval.md. Cosine similarity, -1..1.
+DEFAULT_THRESHOLDS: dict[str, float] = {"local": 0.4, "openai": 0.45, "hashing": 0.4}
+
+
+class UnsafeSettingsError(RuntimeError):
+    """Raised at start-up when settings would expose private memory."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="BUREAU_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    env: Literal["development", "production", "test"] = "development"
+    data_dir: Path = Path("./data")
+
+    # Memory store
+    memory_backend: MemoryBackend = "seekdb"
+    seekdb_host: str = ""  # empty = embedded seekdb under data_dir; set = remote seekdb / OceanBase
+    seekdb_port: int = 2881
+    seekdb_user: str = "root"
+    seekdb_password: SecretStr = SecretStr("")
+    seekdb_database: str = "bureau"
+    memory_collection: str = "bureau_cards"
+    snowflake_worker_id: int | None = Field(default=None, ge=0, le=1023)
+
+    # Embeddings and relevance
+    embedder: EmbedderName = "local"
+    embedding_base_url: str = ""
+    embedding_api_key: SecretStr = SecretStr("")
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dims: int = 1536
+    relevance_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
+    borderline_band: float = Field(default=0.10, ge=0.0, le=0.5)
+    search_limit: int = Field(default=12, ge=1, le=100)
+
+    # Ledger
+    database_url: str = ""  # empty = sqlite:///<data_dir>/bureau.db
+
+    # Role voice (optional LLM)
+    llm_base_url: str = ""
+    llm_api_key: SecretStr = SecretStr("")
+    llm_model: str = "step-3.7-flash"
+    llm_timeout_s: float = Field(default=8.0, gt=0, le=60)
+    llm_max_concurrency: int = Field(default=2, ge=1, le=32)
+    llm_request_budget: int = Field(default=500, ge=0)
+
+    # Access
+    operator_passcode: SecretStr = SecretStr("")
+    stage_passcode: SecretStr = SecretStr("")
+    session_ttl_s: int = Field(default=12 * 3600, ge=60)
+    max_sse_per_session: int = Field(default=6, ge=1, le=100)
+    publication_lease_s: float = Field(default=10.0, gt=0)
+
+    # Serving
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    web_dist: Path | None = None
+    heartbeat_s: float = Field(default=15.0, gt=0)
+
+    @property
+    def effective_threshold(self) -> float:
+        if self.relevance_threshold is not None:
+            return self.relevance_threshold
+        return DEFAULT_THRESHOLDS[self.embedder]
+
+    @property
+    def effective_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'bureau.db').resolve()}"
+
+    @property
+    def passcodes_enabled(self) -> bool:
+        return bool(self.operator_passcode.get_secret_value() or self.stage_passcode.get_secret_value())
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def is_production(self) -> bool:
+        return self.env == "production"
+
+    @model_validator(mode="after")
+    def _check_production(self) -> Settings:
+        if not self.is_production:
+            return self
+        problems = []
+        operator = self.operator_passcode.get_secret_value()
+        stage = self.stage_passcode.get_secret_value()
+        if len(operator) < 8 or len(stage) < 8:
+            problems.append("BUREAU_OPERATOR_PASSCODE and BUREAU_STAGE_PASSCODE must both be set (8+ chars)")
+        if operator and operator == stage:
+            problems.append("operator and stage passcodes must differ")
+        if self.embedder == "openai" and not self.embedding_base_url:
+            problems.append("BUREAU_EMBEDDER=openai needs BUREAU_EMBEDDING_BASE_URL")
+        if problems:
+            raise UnsafeSettingsError("Unsafe production settings: " + "; ".join(problems))
+        return self
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,278 @@
+"""Interrogation as a small LangGraph graph bracketed by the gateway: load context → respond → persist.
+
+What a role can know is decided here, by two scoped searches and a threshold, before any responder runs.
+A question cannot widen the scope, whatever it says: scopes come from the role, never from the text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from bureau.answering.base import Answer, AnswerRequest, Responder
+from bureau.answering.evidence import evidence_answer
+from bureau.config import Settings
+from bureau.game.errors import UnsafeInputError
+from bureau.game.views import card_event_view
+from bureau.ledger.repository import PendingEvent, TraceRecord
+from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.content_policy import INJECTION, normalise_whisper, screen_text
+from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+
+QUESTION_MAX_CHARS = 500
+SESSION_MEMORY_KEEP = 5
+SESSION_MEMORY_TTL = timedelta(hours=24)
+_SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
+
+
+@dataclass(slots=True)
+class Classified:
+    """Candidates sorted into what may be evidence and what may not, each miss with its reason."""
+
+    hits: list[Candidate] = field(default_factory=list)
+    borderline: list[Candidate] = field(default_factory=list)
+    misses: list[tuple[Candidate, str]] = field(default_factory=list)
+
+
+def _content_key(text: str) -> str:
+    return re.sub(r"\W+", " ", text.casefold()).strip()
+
+
+def classify(candidates: list[Candidate], role: str, threshold: float, band: float) -> Classified:
+    """Pure: threshold, de-duplicate (own space wins a tie with its board copy), derived context is never evidence."""
+    result = Classified()
+    seen_ids: set[str] = set()
+    seen_content: set[str] = set()
+    ordered = sorted(candidates, key=lambda c: (-c.score, c.card.space != role, c.card.id))
+    for candidate in ordered:
+        if candidate.card.id in seen_ids:
+            continue
+        seen_ids.add(candidate.card.id)
+        if candidate.card.is_derived:
+            result.misses.append((candidate, "derived_context"))
+            continue
+        key = _content_key(candidate.card.content)
+        if key in seen_content:
+            result.misses.append((candidate, "duplicate"))
+            continue
+        if candidate.score >= threshold:
+            seen_content.add(key)
+            result.hits.append(candidate)
+        elif candidate.score >= threshold - band:
+            result.borderline.append(candidate)
+        else:
+            result.misses.append((candidate, "below_threshold"))
+    return result
+
+
+class InterrogationState(TypedDict, total=False):
+    case_id: str
+    role: Role
+    question: str
+    language: str
+    expected_version: int | None
+    started: float
+    classified: Classified
+    answer: Answer
+    result: dict[str, Any]
+
+
+def _mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
+    card = candidate.card
+    return {
+        "card_id": card.id,
+        "space": card.space,
+        "score": round(candidate.score, 4),
+        "topic": card.topic,
+        "memory_type": card.memory_type,
+        **extra,
+    }
+
+
+def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
+    """Defence in depth over any responder: cite only what was found; no evidence means unknown."""
+    confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
+    allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
+    if not allowed and answer.certainty == "known":
+        return evidence_answer(request, "claimed_known_without_evidence")
+    if not set(answer.evidence) <= allowed:
+        return evidence_answer(request, "citation_outside_evidence")
+    if answer.certainty == "known" and not answer.evidence:
+        return evidence_answer(request, "known_without_citation")
+    return answer
+
+
+def build_trace(
+    role: str, threshold: float, band: float, classified: Classified, answer: Answer, duration_ms: float
+) -> dict[str, Any]:
+    scopes = [role, "bulletin_board"]
+    hits, misses = [], []
+    for candidate in classified.hits:
+        if candidate.card.id in answer.filtered:
+            misses.append(_mark(candidate, reason="filtered_unsafe"))
+        else:
+            hits.append(_mark(candidate, status="hit"))
+    for candidate in classified.borderline:
+        verdict = answer.borderline_verdicts.get(candidate.card.id)
+        if candidate.card.id in answer.filtered:
+            misses.append(_mark(candidate, reason="filtered_unsafe"))
+        elif verdict is True:
+            hits.append(_mark(candidate, status="borderline_confirmed"))
+        elif verdict is False:
+            misses.append(_mark(candidate, reason="borderline_rejected"))
+        else:
+            misses.append(_mark(candidate, reason="below_threshold", borderline=True))
+    misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
+    return {
+        "role": role,
+        "searched_scopes": scopes,
+        "hits": sorted(hits, key=lambda h: -h["score"]),
+        "misses": sorted(misses, key=lambda m: -m["score"]),
+        "threshold": threshold,
+        "borderline_floor": round(threshold - band, 4),
+        "duration_ms": round(duration_ms, 1),
+        "responder": answer.responder,
+        "fallback_reason": answer.fallback_reason,
+        "certainty": answer.certainty,
+        "evidence": list(answer.evidence),
+    }
+
+
+class Interrogation:
+    def __init__(self, settings: Settings, gateway: Any, ledger: Any, responder: Responder, commit: Any) -> None:
+        self.settings = settings
+        self.gateway = gateway
+        self.ledger = ledger
+        self.responder = responder
+        self._commit_or_undo = commit
+        graph = StateGraph(InterrogationState)
+        graph.add_node("load_context", self._load_context)
+        graph.add_node("respond", self._respond)
+        graph.add_node("persist", self._persist)
+        graph.add_edge(START, "load_context")
+        graph.add_edge("load_context", "respond")
+        graph.add_edge("respond", "persist")
+        graph.add_edge("persist", END)
+        self.graph = graph.compile()
+
+    @staticmethod
+    def check_question(question: str) -> str:
+        """Questions may try to talk their way out of the scope (that is harmless and shown live),
+        but personal data in them is refused, since the question is kept as session memory."""
+        text = normalise_whisper(question)
+        if not 1 <= len(text) <= QUESTION_MAX_CHARS:
+            raise UnsafeInputError(["length"])
+        reasons = [r for r in screen_text(text) if r != INJECTION]
+        if reasons:
+            raise UnsafeInputError(reasons)
+        return text
+
+    async def run(
+        self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
+    ) -> dict[str, Any]:
+        state = await self.graph.ainvoke(
+            {
+                "case_id": case_id,
+                "role": role,
+                "question": question,
+                "language": language,
+                "expected_version": expected_version,
+                "started": time.perf_counter(),
+            }
+        )
+        return state["result"]
+
+    async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
+        scopes = readable_scopes(state["case_id"], state["role"])
+        candidates = await self.gateway.search(scopes, state["question"], self.settings.search_limit)
+        threshold, band = self.settings.effective_threshold, self.settings.borderline_band
+        return {"classified": classify(candidates, state["role"], threshold, band)}
+
+    def _request(self, state: InterrogationState) -> AnswerRequest:
+        classified = state["classified"]
+        return AnswerRequest(
+            case_id=state["case_id"],
+            role=state["role"],
+            question=state["question"],
+            language=state["language"],
+            hits=tuple(classified.hits),
+            borderline=tuple(classified.borderline),
+        )
+
+    async def _respond(self, state: InterrogationState) -> dict[str, Any]:
+        request = self._request(state)
+        answer = await self.responder.answer(request)
+        return {"answer": validate_answer(answer, request)}
+
+    async def _persist(self, state: InterrogationState) -> dict[str, Any]:
+        case_id, role, answer = state["case_id"], state["role"], state["answer"]
+        session_card = await self._remember_being_asked(case_id, role, state["question"], state["language"])
+        duration_ms = (time.perf_counter() - state["started"]) * 1000
+        trace = build_trace(
+            role,
+            self.settings.effective_threshold,
+            self.settings.borderline_band,
+            state["classified"],
+            answer,
+            duration_ms,
+        )
+        scope = role_scope(case_id, role)
+        events = [
+            PendingEvent("memory.written", {"card": card_event_view(session_card)}),
+            PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k not in ("certainty", "evidence")}),
+            PendingEvent(
+                "answer.completed",
+                {
+                    "role": role,
+                    "certainty": answer.certainty,
+                    "evidence": list(answer.evidence),
+                    "responder": answer.responder,
+                    "fallback_reason": answer.fallback_reason,
+                },
+            ),
+        ]
+        record = TraceRecord(case_id, role, trace, datetime.now(UTC))
+        await self._commit_or_undo(
+            case_id,
+            [(scope, session_card)],
+            events,
+            expected_version=state.get("expected_version"),
+            trace=record,
+        )
+        await self._apply_retention(scope)
+        result = {
+            "answer": answer.text,
+            "certainty": answer.certainty,
+            "evidence": list(answer.evidence),
+            "responder": answer.responder,
+            "fallback_reason": answer.fallback_reason,
+            "trace": trace,
+        }
+        return {"result": result}
+
+    async def _remember_being_asked(self, case_id: str, role: Role, question: str, language: str) -> StoredCard:
+        """Session memory in the role's own space (its narrowest audience). Context, never evidence."""
+        template = _SESSION_TEXT.get(language, _SESSION_TEXT["en"])
+        draft = CardDraft(
+            content=template.format(question=question),
+            topic="session",
+            kind="note",
+            memory_type="session",
+            trust="low",
+            created_by="system",
+            expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
+        )
+        return await self.gateway.write(role_scope(case_id, role), draft)
+
+    async def _apply_retention(self, scope: MemoryScope) -> None:
+        sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
+        for stale in sessions[:-SESSION_MEMORY_KEEP]:
+            try:
+                await self.gateway.delete(scope, stale.id)
+            except MemoryUnavailableError:
+                break  # retention is best effort; the next interrogation trims again

@@ -1,0 +1,138 @@
+"""Publish a private card to the board as a sourced copy: a Saga over the ledger, idempotent across
+retries, processes and crashes.
+
+reserve (unique INSERT) → write the board copy (carrying the source card id) → mark ready.
+A crashed attempt leaves a pending row whose lease expires; the next attempt takes it over and finds
+the copy again by its source card id instead of writing a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from bureau.game.errors import CardNotFoundError, PublicationPendingError
+from bureau.game.views import card_view
+from bureau.ledger.repository import Ledger, PendingEvent, PublicationRecord
+from bureau.memory.gateway import MemoryGateway
+from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
+
+log = logging.getLogger("bureau.publication")
+PENDING_WAIT_S = 2.0
+PENDING_POLL_S = 0.05
+
+# Test seam: named steps where a fault can be injected ("after_reserve", "after_board_write",
+# "before_mark_ready"). A hook may raise to simulate a failure or a crash at that point.
+FaultHook = Callable[[str], None]
+
+
+class Publisher:
+    def __init__(self, gateway: MemoryGateway, ledger: Ledger, lease_s: float) -> None:
+        self.gateway = gateway
+        self.ledger = ledger
+        self.lease_s = lease_s
+        self.fault: FaultHook = lambda step: None
+
+    async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+        """Returns (public card view, idempotent)."""
+        source = await self.gateway.get(role_scope(case_id, role), card_id)
+        if source is None or source.is_derived:
+            raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
+        owner = secrets.token_hex(8)
+        deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
+        while True:
+            reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
+            if reserved:
+                return await self._run_owned(source, owner), False
+            if record.state == "ready" and record.public_card_id:
+                copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
+                if copy is not None:
+                    return card_view(copy), True
+                log.warning("ready publication lost its board copy; publishing again")
+            if not record.lease_live() and await self.ledger.take_over_expired(
+                case_id, card_id, owner, self.lease_s
+            ):
+                return await self._run_owned(source, owner), False
+            if asyncio.get_running_loop().time() >= deadline:
+                raise PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
+            await asyncio.sleep(PENDING_POLL_S)
+
+    async def _run_owned(self, source: StoredCard, owner: str) -> dict[str, Any]:
+        case_id, board = source.case_id, board_scope(source.case_id)
+        self.fault("after_reserve")
+        copy: StoredCard | None = None
+        try:
+            copy = await self._find_or_write_copy(board, source)
+            self.fault("after_board_write")
+            self.fault("before_mark_ready")
+            done = await self.ledger.complete_publication(
+                case_id,
+                source.id,
+                owner,
+                copy.id,
+                PendingEvent(
+                    "publication.completed",
+                    {
+                        "role": source.space,
+                        "source_card_id": source.id,
+                        "public_card_id": copy.id,
+                        "idempotent": False,
+                    },
+                ),
+            )
+        except Exception:
+            # A failure (not a crash): undo our copy and free the reservation so a retry starts clean.
+            if copy is not None:
+                await self._compensate(board, copy)
+            await self._release_quietly(case_id, source.id, owner)
+            raise
+        if done is None:
+            return await self._lost_lease(board, source, copy)
+        return card_view(copy)
+
+    async def _find_or_write_copy(self, board: MemoryScope, source: StoredCard) -> StoredCard:
+        """Reconcile first: a crashed attempt may already have written the copy."""
+        existing = await self.gateway.find_by_source(board, source.id)
+        if existing:
+            for extra in existing[1:]:  # a duplicate from an old race: keep exactly one copy
+                await self._compensate(board, extra)
+            return existing[0]
+        draft = CardDraft(
+            content=source.content,
+            topic=source.topic,
+            kind=source.kind,
+            memory_type=source.memory_type,
+            trust=source.trust,
+            created_by="agent",
+            source_role=source.space,
+            source_card_id=source.id,
+        )
+        return await self.gateway.write(board, draft)
+
+    async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
+        """We stalled past our lease and someone else took over. Their result wins."""
+        record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
+        if record and record.state == "ready" and record.public_card_id != copy.id:
+            await self._compensate(board, copy)
+        if record and record.public_card_id:
+            winner = await self.gateway.get(board, record.public_card_id)
+            if winner is not None:
+                return card_view(winner)
+        raise PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
+
+    async def _compensate(self, board: MemoryScope, copy: StoredCard) -> None:
+        try:
+            await self.gateway.delete(board, copy.id)
+        except MemoryUnavailableError:
+            await self.ledger.add_cleanup(board.case_id, board.space, copy.id, "publication_compensation")
+
+    async def _release_quietly(self, case_id: str, source_card_id: str, owner: str) -> None:
+        try:
+            await self.ledger.release_publication(case_id, source_card_id, owner)
+        except Exception:
+            # The lease expires on its own; the next attempt reconciles.
+            log.warning("could not release a publication reservation; its lease will expire")

@@ -1,0 +1,63 @@
+"""Engine and schema: SQLite in WAL mode under the data dir by default, any SQLAlchemy URL otherwise."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+from collections.abc import Iterator
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def create_ledger_engine(url: str) -> Engine:
+    if not url.startswith("sqlite"):
+        return create_engine(url, pool_pre_ping=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
+
+    @event.listens_for(engine, "connect")
+    def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+        # Let SQLAlchemy's "begin" hook below own transactions instead of the sqlite3 module.
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin_immediate(connection) -> None:  # type: ignore[no-untyped-def]
+        # Take the write lock up front: a deferred transaction that reads and then writes fails with
+        # SQLITE_BUSY_SNAPSHOT when another process committed in between, and busy_timeout cannot help.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+@contextlib.contextmanager
+def _migration_lock(lock_path: Path | None) -> Iterator[None]:
+    """Two processes starting on one SQLite file must not both create the schema."""
+    if lock_path is None:
+        yield
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def migrate(engine: Engine, lock_path: Path | None = None) -> None:
+    """Bring the schema to the newest Alembic revision."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with _migration_lock(lock_path), engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")

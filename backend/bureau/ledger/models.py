@@ -1,0 +1,109 @@
+"""Ledger tables. Only the ledger package imports these models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+class CaseRow(Base):
+    __tablename__ = "cases"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    scenario_id: Mapped[str] = mapped_column(String(64))
+    language: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16))  # loading | active
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class EventRow(Base):
+    """The outbox: one row per state change, ordered per deployment by its integer id."""
+
+    __tablename__ = "events"
+    # Ids must never be reused after an erase, or a resuming stream would skip or repeat events.
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    case_id: Mapped[str] = mapped_column(String(64), index=True)
+    type: Mapped[str] = mapped_column(String(48))
+    payload: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+
+
+class PublicationRow(Base):
+    """Publish Saga ledger: at most one row per (case, source card)."""
+
+    __tablename__ = "publications"
+    __table_args__ = (UniqueConstraint("case_id", "source_card_id", name="uq_publication_source"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), index=True)
+    source_card_id: Mapped[str] = mapped_column(String(32))
+    role: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16))  # pending | ready
+    owner: Mapped[str] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime]
+    public_card_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class TraceRow(Base):
+    """The last retrieval trace of a case, so a restart or another process still shows it."""
+
+    __tablename__ = "last_traces"
+
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))
+    trace: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+
+
+class CleanupTaskRow(Base):
+    """A board copy whose compensation failed; retried in the background until it is gone."""
+
+    __tablename__ = "cleanup_tasks"
+    __table_args__ = (Index("ix_cleanup_due", "done_at", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(64))
+    space: Mapped[str] = mapped_column(String(16))
+    card_id: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(48))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime]
+    done_at: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime]
+
+
+class SessionRow(Base):
+    """Server-side access sessions. Only hashes of the session and CSRF tokens are stored."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    csrf_hash: Mapped[str] = mapped_column(String(64))
+    audience: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class ProcessSlotRow(Base):
+    """Leases on the 1024 Snowflake (datacenter, worker) slots, one per live process."""
+
+    __tablename__ = "process_slots"
+
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    owner: Mapped[str] = mapped_column(String(64))
+    heartbeat_at: Mapped[datetime]

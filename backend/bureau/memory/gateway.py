@@ -1,0 +1,372 @@
+"""MemoryGateway: the one boundary in front of PowerMem. The only module that imports powermem.
+
+Every call takes a `MemoryScope` built by the server. Every card read back is re-checked against the
+scope that was asked for, so a store filter bug drops a card instead of leaking it. Embedded seekdb
+is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from langchain_core.embeddings import Embeddings
+
+from bureau.config import Settings
+from bureau.memory.embedders import self_check
+from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.audience import visibility_of_space
+from bureau.scope.keys import TENANT, MemoryScope
+
+log = logging.getLogger("bureau.memory")
+security_log = logging.getLogger("bureau.security")
+T = TypeVar("T")
+
+CASE_USER_PREFIX = f"{TENANT}:"
+_PING_SCOPE = MemoryScope("__ping__", "bulletin_board")
+_LIST_LIMIT = 1000
+_CALL_TIMEOUT_S = 30.0
+
+
+@contextlib.contextmanager
+def _isolated_from_working_directory() -> Iterator[None]:
+    """Import PowerMem from an empty directory: it auto-loads the first `.env` found from the cwd upwards,
+    which would be the project's own `.env`, and it would write `./audit.log` and `./logs/` there."""
+    previous = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="bureau-powermem-") as empty:
+        os.chdir(empty)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
+
+
+def _configure_powermem_environment(settings: Settings, worker_slot: int) -> None:
+    # PowerMem logs at DEBUG into ./logs by default, including memory text: keep it quiet and out of cwd.
+    os.environ["LOGGING_FILE"] = ""
+    os.environ["LOGGING_CONSOLE_ENABLED"] = "false"
+    os.environ["LOGGING_LEVEL"] = "WARNING"
+    # Snowflake ids: a distinct (datacenter, worker) pair per process, or two writers overwrite each other.
+    os.environ["SNOWFLAKE_DATACENTER_ID"] = str(worker_slot // 32)
+    os.environ["SNOWFLAKE_WORKER_ID"] = str(worker_slot % 32)
+    os.environ.setdefault("TELEMETRY_ENABLED", "false")
+
+
+def _vector_store_config(settings: Settings, dims: int) -> dict[str, Any]:
+    data_dir = settings.data_dir.resolve()
+    if settings.memory_backend == "sqlite":
+        return {
+            "provider": "sqlite",
+            "config": {
+                "database_path": str(data_dir / "memory.sqlite"),
+                "collection_name": settings.memory_collection,
+                "embedding_model_dims": dims,
+                "enable_wal": True,
+            },
+        }
+    return {
+        "provider": "oceanbase",
+        "config": {
+            "host": settings.seekdb_host,  # empty: embedded seekdb at ob_path
+            "ob_path": str(data_dir / "seekdb"),
+            "port": str(settings.seekdb_port),
+            "user": settings.seekdb_user,
+            "password": settings.seekdb_password.get_secret_value(),
+            "db_name": settings.seekdb_database,
+            "collection_name": settings.memory_collection,
+            "embedding_model_dims": dims,
+            "hybrid_search": False,  # vector-only: scores stay similarities, usable with a threshold
+            "vidx_metric_type": "cosine",
+        },
+    }
+
+
+def _to_cosine(backend: str, raw_score: float) -> float:
+    """Normalise the store's score to cosine similarity (-1..1), whatever the backend reports."""
+    if backend == "sqlite":
+        return float(raw_score)
+    return 2.0 * float(raw_score) - 1.0  # oceanbase reports 1 - cosine_distance / 2
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(str(value))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        **draft.extra,
+        "scope_key": scope.key,
+        "case_id": scope.case_id,
+        "space": scope.space,
+        "visibility": visibility_of_space(scope.space).value,
+        "topic": draft.topic,
+        "kind": draft.kind,
+        "card_memory_type": draft.memory_type,
+        "trust": draft.trust,
+        "created_by": draft.created_by,
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+    if draft.expires_at is not None:
+        metadata["expires_at"] = draft.expires_at.isoformat()
+    if draft.source_card_id is not None:
+        metadata["source_role"] = draft.source_role
+        metadata["source_card_id"] = draft.source_card_id
+    return metadata
+
+
+class MemoryGateway:
+    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self._worker_slot = worker_slot
+        self._backend = settings.memory_backend
+        self._memory: Any = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        self._worker_thread: threading.Thread | None = None
+        self.foreign_hits_dropped = 0
+        self.dims = 0
+
+    # ----- lifecycle -------------------------------------------------------------------------------------
+
+    @property
+    def backend_name(self) -> str:
+        if self._backend == "sqlite":
+            return "sqlite"
+        return "seekdb-remote" if self._settings.seekdb_host else "seekdb-embedded"
+
+    @property
+    def embedder_name(self) -> str:
+        return getattr(self._embedder, "name", type(self._embedder).__name__)
+
+    async def start(self) -> None:
+        """Create the one PowerMem client of this process. Costs seconds: never per request."""
+        await self._run(self._start_blocking)
+
+    def _start_blocking(self) -> None:
+        self._worker_thread = threading.current_thread()
+        self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
+        self._settings.data_dir.mkdir(parents=True, exist_ok=True)
+        logs = self._settings.data_dir.resolve() / "logs"
+        logs.mkdir(exist_ok=True)
+        _configure_powermem_environment(self._settings, self._worker_slot)
+        with _isolated_from_working_directory():
+            from powermem import Memory
+
+            config = {
+                "vector_store": _vector_store_config(self._settings, self.dims),
+                "llm": {"provider": "noop", "config": {}},
+                "embedder": {
+                    "provider": "langchain",
+                    "config": {"model": self._embedder, "embedding_dims": self.dims},
+                },
+                "audit": {"enabled": False, "log_file": str(logs / "powermem-audit.log")},
+                "intelligent_memory": {"enabled": False},
+                "telemetry": {"enabled": False},
+            }
+            self._memory = Memory(config=config)
+
+    async def close(self) -> None:
+        memory, self._memory = self._memory, None
+        if memory is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.get_running_loop().run_in_executor(self._executor, _close_quietly, memory)
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(self._executor, fn, *args), _CALL_TIMEOUT_S)
+        except MemoryUnavailableError:
+            raise
+        except Exception as exc:
+            # Never carry store messages upward: they can contain card text or query text.
+            log.error("memory store call %s failed: %s", getattr(fn, "__name__", "call"), type(exc).__name__)
+            raise MemoryUnavailableError(type(exc).__name__) from exc
+
+    def _store(self) -> Any:
+        if self._memory is None:
+            raise MemoryUnavailableError("memory gateway not started")
+        return self._memory
+
+    # ----- scope re-check ------------------------------------------------------------------------------
+
+    def _admit(self, scope: MemoryScope, item: dict[str, Any]) -> StoredCard | None:
+        """Defence in depth: a card is returned only if every scope marker matches the scope asked for."""
+        metadata = item.get("metadata") or {}
+        matches = (
+            item.get("user_id") == scope.user_id
+            and item.get("agent_id") == scope.agent_id
+            and metadata.get("scope_key") == scope.key
+            and metadata.get("case_id") == scope.case_id
+            and metadata.get("space") == scope.space
+        )
+        if not matches:
+            self.foreign_hits_dropped += 1
+            security_log.warning(
+                "security: dropped a card outside the requested scope (asked %s, card id %s)",
+                scope.key,
+                item.get("id"),
+            )
+            return None
+        card = self._to_card(item, metadata)
+        if card.expires_at is not None and card.expires_at <= datetime.now(UTC):
+            return None
+        return card
+
+    @staticmethod
+    def _to_card(item: dict[str, Any], metadata: dict[str, Any]) -> StoredCard:
+        return StoredCard(
+            id=str(item["id"]),
+            case_id=metadata["case_id"],
+            space=metadata["space"],
+            content=item.get("memory") or item.get("content") or "",
+            topic=metadata.get("topic", ""),
+            kind=metadata.get("kind", ""),
+            visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
+            memory_type=metadata.get("card_memory_type", "fact"),
+            trust=metadata.get("trust", "medium"),
+            created_by=metadata.get("created_by", "system"),
+            created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
+            expires_at=_parse_time(metadata.get("expires_at")),
+            source_role=metadata.get("source_role"),
+            source_card_id=metadata.get("source_card_id"),
+        )
+
+    # ----- operations ----------------------------------------------------------------------------------
+
+    async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        return await self._run(self._write_blocking, scope, draft)
+
+    def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        result = self._store().add(
+            draft.content,
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            metadata=_card_metadata(scope, draft),
+            infer=False,
+        )
+        items = result.get("results") or []
+        if len(items) != 1 or items[0].get("id") is None:
+            raise MemoryUnavailableError("store did not acknowledge the write")
+        card = self._admit(scope, items[0])
+        if card is None:
+            raise MemoryUnavailableError("store returned a card outside the scope")
+        return card
+
+    async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
+        """Search each scope separately with one query embedding; scores are cosine similarities."""
+        return await self._run(self._search_blocking, tuple(scopes), query, limit)
+
+    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
+        store = self._store()
+        vector = self._embedder.embed_query(query)
+        candidates: list[Candidate] = []
+        for scope in scopes:
+            rows = store.storage.search_memories(
+                query_embedding=vector,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                filters=None,
+                limit=limit,
+                query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
+            )
+            for row in rows or []:
+                card = self._admit(scope, row)
+                if card is not None:
+                    candidates.append(Candidate(card, _to_cosine(self._backend, row.get("score", 0.0))))
+        return candidates
+
+    async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
+        return await self._run(self._get_blocking, scope, card_id)
+
+    def _get_blocking(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
+        if not card_id.isdigit() or len(card_id) > 20:
+            return None
+        item = self._store().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
+        if not item:
+            return None
+        return self._admit(scope, item)
+
+    async def list(self, scope: MemoryScope) -> list[StoredCard]:
+        return await self._run(self._list_blocking, scope)
+
+    def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
+        result = self._store().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=_LIST_LIMIT)
+        cards = [self._admit(scope, item) for item in result.get("results") or []]
+        return sorted((c for c in cards if c is not None), key=lambda c: (c.created_at, c.id))
+
+    async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> list[StoredCard]:
+        """Board copies of one source card: how a crashed publication finds its copy again."""
+        cards = await self.list(scope)
+        return [c for c in cards if c.source_card_id == source_card_id]
+
+    async def delete(self, scope: MemoryScope, card_id: str) -> bool:
+        return await self._run(self._delete_blocking, scope, card_id)
+
+    def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
+        if self._get_blocking(scope, card_id) is None:
+            return False
+        return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
+
+    async def erase_case(self, case_id: str) -> None:
+        """Remove every card of a case, in every space (role spaces and board copies alike)."""
+        scope = MemoryScope(case_id, "bulletin_board")
+        await self._run(self._erase_blocking, scope.user_id)
+
+    def _erase_blocking(self, user_id: str) -> None:
+        store = self._store()
+        store.delete_all(user_id=user_id)
+        if store.get_all(user_id=user_id, limit=1).get("results"):
+            raise MemoryUnavailableError("cards survived an erase")
+
+    async def count(self, scope: MemoryScope) -> int:
+        return len(await self.list(scope))
+
+    async def list_case_ids(self) -> list[str]:
+        """Every case that has cards in the store, including ones the ledger no longer knows."""
+        return await self._run(self._list_case_ids_blocking)
+
+    def _list_case_ids_blocking(self) -> list[str]:
+        # Paged scan instead of PowerMem's get_users(), which returns nothing on seekdb (it reads user_id
+        # from the metadata JSON, where seekdb rows do not keep it).
+        store, users, offset = self._store(), set(), 0
+        while True:
+            page = store.get_all(limit=_LIST_LIMIT, offset=offset).get("results") or []
+            users.update(str(item.get("user_id") or "") for item in page)
+            if len(page) < _LIST_LIMIT:
+                break
+            offset += len(page)
+        prefix = CASE_USER_PREFIX
+        return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
+
+    async def ping(self, timeout_s: float = 3.0) -> bool:
+        """A real round trip to the store, now; not a cached flag."""
+        try:
+            await asyncio.wait_for(self._run(self._ping_blocking), timeout_s)
+            return True
+        except (MemoryUnavailableError, TimeoutError):
+            return False
+
+    def _ping_blocking(self) -> None:
+        self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _close_quietly(memory: Any) -> None:
+    for attr in ("close",):
+        closer = getattr(memory, attr, None)
+        if callable(closer):
+            closer()

@@ -1,0 +1,17 @@
+"""Pure scope logic: roles, spaces, composite keys and audiences. No I/O lives here."""
+
+from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, Space, composite_key, readable_scopes
+from bureau.scope.audience import Audience, Visibility
+
+__all__ = [
+    "BOARD",
+    "ROLES",
+    "SPACES",
+    "Audience",
+    "MemoryScope",
+    "Role",
+    "Space",
+    "Visibility",
+    "composite_key",
+    "readable_scopes",
+]

@@ -1,0 +1,80 @@
+"""Scope keys: which case and space a memory belongs to, and what a role may read."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["detective", "informant", "suspect"]
+Space = Literal["detective", "informant", "suspect", "bulletin_board"]
+
+ROLES: tuple[Role, ...] = ("detective", "informant", "suspect")
+BOARD: Space = "bulletin_board"
+SPACES: tuple[Space, ...] = (*ROLES, BOARD)
+
+TENANT = "case"
+USER = "chief"
+DEFAULT_THREAD = "main"
+_CASE_ID = re.compile(r"^[A-Za-z0-9_-]{6,64}$")
+
+
+class ScopeError(ValueError):
+    """A scope that the server must never build (unknown space, malformed case id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """A resolved (case, space) pair. Only server code constructs these, from validated ids."""
+
+    case_id: str
+    space: Space
+    thread: str = DEFAULT_THREAD
+
+    def __post_init__(self) -> None:
+        if not _CASE_ID.match(self.case_id):
+            raise ScopeError("malformed case id")
+        if self.space not in SPACES:
+            raise ScopeError("unknown space")
+
+    @property
+    def user_id(self) -> str:
+        """PowerMem `user_id`: the case is the tenant boundary."""
+        return f"{TENANT}:{self.case_id}"
+
+    @property
+    def agent_id(self) -> str:
+        """PowerMem `agent_id`: the space inside the case."""
+        return self.space
+
+    @property
+    def key(self) -> str:
+        return composite_key(self.case_id, self.space, self.thread)
+
+    @property
+    def is_board(self) -> bool:
+        return self.space == BOARD
+
+
+def composite_key(case_id: str, space: str, thread: str = DEFAULT_THREAD) -> str:
+    """`tenant:user:thread:agent`, stored in every card's metadata and re-checked on read."""
+    return f"{TENANT}:{case_id}:{USER}:{thread}:{space}"
+
+
+def role_scope(case_id: str, role: Role) -> MemoryScope:
+    if role not in ROLES:
+        raise ScopeError("not a role")
+    return MemoryScope(case_id, role)
+
+
+def board_scope(case_id: str) -> MemoryScope:
+    return MemoryScope(case_id, BOARD)
+
+
+def readable_scopes(case_id: str, role: Role) -> tuple[MemoryScope, MemoryScope]:
+    """Everything a role may read: its own private space and the board. Nothing else, ever."""
+    return (role_scope(case_id, role), board_scope(case_id))
+
+
+def is_valid_case_id(case_id: str) -> bool:
+    return bool(_CASE_ID.match(case_id))
