@@ -177,9 +177,7 @@ def embed_texts(
     return vectors
 
 
-def score_set(
-    data: RetrievalSet, embedder, advance: Callable[[int], None] | None = None
-) -> list[Scored]:
+def score_set(data: RetrievalSet, embedder, advance: Callable[[int], None] | None = None) -> list[Scored]:
     from bureau.memory.embedders import cosine
 
     texts = [c.content for c in data.cards.values()] + [q.text for q in data.queries]
@@ -348,7 +346,8 @@ def render_svg(scored: Sequence[Scored], threshold: float, embedder: str, metric
         if up[b]:
             out.append(
                 f'<rect x="{bx:.1f}" y="{axis_y - up[b] * unit:.1f}" width="{bw:.1f}" '
-                f'height="{up[b] * unit:.1f}" fill="#2e7d32" opacity="0.8"><title>{up[b]} answerable</title></rect>'
+                f'height="{up[b] * unit:.1f}" fill="#2e7d32" opacity="0.8">'
+                f"<title>{up[b]} answerable</title></rect>"
             )
         if down[b]:
             out.append(
@@ -365,9 +364,7 @@ def render_svg(scored: Sequence[Scored], threshold: float, embedder: str, metric
         cy = strip_top + row * strip_h + strip_h / 2
         n = sum(1 for s in scored if s.query.category == cat)
         out.append(f'<text x="{left - 8}" y="{cy + 4}" text-anchor="end">{cat.replace("_", "-")} ({n})</text>')
-        out.append(
-            f'<line x1="{left}" y1="{cy}" x2="{left + plot_w}" y2="{cy}" stroke="#ddd" stroke-dasharray="2,3"/>'
-        )
+        out.append(f'<line x1="{left}" y1="{cy}" x2="{left + plot_w}" y2="{cy}" stroke="#ddd" stroke-dasharray="2,3"/>')
         for i, s in enumerate(q for q in scored if q.query.category == cat):
             jitter = ((i * 7) % 5 - 2) * 3
             colour = _COLOURS[cat]
@@ -388,16 +385,13 @@ def render_svg(scored: Sequence[Scored], threshold: float, embedder: str, metric
         out.append(f'<text x="{tx:.1f}" y="{axis2 + 18}" text-anchor="middle">{tick:.1f}</text>')
         tick = round(tick + 0.1, 10)
     tx = x(threshold)
-    out.append(
-        f'<line x1="{tx:.1f}" y1="{hist_top - 6}" x2="{tx:.1f}" y2="{bottom}" stroke="#000" stroke-width="2"/>'
-    )
+    out.append(f'<line x1="{tx:.1f}" y1="{hist_top - 6}" x2="{tx:.1f}" y2="{bottom}" stroke="#000" stroke-width="2"/>')
     out.append(f'<text x="{tx + 4:.1f}" y="{hist_top + 2}" font-weight="bold">threshold {threshold:.3f}</text>')
+    out.append(f'<text x="{band_x0 + 2:.1f}" y="{bottom - 4}" fill="#8d6e00" font-size="11">borderline band</text>')
     out.append(
-        f'<text x="{band_x0 + 2:.1f}" y="{bottom - 4}" fill="#8d6e00" font-size="11">borderline band</text>'
-    )
-    out.append(
-        f'<text x="{left}" y="{height - 14:.0f}" fill="#555">Each dot is one query at its best score in its pool; '
-        "hollow = answerable but the top-1 card is wrong. Shaded: borderline band "
+        f'<text x="{left}" y="{height - 14:.0f}" fill="#555">'
+        "Each dot is one query at its best score in its pool; hollow = answerable but the top-1 card "
+        "is wrong. Shaded: borderline band "
         f"(threshold − {BORDERLINE_BAND:.2f}).</text>"
     )
     out.append("</svg>")
@@ -425,7 +419,7 @@ def _pct(value: float) -> str:
 
 @dataclass(frozen=True)
 class BandStats:
-    """What the borderline band [threshold - band, threshold) holds: role voice checks these, evidence never."""
+    """What the borderline band [threshold - band, threshold) holds (role voice checks these)."""
 
     answerable_rescuable: int  # answerable, top-1 right, best score in the band
     unanswerable_in_band: int  # unanswerable with best score in the band (the model must turn them down)
@@ -433,9 +427,7 @@ class BandStats:
 
 def band_stats(scored: Sequence[Scored], threshold: float, band: float = BORDERLINE_BAND) -> BandStats:
     in_band = [s for s in scored if threshold - band <= s.best < threshold]
-    return BandStats(
-        sum(s.top1_correct for s in in_band), sum(not s.query.answerable for s in in_band)
-    )
+    return BandStats(sum(s.top1_correct for s in in_band), sum(not s.query.answerable for s in in_band))
 
 
 @dataclass(frozen=True)
@@ -469,11 +461,18 @@ def report(console, name: str, scored: Sequence[Scored], chosen: float, sweep: l
 
     m = next(x for x in sweep if math.isclose(x.threshold, chosen))
     auc = separation_auroc(scored)
-    top1 = {
-        c: sum(s.top1_correct for s in scored if s.query.category == c) / max(1, m.counts[c]) for c in ANSWERABLE
-    }
+    top1 = {c: sum(s.top1_correct for s in scored if s.query.category == c) / max(1, m.counts[c]) for c in ANSWERABLE}
     table = Table(title=f"[{name}] sweep (* = chosen)", show_lines=False)
-    cols = ("threshold", "accuracy", "known prec", "known recall", *ANSWERABLE, "refused", "off-topic", "near")
+    cols = (
+        "threshold",
+        "accuracy",
+        "known prec",
+        "known recall",
+        *ANSWERABLE,
+        "refused",
+        "off-topic",
+        "near",
+    )
     for col in cols:
         table.add_column(col, justify="right")
     for x in sweep:
@@ -571,7 +570,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored_by: dict[str, list[Scored]] = {}
     presets_by: dict[str, list[PresetRow]] = {}
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
     ) as progress:
         for name in args.embedders:
             task = progress.add_task(f"embedding ({name})", total=count_texts(data))

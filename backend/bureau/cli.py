@@ -119,6 +119,12 @@ def clear(args: argparse.Namespace) -> int:
     return asyncio.run(_with_services(_settings(args), action))
 
 
+def quiet_third_party_loggers() -> None:
+    """These libraries log request bodies (private card text, questions) at DEBUG: never let them."""
+    for name in ("openai", "httpx", "httpcore", "powermem", "sqlglot", "langchain", "langgraph"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bureau", description="AI Intelligence Bureau")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -147,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_third_party_loggers()
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)

@@ -22,7 +22,11 @@ class UnsafeSettingsError(RuntimeError):
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="BUREAU_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+        env_prefix="BUREAU_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        env_ignore_empty=True,
     )
 
     env: Literal["development", "production", "test"] = "development"

@@ -98,7 +98,7 @@ def extract_claims(text: str) -> Claims:
             continue
         if len(word) == 1 or _at_sentence_start(norm, match.start()):
             continue
-        # Preceded by a letter or digit means we are in the middle of a token ("7Pm", "iPhone"): codes cover it.
+        # Preceded by a letter or digit: mid-token ("7Pm", "iPhone"), which the code check covers.
         if match.start() > 0 and norm[match.start() - 1].isalnum():
             continue
         names.add(word)

@@ -48,6 +48,9 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
     gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
     await gateway.start()
     responder = build_responder(settings)
+    warm_up = getattr(responder, "warm_up", None)
+    if callable(warm_up):
+        await asyncio.to_thread(warm_up)  # the first question should not pay for building the agents
     hub = EventHub(ledger)
     ledger.on_commit = hub.notify
     svc = Services(

@@ -87,7 +87,11 @@ def _publication_started(payload: Payload) -> Payload:
 
 
 def _publication_completed(payload: Payload) -> Payload:
-    return {**_case_only(payload), "role": payload.get("role"), "public_card_id": payload.get("public_card_id")}
+    return {
+        **_case_only(payload),
+        "role": payload.get("role"),
+        "public_card_id": payload.get("public_card_id"),
+    }
 
 
 _STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {

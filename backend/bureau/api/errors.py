@@ -21,7 +21,10 @@ _GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
     game.CaseNotFoundError: (404, "No such case."),
     game.CardNotFoundError: (404, "No such card in this role's private memory."),
     game.ScenarioNotFoundError: (404, "No such scenario in that language."),
-    game.UnsafeInputError: (400, "The text was rejected by the input policy (length, personal data or injection)."),
+    game.UnsafeInputError: (
+        400,
+        "The text was rejected by the input policy (length, personal data or injection).",
+    ),
     game.VersionConflictError: (409, "The case changed since you last saw it."),
     game.PublicationPendingError: (409, "Another publication of this card is in progress; retry shortly."),
 }

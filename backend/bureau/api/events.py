@@ -88,6 +88,10 @@ async def event_stream(
 ) -> AsyncIterator[str]:
     yield f"retry: {RETRY_MS}\n\n"
     cursor = after
+    loop = asyncio.get_running_loop()
+    # A deadline, not a per-wait timeout: every commit anywhere wakes every stream, and a quiet stream on a
+    # busy server must still get its heartbeat (and its disconnect check) on time.
+    next_ping = loop.time() + heartbeat_s
     while not hub.closing:
         token = hub.token()
         batch = await ledger.events_after(case_id, cursor)
@@ -96,11 +100,15 @@ async def event_stream(
             data = project_event(audience, event.type, event.payload)
             if data is not None:
                 yield format_frame(event, data)
+                next_ping = loop.time() + heartbeat_s
             if event.type == "case.erased":
                 return
         if batch:
             continue
-        if not await hub.wait(token, heartbeat_s):
-            if await is_disconnected():
-                return
-            yield ": ping\n\n"
+        remaining = next_ping - loop.time()
+        if remaining > 0 and await hub.wait(token, remaining):
+            continue
+        if hub.closing or await is_disconnected():
+            return
+        yield ": ping\n\n"
+        next_ping = loop.time() + heartbeat_s

@@ -131,7 +131,13 @@ class AccessControl:
         await self.ledger.create_session(token_hash(session_token), token_hash(csrf_token), audience.value, ttl)
         secure = self.settings.is_production
         response.set_cookie(
-            SESSION_COOKIE, session_token, max_age=ttl, httponly=True, samesite="strict", secure=secure, path="/"
+            SESSION_COOKIE,
+            session_token,
+            max_age=ttl,
+            httponly=True,
+            samesite="strict",
+            secure=secure,
+            path="/",
         )
         # Double-submit: readable by the page's script, useless to another site (SameSite=Strict).
         response.set_cookie(

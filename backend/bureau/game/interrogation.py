@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
@@ -95,15 +95,19 @@ def _mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
 
 
 def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
-    """Defence in depth over any responder: cite only what was found; no evidence means unknown."""
+    """Defence in depth over any responder. Certainty is a retrieval fact: known exactly when usable
+    evidence exists, so the same question gives the same certainty however a model phrases it."""
     confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
+    usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
     if not allowed and answer.certainty == "known":
-        return evidence_answer(request, "claimed_known_without_evidence")
+        return evidence_answer(usable, "claimed_known_without_evidence")
     if not set(answer.evidence) <= allowed:
-        return evidence_answer(request, "citation_outside_evidence")
+        return evidence_answer(usable, "citation_outside_evidence")
     if answer.certainty == "known" and not answer.evidence:
-        return evidence_answer(request, "known_without_citation")
+        return evidence_answer(usable, "known_without_citation")
+    if answer.certainty == "unknown" and usable.hits:
+        return evidence_answer(usable, "declined_available_evidence")
     return answer
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bureau.game.errors import CardNotFoundError, PublicationPendingError
-from bureau.game.views import card_view
+from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import Ledger, PendingEvent, PublicationRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
@@ -53,9 +53,7 @@ class Publisher:
                 if copy is not None:
                     return card_view(copy), True
                 log.warning("ready publication lost its board copy; publishing again")
-            if not record.lease_live() and await self.ledger.take_over_expired(
-                case_id, card_id, owner, self.lease_s
-            ):
+            if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
                 return await self._run_owned(source, owner), False
             if asyncio.get_running_loop().time() >= deadline:
                 raise PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
@@ -63,9 +61,9 @@ class Publisher:
 
     async def _run_owned(self, source: StoredCard, owner: str) -> dict[str, Any]:
         case_id, board = source.case_id, board_scope(source.case_id)
-        self.fault("after_reserve")
         copy: StoredCard | None = None
         try:
+            self.fault("after_reserve")
             copy = await self._find_or_write_copy(board, source)
             self.fault("after_board_write")
             self.fault("before_mark_ready")
@@ -74,15 +72,18 @@ class Publisher:
                 source.id,
                 owner,
                 copy.id,
-                PendingEvent(
-                    "publication.completed",
-                    {
-                        "role": source.space,
-                        "source_card_id": source.id,
-                        "public_card_id": copy.id,
-                        "idempotent": False,
-                    },
-                ),
+                [
+                    PendingEvent("memory.written", {"card": card_event_view(copy)}),
+                    PendingEvent(
+                        "publication.completed",
+                        {
+                            "role": source.space,
+                            "source_card_id": source.id,
+                            "public_card_id": copy.id,
+                            "idempotent": False,
+                        },
+                    ),
+                ],
             )
         except Exception:
             # A failure (not a crash): undo our copy and free the reservation so a retry starts clean.

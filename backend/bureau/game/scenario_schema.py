@@ -13,6 +13,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from bureau.scope.content_policy import screen_text
+
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 ROLES: tuple[str, ...] = ("detective", "informant", "suspect")
@@ -26,21 +28,8 @@ _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
 _FILENAME = re.compile(r"^(?P<id>[a-z][a-z0-9-]*)\.(?P<language>[a-z]{2})\.yaml$")
 
-# Scenario cards are trusted content, but they must still pass the same kind of rules as a whisper,
-# so a scenario file can never seed what an operator would not be allowed to type.
-_UNSAFE_CONTENT: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("looks like an e-mail address", re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")),
-    ("looks like a phone, id or card number", re.compile(r"(?:\d[\s-]?){7,}")),
-    (
-        "looks like a prompt-injection phrase",
-        re.compile(
-            r"ignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|prompts?)"
-            r"|disregard (?:all |the )?(?:previous|prior|above)|system prompt|you are now"
-            r"|忽略(?:之前|以上|前面)的?(?:所有)?(?:指令|指示|提示)|系统提示",
-            re.IGNORECASE,
-        ),
-    ),
-)
+# Scenario cards are trusted content, but they pass the same content policy as a whisper, so a scenario
+# file can never seed what an operator would not be allowed to type.
 
 
 class ScenarioError(ValueError):
@@ -66,9 +55,9 @@ class ScenarioCard(_Strict):
     @field_validator("content")
     @classmethod
     def _safe_content(cls, value: str) -> str:
-        for reason, pattern in _UNSAFE_CONTENT:
-            if pattern.search(value):
-                raise ValueError(f"content {reason}")
+        reasons = screen_text(value)
+        if reasons:
+            raise ValueError(f"content fails the content policy ({', '.join(reasons)})")
         return value
 
 
@@ -166,7 +155,9 @@ def load_scenario_file(path: Path) -> Scenario:
     for field in ("id", "language"):
         if getattr(scenario, field) != match.group(field):
             raise ScenarioError(
-                name, field, f"{getattr(scenario, field)!r} does not match the file name ({match.group(field)!r})"
+                name,
+                field,
+                f"{getattr(scenario, field)!r} does not match the file name ({match.group(field)!r})",
             )
     return scenario
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bureau.answering.base import Responder
 from bureau.config import Settings
 from bureau.game.errors import (
     CaseNotFoundError,
@@ -15,7 +16,6 @@ from bureau.game.errors import (
     UnsafeInputError,
     VersionConflictError,
 )
-from bureau.answering.base import Responder
 from bureau.game.interrogation import Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.scenario_schema import Scenario, load_scenarios
@@ -49,7 +49,8 @@ class CaseState:
 
 
 def new_case_id() -> str:
-    return secrets.token_urlsafe(12)  # 16 url-safe chars, 96 bits: unguessable
+    # 96 random bits, unguessable; hex so an id never starts with "-" (a CLI would read it as an option).
+    return secrets.token_hex(12)
 
 
 class Bureau:
@@ -189,9 +190,7 @@ class Bureau:
         await self.gateway.erase_case(case_id)
         await self.ledger.delete_case(case_id)
 
-    async def whisper(
-        self, case_id: str, role: Role, text: str, expected_version: int | None = None
-    ) -> dict[str, Any]:
+    async def whisper(self, case_id: str, role: Role, text: str, expected_version: int | None = None) -> dict[str, Any]:
         content = normalise_whisper(text)
         reasons = ["length"] if not 1 <= len(content) <= WHISPER_MAX_CHARS else screen_text(content)
         if reasons:
@@ -269,4 +268,3 @@ def operator_snapshot(state: CaseState) -> dict[str, Any]:
         "spaces": {space: [card_view(c) for c in state.spaces[space]] for space in SPACES},
         "last_trace": state.last_trace.trace if state.last_trace else None,
     }
-

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+    type_annotation_map: ClassVar = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
 
 
 class CaseRow(Base):
@@ -30,7 +30,7 @@ class EventRow(Base):
 
     __tablename__ = "events"
     # Ids must never be reused after an erase, or a resuming stream would skip or repeat events.
-    __table_args__ = {"sqlite_autoincrement": True}
+    __table_args__: ClassVar = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     case_id: Mapped[str] = mapped_column(String(64), index=True)

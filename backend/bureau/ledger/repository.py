@@ -388,7 +388,7 @@ class Ledger:
         return await self._run(work)
 
     async def complete_publication(
-        self, case_id: str, source_card_id: str, owner: str, public_card_id: str, event: PendingEvent
+        self, case_id: str, source_card_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
     ) -> tuple[CaseRecord, EventRecord] | None:
         """Mark ready + bump the case + append the event, only if we still own the lease. None if we lost it."""
 
@@ -407,7 +407,7 @@ class Ledger:
                 raise _LostLease
 
         try:
-            return await self.change_case(case_id, event, extra=mark)
+            return await self.change_case(case_id, events, extra=mark)
         except _LostLease:
             return None
 
@@ -507,7 +507,11 @@ class Ledger:
             if row is None:
                 return None
             return SessionRecord(
-                row.token_hash, row.csrf_hash, row.audience, _aware(row.expires_at), row.revoked_at is not None
+                row.token_hash,
+                row.csrf_hash,
+                row.audience,
+                _aware(row.expires_at),
+                row.revoked_at is not None,
             )
 
         return await self._run(work)

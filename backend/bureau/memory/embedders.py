@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import threading
@@ -70,7 +71,7 @@ class HashingEmbeddings(Embeddings):
         for word in words:
             padded = f"#{word}#"
             grams += [padded[i : i + 3] for i in range(len(padded) - 2)]
-        grams += [a + b for a, b in zip(words, words[1:], strict=False)]
+        grams += [a + b for a, b in itertools.pairwise(words)]
         return grams
 
     def embed_query(self, text: str) -> list[float]:

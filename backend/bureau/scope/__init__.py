@@ -1,7 +1,7 @@
 """Pure scope logic: roles, spaces, composite keys and audiences. No I/O lives here."""
 
-from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, Space, composite_key, readable_scopes
 from bureau.scope.audience import Audience, Visibility
+from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, Space, composite_key, readable_scopes
 
 __all__ = [
     "BOARD",

@@ -57,7 +57,9 @@ _PHONE_RES = (
     re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?![\d-])"),
 )
 
-_CN_ID_RE = re.compile(r"(?<![\dA-Za-z])\d{6}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])")
+_CN_ID_RE = re.compile(
+    r"(?<![\dA-Za-z])\d{6}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])"
+)
 _SSN_RE = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
 _SSN_KEYWORD_RE = re.compile(r"\b(?:ssn|social security(?: number| no\.?)?)\s*[:#]?\s*\d{9}\b", re.IGNORECASE)
 
@@ -119,7 +121,6 @@ _EN_INJECTION = tuple(
         r"\bsystem\s+prompts?\b",
         r"\breveal\s+(?:the\s+|your\s+|all\s+)*secrets?\s+of\b",
         r"\breveal\s+(?:the\s+|your\s+)*(?:instructions?|prompts?|rules?|hidden)\b",
-        r"\bnew\s+instructions?\s*:",
         r"\bfrom\s+now\s+on\s+(?:you|ignore|act)\b",
         r"\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|dan)\b",
         r"\bpretend\s+(?:that\s+)?you\s+(?:are|have)\s+no\s+(?:rules?|restrictions?|limits?)",
@@ -128,6 +129,8 @@ _EN_INJECTION = tuple(
         r"\bjailbreak",
     )
 )
+# Phrases whose punctuation matters ("new instructions:" but not "gave new instructions to the detective").
+_EN_RAW_INJECTION = re.compile(r"\b(?:new|updated|real)\s+(?:system\s+)?instructions?\s*:")
 # Tag-like markers of a fake conversation turn, matched on the NFKC text before punctuation collapsing.
 _ROLE_MARKERS = re.compile(
     r"<\s*/?\s*(?:system|assistant|im_start|im_end)\s*>|<\|im_(?:start|end)\|>|\[/?inst\]|^#{2,}\s*(?:system|instruction)",
@@ -158,6 +161,8 @@ def _has_injection(text: str) -> bool:
     if _ROLE_MARKERS.search(text):
         return True
     folded = text.casefold()
+    if _EN_RAW_INJECTION.search(_WS.sub(" ", folded)):
+        return True
     # English: punctuation and whitespace runs become one space ("ignore---all  previous\ninstructions").
     words = _WS.sub(" ", _NON_WORD.sub(" ", folded)).strip()
     if any(p.search(words) for p in _EN_INJECTION):

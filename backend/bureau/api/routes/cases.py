@@ -52,9 +52,7 @@ async def publish(
 
 
 @router.post(CASE_PATH + "/reset")
-async def reset(
-    case_id: CaseId, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None
-) -> dict[str, Any]:
+async def reset(case_id: CaseId, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
     return await svc.bureau.reset(case_id, body.expected_version if body else None)
 
 

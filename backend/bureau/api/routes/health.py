@@ -39,5 +39,6 @@ async def ready(svc: ServicesDep) -> JSONResponse:
     if svc.last_ping_ok:
         return JSONResponse({"status": "ready"})
     return JSONResponse(
-        {"detail": {"code": "MEMORY_UNAVAILABLE", "message": "The memory store did not answer."}}, status_code=503
+        {"detail": {"code": "MEMORY_UNAVAILABLE", "message": "The memory store did not answer."}},
+        status_code=503,
     )

@@ -37,7 +37,13 @@ async def sse_response(
     async def frames() -> AsyncIterator[str]:
         try:
             async for frame in event_stream(
-                svc.hub, svc.ledger, case_id, audience, cursor, svc.settings.heartbeat_s, request.is_disconnected
+                svc.hub,
+                svc.ledger,
+                case_id,
+                audience,
+                cursor,
+                svc.settings.heartbeat_s,
+                request.is_disconnected,
             ):
                 yield frame
         finally:

@@ -1,0 +1,55 @@
+# Two commands from a fresh clone: `make run` (play) and `make test` (prove it).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+WEB_STAMP := web/node_modules/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test test-python test-web test-e2e lint format web clean calibrate
+
+install: $(STAMP) web
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
+	$(BIN)/python -m pip check
+	@touch $@
+
+$(WEB_STAMP): web/package.json web/package-lock.json
+	@if [ -f web/package.json ] && command -v npm >/dev/null; then cd web && npm ci --no-audit --no-fund && touch node_modules/.installed; \
+	else echo "npm not found: the web app will not be built (the API still runs)"; fi
+
+# Build the console and stage when their sources are newer than the build.
+web: $(WEB_STAMP)
+	@if [ -d web/node_modules ]; then \
+	  if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json -newer web/dist/index.html 2>/dev/null | head -1)" ]; then \
+	    cd web && npm run build; fi; fi
+
+run: install
+	$(BIN)/bureau serve --host $(HOST) --port $(PORT)
+
+test: install test-python test-web
+
+test-python: $(STAMP)
+	$(BIN)/ruff check backend tests scripts
+	$(BIN)/python -m pytest
+
+test-web: web
+	cd web && npm test && npm run e2e
+
+lint: $(STAMP)
+	$(BIN)/ruff check backend tests scripts
+	$(BIN)/ruff format --check backend tests scripts
+
+format: $(STAMP)
+	$(BIN)/ruff format backend tests scripts
+	$(BIN)/ruff check --fix backend tests scripts
+
+calibrate: $(STAMP)
+	$(BIN)/python scripts/calibrate_threshold.py
+
+clean:
+	rm -rf $(VENV) web/node_modules web/dist .pytest_cache .ruff_cache

@@ -1,0 +1,79 @@
+"""Run `bureau serve` as a real OS process for tests: start, wait for health with a deadline, stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+START_DEADLINE_S = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, data_dir: Path, port: int | None = None, cwd: Path | None = None, **env: str) -> None:
+        self.data_dir = data_dir
+        self.cwd = cwd or data_dir
+        self.port = port or free_port()
+        self.env = {"BUREAU_HEARTBEAT_S": "1", "BUREAU_PUBLICATION_LEASE_S": "2", **env}
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = data_dir / f"server-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LiveServer:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
+        env.update(self.env)
+        log = self.log_path.open("ab")
+        command = [
+            sys.executable,
+            "-m",
+            "bureau.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+        ]
+        self.process = subprocess.Popen(command, cwd=self.cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_DEADLINE_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"bureau serve exited early:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(self.url + "/api/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"bureau serve did not become healthy:\n{self.log_path.read_text()[-3000:]}")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

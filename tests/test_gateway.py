@@ -1,0 +1,130 @@
+"""The memory gateway over real PowerMem + embedded seekdb: scope isolation, re-checks, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+import pytest
+
+from bureau.api.deps import Services
+from bureau.memory.embedders import cosine
+from bureau.memory.gateway import MemoryGateway
+from bureau.memory.types import CardDraft
+from bureau.scope.keys import MemoryScope, board_scope, readable_scopes, role_scope
+
+SECRET = "The vault code is 7319."
+QUESTION = "What is the vault code?"
+
+
+def fresh_case() -> str:
+    return "t" + secrets.token_hex(8)
+
+
+@pytest.fixture
+def gateway(services: Services) -> MemoryGateway:
+    return services.gateway
+
+
+async def write_secret(gateway: MemoryGateway, scope: MemoryScope, text: str = SECRET):
+    return await gateway.write(scope, CardDraft(content=text, topic="vault", kind="secret"))
+
+
+async def test_same_case_same_space_hits(gateway: MemoryGateway) -> None:
+    case = fresh_case()
+    card = await write_secret(gateway, role_scope(case, "informant"))
+    found = await gateway.search([role_scope(case, "informant")], QUESTION, 10)
+    assert [c.card.id for c in found] == [card.id]
+    assert found[0].card.content == SECRET
+
+
+async def test_other_space_of_same_case_misses(gateway: MemoryGateway) -> None:
+    case = fresh_case()
+    await write_secret(gateway, role_scope(case, "informant"))
+    assert await gateway.search(readable_scopes(case, "detective"), QUESTION, 10) == []
+
+
+async def test_same_space_of_other_case_misses(gateway: MemoryGateway) -> None:
+    case_a, case_b = fresh_case(), fresh_case()
+    await write_secret(gateway, role_scope(case_a, "informant"))
+    assert await gateway.search([role_scope(case_b, "informant")], QUESTION, 10) == []
+
+
+async def test_get_and_delete_with_wrong_scope_find_and_change_nothing(gateway: MemoryGateway) -> None:
+    case, other = fresh_case(), fresh_case()
+    owner = role_scope(case, "informant")
+    card = await write_secret(gateway, owner)
+    for wrong in (role_scope(case, "detective"), board_scope(case), role_scope(other, "informant")):
+        assert await gateway.get(wrong, card.id) is None
+        assert await gateway.delete(wrong, card.id) is False
+    assert await gateway.get(owner, card.id) == card
+    assert await gateway.delete(owner, card.id) is True
+    assert await gateway.get(owner, card.id) is None
+
+
+async def test_malformed_card_ids_are_simply_absent(gateway: MemoryGateway) -> None:
+    scope = role_scope(fresh_case(), "informant")
+    for bad in ("", "abc", "-1", "1" * 40, "12; DROP TABLE"):
+        assert await gateway.get(scope, bad) is None
+
+
+async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: Services) -> None:
+    scope = role_scope(fresh_case(), "informant")
+    await write_secret(gateway, scope)
+    [found] = await gateway.search([scope], QUESTION, 10)
+    embedder = services.gateway._embedder
+    expected = cosine(embedder.embed_query(QUESTION), embedder.embed_query(SECRET))
+    assert found.score == pytest.approx(expected, abs=1e-3)
+
+
+async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
+    gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = fresh_case()
+    await write_secret(gateway, role_scope(case, "informant"))
+    storage = gateway._store().storage
+    real_search = storage.search_memories
+
+    def buggy_search(**kwargs):  # a store that forgets the agent filter, as PowerMem does without agent_id
+        kwargs["agent_id"] = None
+        return real_search(**kwargs)
+
+    monkeypatch.setattr(storage, "search_memories", buggy_search)
+    before = gateway.foreign_hits_dropped
+    found = await gateway.search([role_scope(case, "detective")], QUESTION, 10)
+    assert found == []
+    assert gateway.foreign_hits_dropped == before + 1
+
+
+async def test_erase_case_removes_every_space_and_only_that_case(gateway: MemoryGateway) -> None:
+    case, neighbour = fresh_case(), fresh_case()
+    for space in ("detective", "informant", "suspect", "bulletin_board"):
+        await write_secret(gateway, MemoryScope(case, space))
+    kept = await write_secret(gateway, role_scope(neighbour, "informant"))
+    await gateway.erase_case(case)
+    for space in ("detective", "informant", "suspect", "bulletin_board"):
+        assert await gateway.list(MemoryScope(case, space)) == []
+    assert await gateway.list(role_scope(neighbour, "informant")) == [kept]
+    assert case not in await gateway.list_case_ids()
+
+
+async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(gateway: MemoryGateway) -> None:
+    """Embedded seekdb crashes under concurrent threads; the gateway's single worker must serialise."""
+    case = fresh_case()
+    scopes = [role_scope(case, "detective"), role_scope(case, "informant"), board_scope(case)]
+    writes = [
+        gateway.write(
+            scopes[i % 3],
+            CardDraft(content=f"Ledger entry number {i} about crate {i * 7}.", topic="t", kind="note"),
+        )
+        for i in range(180)
+    ]
+    searches = [gateway.search([scopes[i % 3]], f"crate {i}", 5) for i in range(120)]
+    results = await asyncio.gather(*writes, *searches)
+    written = results[:180]
+    assert len({card.id for card in written}) == 180
+    for scope in scopes:
+        stored = await gateway.list(scope)
+        assert len(stored) == 60
+        assert all(card.space == scope.space and card.case_id == case for card in stored)
+    assert await gateway.ping()

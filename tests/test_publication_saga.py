@@ -1,0 +1,183 @@
+"""The publish Saga: failures and crashes at every step, recovery, compensation, two OS processes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from bureau.api.deps import Services
+from bureau.memory.types import MemoryUnavailableError
+from bureau.scope.keys import board_scope
+from conftest import NewCase
+from live_server import LiveServer
+from test_isolation_matrix import informant_secret_card, publish, snapshot
+
+STEPS = ("after_reserve", "after_board_write", "before_mark_ready")
+
+
+class SimulatedCrash(BaseException):
+    """Like a process dying mid-step: no `except Exception` compensation runs."""
+
+
+@pytest.fixture
+def faults(services: Services) -> Iterator[dict[str, BaseException]]:
+    armed: dict[str, BaseException] = {}
+
+    def hook(step: str) -> None:
+        if step in armed:
+            raise armed.pop(step)
+
+    services.bureau.publisher.fault = hook
+    yield armed
+    services.bureau.publisher.fault = lambda step: None
+
+
+async def board(client: httpx.AsyncClient, case_id: str) -> list[dict[str, Any]]:
+    return (await snapshot(client, case_id))["spaces"]["bulletin_board"]
+
+
+@pytest.mark.parametrize("step", STEPS)
+async def test_a_failure_at_any_step_leaves_nothing_and_a_retry_publishes_once(
+    step: str,
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    faults: dict[str, BaseException],
+    services: Services,
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    faults[step] = MemoryUnavailableError("injected")
+    failed = await publish(client, case_id, "informant", secret["id"])
+    assert failed.status_code == 503
+    assert failed.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+    assert await board(client, case_id) == []
+    assert await services.ledger.get_publication(case_id, secret["id"]) is None
+
+    retry = await publish(client, case_id, "informant", secret["id"])
+    assert retry.status_code == 201 and retry.json()["idempotent"] is False
+    assert [c["id"] for c in await board(client, case_id)] == [retry.json()["public_card"]["id"]]
+
+
+@pytest.mark.parametrize("step", STEPS)
+async def test_a_crash_at_any_step_is_reconciled_to_exactly_one_copy(
+    step: str,
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    faults: dict[str, BaseException],
+    services: Services,
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    faults[step] = SimulatedCrash()
+    with pytest.raises(SimulatedCrash):
+        await services.bureau.publish(case_id, "informant", secret["id"])
+    pending = await services.ledger.get_publication(case_id, secret["id"])
+    assert pending is not None and pending.state == "pending"
+
+    # The crashed owner's lease (1 s in tests) runs out while the retry waits; the retry takes over and
+    # finds the crashed attempt's copy by its source card id instead of writing a second one.
+    retry = await publish(client, case_id, "informant", secret["id"])
+    assert retry.status_code == 201, retry.text
+    copies = await board(client, case_id)
+    assert len(copies) == 1
+    assert copies[0]["id"] == retry.json()["public_card"]["id"]
+    assert copies[0]["source"]["card_id"] == secret["id"]
+    again = await publish(client, case_id, "informant", secret["id"])
+    assert again.status_code == 200 and again.json()["public_card"]["id"] == copies[0]["id"]
+
+
+async def test_a_live_lease_answers_409_with_retry_after_but_never_forever(
+    client: httpx.AsyncClient, new_case: NewCase, faults: dict[str, BaseException], services: Services
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    publisher = services.bureau.publisher
+    publisher.lease_s = 4.0
+    try:
+        faults["after_reserve"] = SimulatedCrash()
+        with pytest.raises(SimulatedCrash):
+            await services.bureau.publish(case_id, "informant", secret["id"])
+        pending = await publish(client, case_id, "informant", secret["id"])
+        assert pending.status_code == 409
+        assert pending.json()["detail"]["code"] == "PUBLICATION_PENDING"
+        assert int(pending.headers["Retry-After"]) >= 1
+    finally:
+        publisher.lease_s = services.settings.publication_lease_s
+    deadline = time.monotonic() + 15
+    while True:
+        response = await publish(client, case_id, "informant", secret["id"])
+        if response.status_code == 201 or time.monotonic() > deadline:
+            break
+        assert response.status_code == 409
+    assert response.status_code == 201
+    assert len(await board(client, case_id)) == 1
+
+
+async def test_a_failed_compensation_becomes_a_cleanup_task_that_finishes_later(
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    faults: dict[str, BaseException],
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    gateway = services.gateway
+
+    async def failing_delete(scope, card_id):
+        raise MemoryUnavailableError("injected")
+
+    faults["before_mark_ready"] = MemoryUnavailableError("injected")
+    open_before = await services.ledger.open_cleanups()
+    with monkeypatch.context() as patch:
+        patch.setattr(gateway, "delete", failing_delete)
+        failed = await publish(client, case_id, "informant", secret["id"])
+    assert failed.status_code == 503
+    assert await services.ledger.open_cleanups() == open_before + 1
+    orphan = await gateway.list(board_scope(case_id))
+    assert len(orphan) == 1  # the copy whose delete failed, waiting for the cleanup
+
+    assert await services.bureau.run_cleanups() >= 1
+    assert await services.ledger.open_cleanups() == open_before
+    assert await gateway.list(board_scope(case_id)) == []
+
+
+@pytest.fixture(scope="module")
+def twin_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, LiveServer]]:
+    """Two app instances, two OS processes, one data dir (embedded seekdb + SQLite ledger)."""
+    shared = tmp_path_factory.mktemp("twin-data")
+    first = LiveServer(shared).start()
+    second = LiveServer(shared).start()
+    yield first, second
+    second.stop()
+    first.stop()
+
+
+async def test_7_concurrent_publish_from_two_processes_makes_exactly_one_copy(
+    twin_servers: tuple[LiveServer, LiveServer],
+) -> None:
+    first, second = twin_servers
+    async with httpx.AsyncClient(timeout=30) as http:
+        created = await http.post(first.url + "/api/cases", json={"scenario_id": "safe-combination"})
+        case = created.json()
+        case_id, secret = case["case"]["id"], informant_secret_card(case)
+        body = {"role": "informant", "card_id": secret["id"]}
+        requests = [
+            http.post(server.url + f"/api/cases/{case_id}/publications", json=body)
+            for _ in range(12)
+            for server in (first, second)
+        ]
+        responses = await asyncio.gather(*requests)
+        statuses = [r.status_code for r in responses]
+        assert statuses.count(201) == 1, statuses
+        assert set(statuses) <= {200, 201}, statuses
+        assert sum(1 for r in responses if r.json()["idempotent"] is False) == 1
+        assert len({r.json()["public_card"]["id"] for r in responses}) == 1
+        for server in (first, second):
+            snap = (await http.get(server.url + f"/api/cases/{case_id}")).json()
+            assert len(snap["spaces"]["bulletin_board"]) == 1
