@@ -299,6 +299,9 @@ async def test_sigterm_ends_live_streams_promptly(second_server: LiveServer) -> 
                 assert stream.closed_at - stopped_at < STOP_DEADLINE_S
             code = await asyncio.to_thread(process.wait, 20)
     exited_after = time.monotonic() - stopped_at
+    log = second_server.log_text()
     second_server.stop()
-    assert code == 0
+    # A graceful shutdown (lifespan finished), then uvicorn re-raises the captured SIGTERM.
+    assert code in (0, -signal.SIGTERM), code
+    assert "Application shutdown complete" in log
     assert exited_after < 15, exited_after

@@ -1,0 +1,91 @@
+"""The other two memory backends play the same game: PowerMem's sqlite store, and remote seekdb over TCP
+(the `seekdb` server shipped in the pylibseekdb wheel, on loopback)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pylibseekdb
+import pymysql
+import pytest
+
+from live_server import LiveServer, free_port
+from test_isolation_matrix import informant_secret_card
+
+QUESTION = "What is the safe combination?"
+
+
+def play_four_acts(server: LiveServer, backend: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        assert http.get("/api/health").json()["memory"]["backend"] == backend
+        case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
+        case_id, secret = case["case"]["id"], informant_secret_card(case)
+
+        def ask(role: str) -> dict:
+            return http.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": QUESTION}).json()
+
+        assert ask("detective")["certainty"] == "unknown"
+        assert ask("informant")["evidence"] == [secret["id"]]
+        published = http.post(f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]})
+        assert published.status_code == 201
+        detective = ask("detective")
+        assert detective["certainty"] == "known"
+        assert detective["evidence"] == [published.json()["public_card"]["id"]]
+        assert 0.4 <= detective["trace"]["hits"][0]["score"] <= 1.0  # a cosine, not an RRF rank
+        assert http.delete(f"/api/cases/{case_id}").status_code == 204
+        assert http.get(f"/api/cases/{case_id}").status_code == 404
+
+
+def test_sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> None:
+    server = LiveServer(tmp_path_factory.mktemp("sqlite-data"), BUREAU_MEMORY_BACKEND="sqlite").start()
+    try:
+        play_four_acts(server, "sqlite")
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def seekdb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    binary = Path(pylibseekdb.__file__).with_name("seekdb")
+    base = tmp_path_factory.mktemp("seekdb-server")
+    port = free_port()
+    env = {**os.environ, "TELEMETRY_ENABLED": "false", "LD_LIBRARY_PATH": str(binary.parent)}
+    command = [str(binary), f"--base-dir={base}", f"--port={port}", "--nodaemon", "--log-level=WARN"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        # A busy port makes seekdb exit while something else answers: check the process is alive too.
+        assert process.poll() is None, "seekdb server exited"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                connection = pymysql.connect(host="127.0.0.1", port=port, user="root", password="")
+            break
+        except (OSError, pymysql.err.OperationalError):
+            assert time.monotonic() < deadline, "seekdb server did not start"
+            time.sleep(0.2)
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE DATABASE IF NOT EXISTS bureau")  # remote mode needs an existing database
+    connection.close()
+    yield port
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_server: int) -> None:
+    server = LiveServer(
+        tmp_path_factory.mktemp("remote-data"),
+        BUREAU_SEEKDB_HOST="127.0.0.1",
+        BUREAU_SEEKDB_PORT=str(seekdb_server),
+        BUREAU_SEEKDB_DATABASE="bureau",
+    ).start()
+    try:
+        play_four_acts(server, "seekdb-remote")
+        assert not (server.data_dir / "seekdb").exists()  # nothing embedded was started
+    finally:
+        server.stop()

@@ -1,0 +1,143 @@
+"""Role voice end to end: a live `bureau serve` talks to a local OpenAI-compatible stub over HTTP.
+
+The memory layer decides what can be known; these tests prove the model only phrases it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from live_server import LiveServer
+from stub_openai import StubOpenAI, json_reply, status_reply
+from test_isolation_matrix import informant_secret_card
+
+API_KEY = "sk-bureau-test-never-shown-31337"
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAI]:
+    with StubOpenAI() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def voiced(tmp_path_factory: pytest.TempPathFactory, stub: StubOpenAI) -> Iterator[LiveServer]:
+    server = LiveServer(
+        tmp_path_factory.mktemp("voice-data"),
+        BUREAU_LLM_BASE_URL=stub.base_url,
+        BUREAU_LLM_API_KEY=API_KEY,
+        BUREAU_LLM_MODEL="stub-model",
+        BUREAU_LLM_TIMEOUT_S="3",
+    ).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def case(voiced: LiveServer, stub: StubOpenAI) -> dict[str, Any]:
+    stub.reset()
+    response = httpx.post(voiced.url + "/api/cases", json={"scenario_id": "safe-combination"}, timeout=60)
+    assert response.status_code == 201
+    return response.json()
+
+
+def ask(server: LiveServer, case: dict[str, Any], role: str, question: str) -> dict[str, Any]:
+    response = httpx.post(
+        server.url + f"/api/cases/{case['case']['id']}/interrogations",
+        json={"role": role, "question": question},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_health_reports_role_voice_without_the_key(voiced: LiveServer) -> None:
+    health = httpx.get(voiced.url + "/api/health").json()
+    assert health["mode"] == "role_voice"
+    assert health["llm"]["status"] in ("configured", "degraded")
+    assert health["llm"]["model"] == "stub-model"
+    assert API_KEY not in str(health)
+    assert API_KEY not in voiced.log_text()
+
+
+def test_a_grounded_reply_is_used_and_mapped_to_card_ids(
+    voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
+) -> None:
+    secret = informant_secret_card(case)
+    stub.push(json_reply({"answer": "Between us: it's 0427.", "certainty": "known", "cited": ["e1"]}))
+    result = ask(voiced, case, "informant", "What is the safe combination?")
+    assert result["responder"] == "role_voice" and result["fallback_reason"] is None
+    assert result["answer"] == "Between us: it's 0427."
+    assert result["evidence"] == [secret["id"]]
+    assert result["trace"]["responder"] == "role_voice"
+    [request] = stub.requests
+    sent = request.text
+    assert "0427" in sent and "e1" in sent
+    assert secret["id"] not in sent  # short refs, never store ids
+    assert request.headers.get("authorization") == f"Bearer {API_KEY}"
+
+
+def test_an_invented_number_falls_back_to_the_evidence(
+    voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
+) -> None:
+    stub.push(json_reply({"answer": "It's 1234, trust me.", "certainty": "known", "cited": ["e1"]}))
+    result = ask(voiced, case, "informant", "What is the safe combination?")
+    assert result["responder"] == "evidence"
+    assert result["fallback_reason"] == "ungrounded_claim"
+    assert result["certainty"] == "known" and "0427" in result["answer"] and "1234" not in result["answer"]
+    assert result["trace"]["fallback_reason"] == "ungrounded_claim"
+
+
+def test_a_model_cannot_know_what_retrieval_did_not_find(
+    voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
+) -> None:
+    stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
+    result = ask(voiced, case, "detective", "What is the safe combination?")
+    assert result["certainty"] == "unknown" and result["evidence"] == []
+    assert "0427" not in str(result)
+    for request in stub.requests:  # the informant's secret never reached the model for the detective
+        assert "0427" not in request.text
+
+
+def test_a_provider_failure_is_never_an_error_for_the_user(
+    voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
+) -> None:
+    stub.push(status_reply(500))
+    result = ask(voiced, case, "informant", "What is the safe combination?")
+    assert result["responder"] == "evidence" and result["fallback_reason"] == "provider_error"
+    assert result["certainty"] == "known"
+
+
+def test_borderline_candidates_are_checked_by_the_model_and_shown_in_the_xray(
+    voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
+) -> None:
+    question = "Where were you on the night of the break-in?"
+
+    def confirm_first_borderline(body: dict[str, Any]) -> Any:
+        prompt = str(body)
+        assert "b1" in prompt  # the alibi scores just under the threshold with the offline embedder
+        return json_reply(
+            {
+                "answer": "I was at my sister's birthday dinner across town.",
+                "certainty": "known",
+                "cited": ["b1"],
+                "borderline": {"b1": True, **({"b2": False} if "b2" in prompt else {})},
+            }
+        )
+
+    stub.push(confirm_first_borderline)
+    result = ask(voiced, case, "suspect", question)
+    confirmed = [h for h in result["trace"]["hits"] if h["status"] == "borderline_confirmed"]
+    assert [h["topic"] for h in confirmed] == ["suspect_alibi"]
+    assert result["certainty"] == "known" and result["responder"] == "role_voice"
+    assert confirmed[0]["score"] < result["trace"]["threshold"]
+    assert all(m["reason"] != "borderline_confirmed" for m in result["trace"]["misses"])
+
+    # Evidence mode never guesses: the same question without the model stays unknown.
+    stub.push(status_reply(503))
+    fallback = ask(voiced, case, "suspect", question)
+    assert fallback["responder"] == "evidence" and fallback["certainty"] == "unknown"
