@@ -178,3 +178,26 @@ async def test_asking_ten_times_gives_the_same_certainty(client: httpx.AsyncClie
     after = await snapshot(client, case["case"]["id"])
     sessions = [c for c in cards(after, "detective") if c["memory_type"] == "session"]
     assert 1 <= len(sessions) <= 5  # retention limit
+
+
+async def test_8_stage_sees_no_private_text_and_no_private_card_ids(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    secret = informant_secret_card(case)
+    await ask(client, case_id, "informant")
+    before = (await client.get(f"/api/cases/{case_id}/stage")).json()
+    private = [c for space in ("detective", "informant", "suspect") for c in cards(case, space)]
+    dumped = json.dumps(before, ensure_ascii=False)
+    for card in private:
+        assert card["content"] not in dumped and card["id"] not in dumped
+    assert QUESTION not in dumped
+    assert before["counts"] == {"detective": 3, "informant": 2, "suspect": 2}
+    assert before["last_retrieval"]["verdict"] == "known" and before["last_retrieval"]["public_hits"] == []
+
+    copy = (await publish(client, case_id, "informant", secret["id"])).json()["public_card"]
+    after = (await client.get(f"/api/cases/{case_id}/stage")).json()
+    assert [c["content"] for c in after["bulletin_board"]] == [secret["content"]]  # public now, as a copy
+    assert after["bulletin_board"][0]["id"] == copy["id"]
+    assert secret["id"] not in json.dumps(after)  # the private source id never leaves

@@ -48,6 +48,11 @@ def test_writes_survive_a_hard_kill_and_the_working_directory_stays_clean(
             server.url + f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": WHISPER}, timeout=60
         )
         assert whisper.status_code == 201
+        asked = httpx.post(
+            server.url + f"/api/cases/{case_id}/interrogations",
+            json={"role": "informant", "question": "What is the safe combination?"},
+            timeout=60,
+        ).json()
     finally:
         server.stop(signal.SIGKILL)
 
@@ -55,6 +60,7 @@ def test_writes_survive_a_hard_kill_and_the_working_directory_stays_clean(
     try:
         snap = httpx.get(server.url + f"/api/cases/{case_id}", timeout=60).json()
         assert WHISPER in [c["content"] for c in snap["spaces"]["detective"]]
+        assert snap["last_trace"] == asked["trace"]  # the X-ray survives a restart: it lives in the ledger
         answer = httpx.post(
             server.url + f"/api/cases/{case_id}/interrogations",
             json={"role": "detective", "question": "Where does the courier park?"},
