@@ -1,0 +1,119 @@
+"""Pure rules, no I/O: settings that must fail fast, and how candidates become evidence."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bureau.answering.base import Answer, AnswerRequest
+from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
+from bureau.game.interrogation import classify, validate_answer
+from bureau.memory.types import Candidate, StoredCard
+from bureau.scope.keys import MemoryScope, ScopeError, composite_key, readable_scopes
+
+GOOD = {"operator_passcode": "operator-pass-1", "stage_passcode": "stage-pass-22"}
+
+
+def settings(**values) -> Settings:
+    return Settings(_env_file=None, **values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"operator_passcode": "operator-pass-1"},
+        {"operator_passcode": "short", "stage_passcode": "stage-pass-22"},
+        {"operator_passcode": "same-pass-1", "stage_passcode": "same-pass-1"},
+        {**GOOD, "embedder": "openai"},
+    ],
+)
+def test_unsafe_production_settings_fail_fast(values: dict) -> None:
+    with pytest.raises(UnsafeSettingsError) as error:
+        settings(env="production", **values)
+    for secret in values.values():
+        if "pass" in str(secret):
+            assert str(secret) not in str(error.value)  # the message names the problem, not the secret
+
+
+def test_safe_production_settings_start() -> None:
+    production = settings(env="production", **GOOD)
+    assert production.is_production and production.passcodes_enabled
+
+
+def test_empty_env_values_mean_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BUREAU_RELEVANCE_THRESHOLD", "")
+    monkeypatch.setenv("BUREAU_SEEKDB_HOST", "")
+    loaded = settings()
+    assert loaded.effective_threshold == DEFAULT_THRESHOLDS["local"]
+    assert loaded.seekdb_host == ""
+    monkeypatch.setenv("BUREAU_RELEVANCE_THRESHOLD", "0.5")
+    assert settings().effective_threshold == 0.5
+
+
+def test_scopes_are_built_only_from_valid_parts() -> None:
+    own, board = readable_scopes("abcdef123456", "detective")
+    assert (own.space, board.space) == ("detective", "bulletin_board")
+    assert own.key == composite_key("abcdef123456", "detective") == "case:abcdef123456:chief:main:detective"
+    for case_id, space in (("../x", "detective"), ("abcdef123456", "chief"), ("a:b:c:d:e", "informant")):
+        with pytest.raises(ScopeError):
+            MemoryScope(case_id, space)  # type: ignore[arg-type]
+    with pytest.raises(ScopeError):
+        readable_scopes("abcdef123456", "bulletin_board")  # type: ignore[arg-type]
+
+
+def card(card_id: str, space: str, content: str, memory_type: str = "fact") -> StoredCard:
+    return StoredCard(
+        id=card_id,
+        case_id="abcdef123456",
+        space=space,
+        content=content,
+        topic="t",
+        kind="note",
+        visibility="public" if space == "bulletin_board" else "private",
+        memory_type=memory_type,
+        trust="high",
+        created_by="scenario",
+        created_at=datetime.now(UTC),
+    )
+
+
+def test_classify_thresholds_dedupes_and_never_counts_derived_context() -> None:
+    own = Candidate(card("1", "informant", "The safe combination is 0427."), 0.55)
+    copy = Candidate(card("2", "bulletin_board", "The safe combination is 0427."), 0.55)
+    session = Candidate(card("3", "informant", "I was asked: what is the code?", "session"), 0.95)
+    near = Candidate(card("4", "informant", "The safe is behind the painting."), 0.33)
+    far = Candidate(card("5", "bulletin_board", "Lunch is at noon."), 0.05)
+    result = classify([far, session, copy, near, own], "informant", threshold=0.40, band=0.10)
+    assert result.hits == [own]  # the own-space original wins the tie with its board copy
+    assert result.borderline == [near]
+    assert [(c.card.id, reason) for c, reason in result.misses] == [
+        ("3", "derived_context"),
+        ("2", "duplicate"),
+        ("5", "below_threshold"),
+    ]
+
+
+def request(*hits: Candidate) -> AnswerRequest:
+    return AnswerRequest("abcdef123456", "informant", "q", "en", hits=hits)
+
+
+@pytest.mark.parametrize(
+    ("answer", "hits", "certainty", "reason"),
+    [
+        (Answer("I know", "known", ("1",), "role_voice"), (), "unknown", "claimed_known_without_evidence"),
+        (Answer("It is 0427", "known", ("9",), "role_voice"), ("1",), "known", "citation_outside_evidence"),
+        (Answer("It is 0427", "known", (), "role_voice"), ("1",), "known", "known_without_citation"),
+        (Answer("No idea", "unknown", (), "role_voice"), ("1",), "known", "declined_available_evidence"),
+        (Answer("It is 0427", "known", ("1",), "role_voice"), ("1",), "known", None),
+    ],
+)
+def test_validate_answer_keeps_certainty_a_retrieval_fact(
+    answer: Answer, hits: tuple[str, ...], certainty: str, reason: str | None
+) -> None:
+    candidates = [Candidate(card(i, "informant", "The safe combination is 0427."), 0.6) for i in hits]
+    checked = validate_answer(answer, request(*candidates))
+    assert checked.certainty == certainty
+    assert checked.fallback_reason == reason
+    assert set(checked.evidence) <= set(hits)
