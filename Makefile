@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 WEB_STAMP := web/node_modules/.installed
-HOST ?= 127.0.0.1
-PORT ?= 8000
+# Empty: BUREAU_HOST / BUREAU_PORT (or .env) decide, default 127.0.0.1:8000.
+HOST ?=
+PORT ?=
 
 .PHONY: install run test test-python test-web test-e2e lint format web clean calibrate
 
@@ -29,7 +30,7 @@ web: $(WEB_STAMP)
 	    cd web && npm run build; fi; fi
 
 run: install
-	$(BIN)/bureau serve --host $(HOST) --port $(PORT)
+	$(BIN)/bureau serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
 test: install test-python test-web
 

@@ -236,7 +236,7 @@ async def test_heartbeats_keep_coming_while_other_cases_are_busy(http: httpx.Asy
             commands += 1
         window_end = time.monotonic()
         pings = [c for c in quiet.comments if start < c.received_at <= window_end]
-        assert commands >= 10
+        assert commands >= 5
         assert len(pings) >= 2, f"{len(pings)} heartbeats in 3.5 s while another case committed {commands} events"
         assert [f.event for f in quiet.frames] == ["case.created"]  # nothing of the busy case leaked in
 

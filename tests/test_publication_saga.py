@@ -181,3 +181,46 @@ async def test_7_concurrent_publish_from_two_processes_makes_exactly_one_copy(
         for server in (first, second):
             snap = (await http.get(server.url + f"/api/cases/{case_id}")).json()
             assert len(snap["spaces"]["bulletin_board"]) == 1
+
+
+async def test_a_retry_that_adopts_an_orphan_copy_keeps_it_safe_from_the_pending_cleanup(
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    faults: dict[str, BaseException],
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Compensation fails (cleanup task recorded), a retry reconciles onto the orphan copy, then cleanup runs:
+    the copy is live now and must survive, and the card must stay publishable (never a permanent 409)."""
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+
+    async def failing_delete(scope, card_id):
+        raise MemoryUnavailableError("injected")
+
+    faults["before_mark_ready"] = MemoryUnavailableError("injected")
+    with monkeypatch.context() as patch:
+        patch.setattr(services.gateway, "delete", failing_delete)
+        assert (await publish(client, case_id, "informant", secret["id"])).status_code == 503
+    retry = await publish(client, case_id, "informant", secret["id"])
+    assert retry.status_code == 201
+    adopted = retry.json()["public_card"]["id"]
+
+    await services.bureau.run_cleanups()
+    assert [c["id"] for c in await board(client, case_id)] == [adopted]
+    again = await publish(client, case_id, "informant", secret["id"])
+    assert again.status_code == 200 and again.json()["public_card"]["id"] == adopted
+
+
+async def test_a_ready_publication_whose_copy_vanished_publishes_again(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    first = (await publish(client, case_id, "informant", secret["id"])).json()["public_card"]
+    assert await services.gateway.delete(board_scope(case_id), first["id"])  # lost outside the Saga
+    response = await publish(client, case_id, "informant", secret["id"])
+    assert response.status_code == 201 and response.json()["idempotent"] is False
+    copies = await board(client, case_id)
+    assert len(copies) == 1 and copies[0]["id"] != first["id"]
+    assert copies[0]["source"]["card_id"] == secret["id"]

@@ -61,7 +61,9 @@ def serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         log_level="info",
-        proxy_headers=False,
+        # Only a proxy you name may set the client address (passcode throttling is per client).
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=settings.trusted_proxies or None,
         timeout_graceful_shutdown=5,
     )
     print(f"AI Intelligence Bureau on http://{settings.host}:{settings.port}  (data: {settings.data_dir})")
@@ -92,6 +94,10 @@ def erase(args: argparse.Namespace) -> int:
         return 2
 
     async def action(svc: Any) -> int:
+        known = await svc.ledger.get_case(args.case) is not None
+        if not known and args.case not in await svc.gateway.list_case_ids():
+            print(f"No case {args.case} here: nothing erased.", file=sys.stderr)
+            return 1
         await _erase_one(svc, args.case)
         print(f"Erased case {args.case}: every card, board copy, ledger row, event and trace.")
         return 0
@@ -121,7 +127,18 @@ def clear(args: argparse.Namespace) -> int:
 
 def quiet_third_party_loggers() -> None:
     """These libraries log request bodies (private card text, questions) at DEBUG: never let them."""
-    for name in ("openai", "httpx", "httpcore", "powermem", "sqlglot", "langchain", "langgraph"):
+    for name in (
+        "openai",
+        "httpx",
+        "httpcore",
+        "powermem",
+        "sqlglot",
+        "langchain",
+        "langgraph",
+        "alembic",
+        "pyseekdb",
+        "pyobvector",
+    ):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 

@@ -72,6 +72,7 @@ class Settings(BaseSettings):
 
     # Serving
     host: str = "127.0.0.1"
+    trusted_proxies: str = ""  # comma-separated proxy IPs allowed to set X-Forwarded-For
     port: int = Field(default=8000, ge=1, le=65535)
     web_dist: Path | None = None
     heartbeat_s: float = Field(default=15.0, gt=0)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -35,7 +36,9 @@ SLOT_HEARTBEAT_EVERY = 6  # maintenance ticks
 
 async def start_services(settings: Settings) -> tuple[Services, int | None, str]:
     """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client."""
+    started = time.perf_counter()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    log.info("opening the ledger and applying migrations")
     engine = create_ledger_engine(settings.effective_database_url)
     lock = settings.data_dir / ".ledger.lock" if settings.effective_database_url.startswith("sqlite") else None
     await asyncio.to_thread(migrate, engine, lock)
@@ -46,6 +49,9 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
     if slot is None:
         slot = claimed = await ledger.claim_slot(owner)
     gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
+    log.info(
+        "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
+    )
     await gateway.start()
     responder = build_responder(settings)
     warm_up = getattr(responder, "warm_up", None)
@@ -62,6 +68,7 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
         hub=hub,
         access=AccessControl(settings, ledger),
     )
+    log.info("ready in %.1f s", time.perf_counter() - started)
     return svc, claimed, owner
 
 
@@ -74,12 +81,13 @@ async def stop_services(svc: Services, slot: int | None, owner: str) -> None:
 
 
 async def _maintenance(svc: Services, slot: int | None, owner: str) -> None:
-    """Retry failed cleanups; keep this process's Snowflake slot lease alive."""
+    """Ping the store, retry failed cleanups, keep this process's Snowflake slot lease alive."""
     tick = 0
     while True:
         await asyncio.sleep(MAINTENANCE_INTERVAL_S)
         tick += 1
         try:
+            svc.last_ping_ok = await svc.gateway.ping()  # what /api/health reports between /api/ready calls
             await svc.bureau.run_cleanups()
             if slot is not None and tick % SLOT_HEARTBEAT_EVERY == 0:
                 await svc.ledger.heartbeat_slot(slot, owner)

@@ -86,6 +86,13 @@ class AccessControl:
             return Principal(None, None, None)
         return Principal(Audience(record.audience), record.token_hash, record.csrf_hash)
 
+    async def still_signed_in(self, principal: Principal) -> bool:
+        """For long-lived streams: a revoked or expired session's streams end at their next heartbeat."""
+        if self.open_mode or principal.session_hash is None:
+            return True
+        record = await self.ledger.get_session(principal.session_hash)
+        return record is not None and not record.revoked and record.expires_at > utcnow()
+
     @staticmethod
     def require(principal: Principal, needed: Audience) -> None:
         if principal.audience is None:

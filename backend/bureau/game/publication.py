@@ -52,7 +52,10 @@ class Publisher:
                 copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
                 if copy is not None:
                     return card_view(copy), True
-                log.warning("ready publication lost its board copy; publishing again")
+                if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
+                    log.warning("a ready publication had lost its board copy; publishing it again")
+                    return await self._run_owned(source, owner), False
+                continue  # someone else reopened it first: look again
             if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
                 return await self._run_owned(source, owner), False
             if asyncio.get_running_loop().time() >= deadline:

@@ -31,7 +31,7 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import normalise_whisper, screen_text
-from bureau.scope.keys import SPACES, MemoryScope, Role, role_scope
+from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
 
 log = logging.getLogger("bureau.game")
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
@@ -237,6 +237,10 @@ class Bureau:
         """Retry deletes that failed earlier. Returns how many tasks finished."""
         finished = 0
         for task in await self.ledger.due_cleanups():
+            if task.space == BOARD and await self.ledger.is_published_copy(task.case_id, task.card_id):
+                # A retry adopted this copy (found by source id) after its compensation failed: it is live now.
+                await self.ledger.finish_cleanup(task.id)
+                continue
             try:
                 await self.gateway.delete(MemoryScope(task.case_id, task.space), task.card_id)  # type: ignore[arg-type]
             except MemoryUnavailableError:

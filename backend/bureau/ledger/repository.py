@@ -411,6 +411,46 @@ class Ledger:
         except _LostLease:
             return None
 
+    async def reopen_lost_copy(
+        self, case_id: str, source_card_id: str, lost_card_id: str, owner: str, lease_s: float
+    ) -> bool:
+        """A `ready` row whose board copy is gone (deleted outside the Saga): take it back to pending, owned."""
+
+        def work(session: Session) -> bool:
+            now = utcnow()
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.state == "ready",
+                    PublicationRow.public_card_id == lost_card_id,
+                )
+                .values(
+                    state="pending",
+                    owner=owner,
+                    public_card_id=None,
+                    lease_expires_at=now + timedelta(seconds=lease_s),
+                    updated_at=now,
+                )
+            )
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
+
+    async def is_published_copy(self, case_id: str, card_id: str) -> bool:
+        """Whether a ready publication points at this board card (then no cleanup may delete it)."""
+
+        def work(session: Session) -> bool:
+            stmt = select(PublicationRow.id).where(
+                PublicationRow.case_id == case_id,
+                PublicationRow.state == "ready",
+                PublicationRow.public_card_id == card_id,
+            )
+            return session.scalar(stmt) is not None
+
+        return await self._run(work)
+
     async def release_publication(self, case_id: str, source_card_id: str, owner: str) -> None:
         def work(session: Session) -> None:
             session.execute(

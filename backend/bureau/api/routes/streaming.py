@@ -11,6 +11,7 @@ from bureau.api.deps import Services
 from bureau.api.errors import ApiError
 from bureau.api.events import event_stream
 from bureau.api.security import Principal
+from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
 
 
@@ -34,6 +35,15 @@ async def sse_response(
         raise ApiError(429, "RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
     svc.hub.streams[key] += 1
 
+    async def gone() -> bool:
+        """Checked at each heartbeat: the client left, or its session was revoked (sign-out) or expired."""
+        if await request.is_disconnected():
+            return True
+        try:
+            return not await svc.access.still_signed_in(principal)
+        except LedgerError:
+            return False  # a transient ledger fault: keep the stream, check again at the next heartbeat
+
     async def frames() -> AsyncIterator[str]:
         try:
             async for frame in event_stream(
@@ -43,7 +53,7 @@ async def sse_response(
                 audience,
                 cursor,
                 svc.settings.heartbeat_s,
-                request.is_disconnected,
+                gone,
             ):
                 yield frame
         finally:
