@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -108,7 +107,6 @@ def _parse_time(value: Any) -> datetime | None:
 
 def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
     metadata: dict[str, Any] = {
-        **draft.extra,
         "scope_key": scope.key,
         "case_id": scope.case_id,
         "space": scope.space,
@@ -136,7 +134,6 @@ class MemoryGateway:
         self._backend = settings.memory_backend
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
-        self._worker_thread: threading.Thread | None = None
         self.foreign_hits_dropped = 0
         self.dims = 0
 
@@ -153,11 +150,11 @@ class MemoryGateway:
         return getattr(self._embedder, "name", type(self._embedder).__name__)
 
     async def start(self) -> None:
-        """Create the one PowerMem client of this process. Costs seconds: never per request."""
-        await self._run(self._start_blocking)
+        """Create the one PowerMem client of this process. Costs seconds: never per request.
+        Errors propagate as they are, so a failed start says what failed."""
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._start_blocking)
 
     def _start_blocking(self) -> None:
-        self._worker_thread = threading.current_thread()
         self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
         logs = self._settings.data_dir.resolve() / "logs"
@@ -333,9 +330,6 @@ class MemoryGateway:
         if store.get_all(user_id=user_id, limit=1).get("results"):
             raise MemoryUnavailableError("cards survived an erase")
 
-    async def count(self, scope: MemoryScope) -> int:
-        return len(await self.list(scope))
-
     async def list_case_ids(self) -> list[str]:
         """Every case that has cards in the store, including ones the ledger no longer knows."""
         return await self._run(self._list_case_ids_blocking)
@@ -366,7 +360,6 @@ class MemoryGateway:
 
 
 def _close_quietly(memory: Any) -> None:
-    for attr in ("close",):
-        closer = getattr(memory, attr, None)
-        if callable(closer):
-            closer()
+    close = getattr(memory, "close", None)
+    if callable(close):
+        close()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 CreatedBy = Literal["scenario", "operator", "agent", "system"]
-MemoryType = Literal["fact", "rumor", "observation", "session", "task_state", "preference"]
 # Memory types that record the conversation itself: context for the X-ray, never evidence.
 DERIVED_MEMORY_TYPES: frozenset[str] = frozenset({"session", "task_state"})
 
@@ -25,7 +24,6 @@ class CardDraft:
     expires_at: datetime | None = None
     source_role: str | None = None
     source_card_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,6 @@ class Audience(StrEnum):
     OPERATOR = "operator"
     STAGE = "stage"
 
-    def may_read(self, visibility: Visibility) -> bool:
-        return self is Audience.OPERATOR or visibility is Visibility.PUBLIC
-
     def covers(self, other: Audience) -> bool:
         return self is Audience.OPERATOR or self is other
 
