@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web test-e2e lint format web clean calibrate
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark
 
 install: $(STAMP) web
 
@@ -48,6 +48,13 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format backend tests scripts
 	$(BIN)/ruff check --fix backend tests scripts
+
+# Refresh the screenshots in docs/ (a normal test run only writes web/test-results/).
+screenshots: web
+	cd web && UPDATE_DOCS_SCREENSHOTS=1 npm run e2e
+
+benchmark: $(STAMP)
+	$(BIN)/python scripts/benchmark.py
 
 calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate_threshold.py

@@ -8,6 +8,7 @@ after `case.erased`, and SIGTERM ending live streams promptly.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import signal
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -66,7 +67,7 @@ def types(frames: list[Frame]) -> list[str]:
 def assert_strictly_increasing(frames: list[Frame]) -> None:
     ids = [f.id for f in frames]
     assert all(isinstance(i, int) for i in ids), ids
-    assert all(a < b for a, b in zip(ids, ids[1:], strict=False)), ids
+    assert all(a < b for a, b in itertools.pairwise(ids)), ids
 
 
 INTERROGATION = ["memory.written", "retrieval.completed", "answer.completed"]

@@ -23,7 +23,7 @@ import pytest_asyncio
 from bureau.api.delivery import project_event
 from bureau.scope.audience import Audience
 from live_server import LiveServer
-from sse_client import Frame, open_sse
+from sse_client import open_sse
 
 SCENARIOS = ("safe-combination", "mole", "allergy")
 LANGUAGES = ("en", "zh")

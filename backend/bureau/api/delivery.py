@@ -41,7 +41,8 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         "searched_scopes": list(trace.get("searched_scopes", [])),
         "public_hits": public_hits,
         "private_hit_count": sum(1 for h in hits if h.get("space") != BOARD),
-        "verdict": "known" if hits else "unknown",
+        # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
+        "verdict": trace.get("certainty") or ("known" if hits else "unknown"),
         "duration_ms": trace.get("duration_ms"),
     }
 

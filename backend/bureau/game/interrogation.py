@@ -228,7 +228,7 @@ class Interrogation:
         scope = role_scope(case_id, role)
         events = [
             PendingEvent("memory.written", {"card": card_event_view(session_card)}),
-            PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k not in ("certainty", "evidence")}),
+            PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
             PendingEvent(
                 "answer.completed",
                 {

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
+from starlette.background import BackgroundTask
 
 from bureau.api.deps import Services
 from bureau.api.errors import ApiError
@@ -13,6 +14,8 @@ from bureau.api.events import event_stream
 from bureau.api.security import Principal
 from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
+
+OPEN_MODE_STREAM_FACTOR = 4
 
 
 def resume_cursor(request: Request, after: int | None) -> int:
@@ -31,9 +34,20 @@ async def sse_response(
     cursor = resume_cursor(request, after)
     await svc.bureau.require_case(case_id)
     key = principal.stream_key
-    if svc.hub.streams[key] >= svc.settings.max_sse_per_session:
+    # Open local play has no sessions: every screen shares one budget, so it is larger.
+    cap = svc.settings.max_sse_per_session * (1 if principal.session_hash else OPEN_MODE_STREAM_FACTOR)
+    if svc.hub.streams[key] >= cap:
         raise ApiError(429, "RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
     svc.hub.streams[key] += 1
+    released = False
+
+    def release() -> None:
+        # Runs from the stream's `finally` and again as the response's background task: a client that
+        # disconnects before the first chunk never starts the generator, so `finally` alone could leak.
+        nonlocal released
+        if not released:
+            released = True
+            svc.hub.streams[key] -= 1
 
     async def gone() -> bool:
         """Checked at each heartbeat: the client left, or its session was revoked (sign-out) or expired."""
@@ -57,7 +71,9 @@ async def sse_response(
             ):
                 yield frame
         finally:
-            svc.hub.streams[key] -= 1
+            release()
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(
+        frames(), media_type="text/event-stream", headers=headers, background=BackgroundTask(release)
+    )

@@ -1,0 +1,183 @@
+/** Types for the bureau HTTP + SSE contract (see docs/DESIGN.md, "HTTP contract"). */
+
+export const ROLES = ["detective", "informant", "suspect"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const BOARD = "bulletin_board";
+export type Space = Role | typeof BOARD;
+
+export type CaseLanguage = "en" | "zh";
+export type Audience = "operator" | "stage";
+export type ResponderMode = "evidence" | "role_voice";
+export type Certainty = "known" | "unknown";
+
+export interface CardSource {
+  role: Role;
+  card_id: string;
+}
+
+export interface Card {
+  id: string;
+  space: Space;
+  content: string;
+  topic: string;
+  kind: string;
+  visibility: "private" | "public";
+  memory_type: string;
+  trust: string | number;
+  created_by: string;
+  created_at: string;
+  source: CardSource | null;
+}
+
+export interface ScenarioSummary {
+  id: string;
+  title: string;
+  language: CaseLanguage;
+  description: string;
+}
+
+export interface KeyFact {
+  id: string;
+  label: string;
+  topic: string;
+}
+
+export interface ScenarioDetail {
+  id: string;
+  title: string;
+  description: string;
+  preset_questions: string[];
+  key_facts: KeyFact[];
+}
+
+export interface CaseInfo {
+  id: string;
+  scenario_id: string;
+  language: CaseLanguage;
+  version: number;
+  status: string;
+  created_at: string;
+}
+
+export type HitStatus = "hit" | "borderline_confirmed";
+export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "filtered_unsafe";
+
+export interface TraceHit {
+  card_id: string;
+  space: Space;
+  score: number;
+  topic: string;
+  memory_type: string;
+  status: HitStatus;
+}
+
+export interface TraceMiss {
+  card_id: string;
+  space: Space;
+  score: number;
+  topic: string;
+  memory_type: string;
+  reason: MissReason;
+}
+
+export interface Trace {
+  role: Role;
+  searched_scopes: Space[];
+  hits: TraceHit[];
+  misses: TraceMiss[];
+  threshold: number;
+  borderline_floor: number;
+  duration_ms: number;
+  responder: ResponderMode;
+  fallback_reason: string | null;
+}
+
+export interface OperatorSnapshot {
+  case: CaseInfo;
+  scenario: ScenarioDetail;
+  spaces: Record<Space, Card[]>;
+  last_trace: Trace | null;
+}
+
+export interface InterrogationResult {
+  answer: string;
+  certainty: Certainty;
+  evidence: string[];
+  responder: ResponderMode;
+  fallback_reason: string | null;
+  trace: Trace;
+}
+
+export interface PublicationResult {
+  public_card: Card;
+  idempotent: boolean;
+}
+
+export interface Health {
+  status: string;
+  memory: { status: string; backend: string; embedder?: string };
+  llm: { status: string };
+  mode: ResponderMode;
+}
+
+export interface SessionInfo {
+  audience: Audience | null;
+  csrf_token: string | null;
+  passcodes_enabled: boolean;
+}
+
+export interface StageBoardCard {
+  id: string;
+  content: string;
+  topic: string;
+  kind: string;
+  source_role: Role | null;
+  created_at: string;
+}
+
+export interface StageRetrieval {
+  role: Role;
+  searched_scopes: Space[];
+  public_hits: { card_id: string; score: number }[];
+  private_hit_count: number;
+  verdict: Certainty;
+  duration_ms: number;
+}
+
+export interface StageSnapshot {
+  case: { id: string; version: number; status: string; language: CaseLanguage };
+  counts: Record<Role, number>;
+  bulletin_board: StageBoardCard[];
+  last_retrieval: StageRetrieval | null;
+}
+
+/** One SSE frame after parsing: the id is the resume cursor, data is metadata only (never card content). */
+export interface LiveEvent {
+  id: number | null;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+export const LIVE_EVENT_TYPES = [
+  "case.created",
+  "case.reset",
+  "case.erased",
+  "memory.written",
+  "memory.deleted",
+  "retrieval.completed",
+  "answer.completed",
+  "publication.started",
+  "publication.completed",
+] as const;
+
+/** Records the system derives from conversations ("I was asked X"): context, never evidence, never publishable. */
+export const DERIVED_MEMORY_TYPES: readonly string[] = ["session", "task_state"];
+
+export function isDerivedCard(card: Pick<Card, "memory_type">): boolean {
+  return DERIVED_MEMORY_TYPES.includes(card.memory_type);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === "string" && (ROLES as readonly string[]).includes(value);
+}

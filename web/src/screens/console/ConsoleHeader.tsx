@@ -1,0 +1,110 @@
+import { useState } from "react";
+import { Link } from "react-router";
+import type { OperatorSnapshot, ResponderMode } from "../../api/types";
+import { useSession } from "../../access/SessionProvider";
+import { ConfirmDialog } from "../../components/ConfirmDialog";
+import { ConnectionDot } from "../../components/ConnectionDot";
+import { LanguageSwitch } from "../../components/LanguageSwitch";
+import type { ConnectionState } from "../../live/resumableStream";
+import type { ConsoleState } from "../../state/consoleState";
+import { useI18n } from "../../i18n/I18n";
+
+interface ConsoleHeaderProps {
+  snapshot: OperatorSnapshot;
+  connection: ConnectionState;
+  lastEvent: ConsoleState["lastEvent"];
+  /** Changes with every live event, so the last-event label flashes. */
+  activity: number;
+  mode: ResponderMode | null;
+  onReset: () => void;
+  onErase: () => void;
+}
+
+type PendingConfirmation = "reset" | "erase" | null;
+
+export function ConsoleHeader({ snapshot, connection, lastEvent, activity, mode, onReset, onErase }: ConsoleHeaderProps) {
+  const { t } = useI18n();
+  const { session, signOut } = useSession();
+  const [confirming, setConfirming] = useState<PendingConfirmation>(null);
+  const caseId = snapshot.case.id;
+
+  return (
+    <header className="topbar console-header">
+      <div className="console-header__identity">
+        <Link to="/" className="topbar__title topbar__title--link">
+          {t("app.title")}
+        </Link>
+        <dl className="facts">
+          <div>
+            <dt>{t("console.case")}</dt>
+            <dd>
+              <code data-testid="case-id">{caseId}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>{t("console.scenario")}</dt>
+            <dd>{snapshot.scenario.title}</dd>
+          </div>
+          <div>
+            <dt>{t("console.caseLanguage")}</dt>
+            <dd>{t(snapshot.case.language === "zh" ? "lang.zh" : "lang.en")}</dd>
+          </div>
+          <div>
+            <dt>{t("console.mode")}</dt>
+            <dd>
+              <span className="badge" data-testid="mode">
+                {mode === null ? "…" : t(mode === "role_voice" ? "mode.role_voice" : "mode.evidence")}
+              </span>
+            </dd>
+          </div>
+        </dl>
+        <ConnectionDot state={connection} />
+        {lastEvent && (
+          <span key={activity} className="last-event" data-testid="last-event">
+            {t("console.lastEvent", { id: lastEvent.id ?? "–", type: lastEvent.type })}
+          </span>
+        )}
+      </div>
+      <nav className="console-header__actions" aria-label={t("console.case")}>
+        <LanguageSwitch />
+        <a className="button" href={`/stage/${encodeURIComponent(caseId)}`} target="_blank" rel="noreferrer">
+          {t("console.openStage")}
+        </a>
+        <button type="button" className="button" onClick={() => setConfirming("reset")}>
+          {t("console.reset")}
+        </button>
+        <button type="button" className="button button--danger" onClick={() => setConfirming("erase")}>
+          {t("console.erase")}
+        </button>
+        {session?.passcodes_enabled && (
+          <button type="button" className="button" onClick={() => void signOut()}>
+            {t("console.signOut")}
+          </button>
+        )}
+      </nav>
+      <ConfirmDialog
+        open={confirming === "reset"}
+        title={t("dialog.reset.title")}
+        body={t("dialog.reset.body")}
+        confirmLabel={t("dialog.reset.confirm")}
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => {
+          setConfirming(null);
+          onReset();
+        }}
+      />
+      <ConfirmDialog
+        open={confirming === "erase"}
+        danger
+        title={t("dialog.erase.title")}
+        body={t("dialog.erase.body")}
+        confirmLabel={t("dialog.erase.confirm")}
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => {
+          setConfirming(null);
+          onErase();
+        }}
+      />
+    </header>
+  );
+}

@@ -1,0 +1,191 @@
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { Link, useNavigate, useParams } from "react-router";
+import { api, ApiError, streamUrls } from "../../api/client";
+import { BOARD, type Card, type ResponderMode, type Role } from "../../api/types";
+import { describeError } from "../../components/describeError";
+import { useI18n } from "../../i18n/I18n";
+import { useDebounced } from "../../live/useDebounced";
+import { useLiveStream } from "../../live/useLiveStream";
+import { boardCopiesBySource, citedCardIds, consoleReducer, initialConsoleState } from "../../state/consoleState";
+import { buildCardIndex, deriveKnowledgeMatrix } from "../../state/matrix";
+import { forgetCase, rememberCase } from "../../state/recentCases";
+import { AnswerCard } from "./AnswerCard";
+import { BulletinBoard } from "./BulletinBoard";
+import { ConsoleHeader } from "./ConsoleHeader";
+import { KnowledgeMatrix } from "./KnowledgeMatrix";
+import { MemoryXray } from "./MemoryXray";
+import { PrivateCards } from "./PrivateCards";
+import { QuestionComposer } from "./QuestionComposer";
+import { RoleRail } from "./RoleRail";
+import { WhisperBox } from "./WhisperBox";
+
+/** Events carry metadata only, so a burst of them becomes one snapshot refetch this long after the last. */
+const REFETCH_DEBOUNCE_MS = 120;
+
+export function OperatorConsole() {
+  const { caseId = "" } = useParams();
+  return <CaseConsole key={caseId} caseId={caseId} />;
+}
+
+function CaseConsole({ caseId }: { caseId: string }) {
+  const { t } = useI18n();
+  const navigate = useNavigate();
+  const [state, dispatch] = useReducer(consoleReducer, initialConsoleState);
+  const [missing, setMissing] = useState(false);
+  const [mode, setMode] = useState<ResponderMode | null>(null);
+  const [selectedRole, setSelectedRole] = useState<Role>("detective");
+  const [publishingCardId, setPublishingCardId] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const latestRequest = useRef(0);
+
+  const refetch = useCallback(async () => {
+    const request = ++latestRequest.current;
+    try {
+      const snapshot = await api.getCase(caseId);
+      if (request === latestRequest.current) dispatch({ type: "snapshot-loaded", snapshot });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "CASE_NOT_FOUND") {
+        forgetCase(caseId);
+        setMissing(true);
+      }
+      // Anything else (server restarting, access lost) is shown by the connection dot or the passcode screen.
+    }
+  }, [caseId]);
+  const scheduleRefetch = useDebounced(() => void refetch(), REFETCH_DEBOUNCE_MS);
+
+  const connection = useLiveStream(streamUrls.operator(caseId), {
+    onEvent: (event) => {
+      dispatch({ type: "live-event", event });
+      scheduleRefetch();
+    },
+    onResync: scheduleRefetch,
+  });
+
+  useEffect(() => {
+    void refetch();
+  }, [refetch]);
+
+  useEffect(() => {
+    if (connection !== "live") return;
+    api.health().then(
+      (health) => setMode(health.mode),
+      () => undefined,
+    );
+  }, [connection]);
+
+  const snapshot = state.snapshot;
+  const scenarioTitle = snapshot?.scenario.title;
+  const caseLanguage = snapshot?.case.language;
+  useEffect(() => {
+    if (scenarioTitle === undefined || caseLanguage === undefined) return;
+    rememberCase({ id: caseId, title: scenarioTitle, language: caseLanguage, openedAt: new Date().toISOString() });
+  }, [caseId, scenarioTitle, caseLanguage]);
+
+  useEffect(() => {
+    if (state.erased) forgetCase(caseId);
+  }, [state.erased, caseId]);
+
+  const cited = useMemo(() => citedCardIds(state.answer), [state.answer]);
+  const matrix = useMemo(() => {
+    if (snapshot === null) return null;
+    const index = buildCardIndex(snapshot.spaces, state.tracedCards);
+    return deriveKnowledgeMatrix(snapshot.scenario.key_facts, state.answersByRole, index);
+  }, [snapshot, state.tracedCards, state.answersByRole]);
+
+  if (missing || state.erased) {
+    return (
+      <main id="main" className="page-status">
+        <p role="alert">{missing ? t("console.notFound", { id: caseId }) : t("console.erased")}</p>
+        <Link className="button" to="/">
+          {t("console.backToLobby")}
+        </Link>
+      </main>
+    );
+  }
+  if (snapshot === null || matrix === null) return <p className="page-status">{t("common.loading")}</p>;
+
+  async function reset() {
+    try {
+      dispatch({ type: "case-reset", snapshot: await api.resetCase(caseId) });
+      setNotice(null);
+    } catch (error) {
+      setNotice(describeError(t, error));
+    }
+  }
+
+  async function erase() {
+    try {
+      await api.eraseCase(caseId);
+      forgetCase(caseId);
+      navigate("/");
+    } catch (error) {
+      setNotice(describeError(t, error));
+    }
+  }
+
+  async function whisper(text: string): Promise<Card> {
+    const { card } = await api.whisper(caseId, selectedRole, text);
+    scheduleRefetch();
+    return card;
+  }
+
+  async function ask(question: string): Promise<void> {
+    const role = selectedRole;
+    const result = await api.interrogate(caseId, role, question);
+    dispatch({ type: "answer-received", role, result });
+    scheduleRefetch();
+  }
+
+  async function publish(card: Card) {
+    setPublishingCardId(card.id);
+    setNotice(null);
+    try {
+      const { public_card, idempotent } = await api.publish(caseId, selectedRole, card.id);
+      setNotice(t(idempotent ? "cards.alreadyPublished" : "cards.published", { id: public_card.id }));
+      scheduleRefetch();
+    } catch (error) {
+      const pending = error instanceof ApiError && error.code === "PUBLICATION_PENDING";
+      setNotice(pending ? t("cards.publishPending", { n: error.retryAfterSeconds ?? 1 }) : describeError(t, error));
+    } finally {
+      setPublishingCardId(null);
+    }
+  }
+
+  return (
+    <div className="console">
+      <ConsoleHeader
+        snapshot={snapshot}
+        connection={connection}
+        lastEvent={state.lastEvent}
+        activity={state.activity}
+        mode={mode}
+        onReset={reset}
+        onErase={erase}
+      />
+      <main id="main" className="console__body">
+        <RoleRail snapshot={snapshot} selected={selectedRole} onSelect={setSelectedRole} />
+        <div className="console__work">
+          <p className="notice" role="status" aria-live="polite">
+            {notice}
+          </p>
+          <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
+          <AnswerCard answer={state.answer} />
+          <MemoryXray trace={state.trace} />
+          <PrivateCards
+            role={selectedRole}
+            cards={snapshot.spaces[selectedRole] ?? []}
+            cited={cited}
+            boardCopies={boardCopiesBySource(snapshot)}
+            publishingCardId={publishingCardId}
+            onPublish={publish}
+          />
+          <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} />
+        </div>
+        <aside className="console__side">
+          <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} />
+          <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
+        </aside>
+      </main>
+    </div>
+  );
+}

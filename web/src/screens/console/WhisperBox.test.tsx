@@ -1,0 +1,49 @@
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError } from "../../api/client";
+import { card } from "../../test/fixtures";
+import { renderWithI18n } from "../../test/render";
+import { whisperLength, WhisperBox } from "./WhisperBox";
+
+afterEach(cleanup);
+
+const textbox = () => screen.getByLabelText("Secret to whisper");
+const submit = () => screen.getByRole("button", { name: "Whisper" });
+
+describe("<WhisperBox>", () => {
+  it("counts trimmed characters (not UTF-16 units) and blocks more than 280", () => {
+    expect(whisperLength("  密码 0427 😀  ")).toBe(9);
+    renderWithI18n(<WhisperBox role="informant" whisper={vi.fn()} />);
+    fireEvent.change(textbox(), { target: { value: "x".repeat(281) } });
+    expect(screen.getByText(/281 \/ 280/)).toBeTruthy();
+    expect((submit() as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("rejects an empty whisper without calling the server", () => {
+    const whisper = vi.fn();
+    renderWithI18n(<WhisperBox role="informant" whisper={whisper} />);
+    fireEvent.change(textbox(), { target: { value: "   " } });
+    fireEvent.click(submit());
+    expect(screen.getByRole("alert").textContent).toBe("Write something first.");
+    expect(whisper).not.toHaveBeenCalled();
+  });
+
+  it("shows UNSAFE_INPUT inline and never repeats the text", async () => {
+    const whisper = vi.fn().mockRejectedValue(new ApiError(400, "UNSAFE_INPUT", "rejected: call 555-0100", null));
+    renderWithI18n(<WhisperBox role="detective" whisper={whisper} />);
+    fireEvent.change(textbox(), { target: { value: "call 555-0100" } });
+    fireEvent.click(submit());
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toMatch(/rejected by the safety check/));
+    expect(screen.getByRole("alert").textContent).not.toContain("555-0100");
+  });
+
+  it("sends the trimmed text, clears the box and names the new card", async () => {
+    const whisper = vi.fn().mockResolvedValue(card({ id: "w1", space: "suspect" }));
+    renderWithI18n(<WhisperBox role="suspect" whisper={whisper} />);
+    fireEvent.change(textbox(), { target: { value: "  red van  " } });
+    fireEvent.click(submit());
+    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Whispered: card w1 is now in Suspect's private memory."));
+    expect(whisper).toHaveBeenCalledWith("red van");
+    expect((textbox() as HTMLTextAreaElement).value).toBe("");
+  });
+});

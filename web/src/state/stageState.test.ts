@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { StageRetrieval, StageSnapshot } from "../api/types";
+import { describeRetrieval, initialStageState, stageReducer } from "./stageState";
+
+const retrieval = (overrides: Partial<StageRetrieval> = {}): StageRetrieval => ({
+  role: "detective",
+  searched_scopes: ["detective", "bulletin_board"],
+  public_hits: [],
+  private_hit_count: 0,
+  verdict: "unknown",
+  duration_ms: 30,
+  ...overrides,
+});
+
+describe("describeRetrieval", () => {
+  it("reads 'searched its own memory + the board → nothing found'", () => {
+    expect(describeRetrieval(retrieval())).toEqual({ role: "detective", searchedOwnMemory: true, searchedBoard: true, outcome: "nothing" });
+  });
+
+  it("distinguishes own memory, board and both", () => {
+    expect(describeRetrieval(retrieval({ private_hit_count: 1, verdict: "known" })).outcome).toBe("own_memory");
+    expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], verdict: "known" })).outcome).toBe("board");
+    expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], private_hit_count: 2 })).outcome).toBe("own_memory_and_board");
+  });
+});
+
+describe("stageReducer", () => {
+  const snapshot: StageSnapshot = {
+    case: { id: "c1", version: 3, status: "active", language: "zh" },
+    counts: { detective: 1, informant: 2, suspect: 1 },
+    bulletin_board: [],
+    last_retrieval: null,
+  };
+
+  it("stores snapshots and counts events for the animations", () => {
+    let state = stageReducer(initialStageState, { type: "snapshot-loaded", snapshot });
+    state = stageReducer(state, { type: "live-event", event: { id: 4, type: "memory.written", data: { space: "informant" } } });
+    expect(state).toEqual({ snapshot, erased: false, activity: 1 });
+  });
+
+  it("ends the show on case.erased", () => {
+    expect(stageReducer(initialStageState, { type: "live-event", event: { id: 5, type: "case.erased", data: {} } }).erased).toBe(true);
+  });
+});

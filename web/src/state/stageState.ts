@@ -1,0 +1,50 @@
+import type { LiveEvent, StageRetrieval, StageSnapshot } from "../api/types";
+
+export interface StageState {
+  snapshot: StageSnapshot | null;
+  erased: boolean;
+  /** Grows with every live event; the retrieval sentence re-animates on it. */
+  activity: number;
+}
+
+export type StageAction = { type: "snapshot-loaded"; snapshot: StageSnapshot } | { type: "live-event"; event: LiveEvent };
+
+export const initialStageState: StageState = { snapshot: null, erased: false, activity: 0 };
+
+export function stageReducer(state: StageState, action: StageAction): StageState {
+  switch (action.type) {
+    case "snapshot-loaded":
+      return { ...state, snapshot: action.snapshot };
+    case "live-event":
+      return {
+        ...state,
+        activity: state.activity + 1,
+        erased: state.erased || action.event.type === "case.erased",
+      };
+  }
+}
+
+export type StageOutcome = "nothing" | "own_memory" | "board" | "own_memory_and_board";
+
+export interface RetrievalSentence {
+  role: StageRetrieval["role"];
+  searchedOwnMemory: boolean;
+  searchedBoard: boolean;
+  outcome: StageOutcome;
+}
+
+/** "Detective searched its own memory + the board → nothing found", as data. */
+export function describeRetrieval(retrieval: StageRetrieval): RetrievalSentence {
+  const foundOwn = retrieval.private_hit_count > 0;
+  const foundBoard = retrieval.public_hits.length > 0;
+  let outcome: StageOutcome = "nothing";
+  if (foundOwn && foundBoard) outcome = "own_memory_and_board";
+  else if (foundOwn) outcome = "own_memory";
+  else if (foundBoard) outcome = "board";
+  return {
+    role: retrieval.role,
+    searchedOwnMemory: retrieval.searched_scopes.includes(retrieval.role),
+    searchedBoard: retrieval.searched_scopes.includes("bulletin_board"),
+    outcome,
+  };
+}

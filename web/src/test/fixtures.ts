@@ -1,0 +1,63 @@
+import type { Card, OperatorSnapshot, Space, Trace, TraceHit, TraceMiss } from "../api/types";
+
+export function card(overrides: Partial<Card> & Pick<Card, "id" | "space">): Card {
+  return {
+    content: `content of ${overrides.id}`,
+    topic: "safe_combination",
+    kind: "fact",
+    visibility: overrides.space === "bulletin_board" ? "public" : "private",
+    memory_type: "semantic",
+    trust: "high",
+    created_by: "scenario",
+    created_at: "2026-11-29T12:00:00Z",
+    source: null,
+    ...overrides,
+  };
+}
+
+export function hit(card_id: string, space: Space, score: number, topic = "safe_combination"): TraceHit {
+  return { card_id, space, score, topic, memory_type: "semantic", status: "hit" };
+}
+
+export function miss(card_id: string, space: Space, score: number, reason: TraceMiss["reason"] = "below_threshold", topic = "weather"): TraceMiss {
+  return { card_id, space, score, topic, memory_type: "semantic", reason };
+}
+
+export function trace(overrides: Partial<Trace> = {}): Trace {
+  return {
+    role: "detective",
+    searched_scopes: ["detective", "bulletin_board"],
+    hits: [],
+    misses: [],
+    threshold: 0.35,
+    borderline_floor: 0.25,
+    duration_ms: 42,
+    responder: "evidence",
+    fallback_reason: null,
+    ...overrides,
+  };
+}
+
+export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSnapshot {
+  return {
+    case: { id: "case-1", scenario_id: "safe-combination", language: "en", version: 1, status: "active", created_at: "2026-11-29T12:00:00Z" },
+    scenario: {
+      id: "safe-combination",
+      title: "The safe combination",
+      description: "Only the informant knows.",
+      preset_questions: ["What is the safe combination?"],
+      key_facts: [
+        { id: "combination", label: "Safe combination", topic: "safe_combination" },
+        { id: "alibi", label: "Alibi", topic: "alibi" },
+      ],
+    },
+    spaces: {
+      detective: [card({ id: "d1", space: "detective", topic: "case_notes" })],
+      informant: [card({ id: "i1", space: "informant", topic: "safe_combination", content: "The combination is 0427" })],
+      suspect: [card({ id: "s1", space: "suspect", topic: "alibi" })],
+      bulletin_board: [],
+    },
+    last_trace: null,
+    ...overrides,
+  };
+}
