@@ -29,7 +29,7 @@ from bureau.config import Settings
 QUESTIONS = [
     ("detective", "What is the safe combination?"),
     ("informant", "What is the safe combination?"),
-    ("suspect", "Where were you on the night of the break-in?"),
+    ("suspect", "What is your alibi for the night of the break-in?"),
     ("detective", "Who won the football match?"),
 ]
 

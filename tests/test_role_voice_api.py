@@ -115,14 +115,14 @@ def test_a_provider_failure_is_never_an_error_for_the_user(
 def test_borderline_candidates_are_checked_by_the_model_and_shown_in_the_xray(
     voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
 ) -> None:
-    question = "Where were you on the night of the break-in?"
+    question = "Where did you spend the evening?"
 
     def confirm_first_borderline(body: dict[str, Any]) -> Any:
         prompt = str(body)
         assert "b1" in prompt  # the alibi scores just under the threshold with the offline embedder
         return json_reply(
             {
-                "answer": "I was at my sister's birthday dinner across town.",
+                "answer": "I spent the evening at my sister's birthday dinner across town.",
                 "certainty": "known",
                 "cited": ["b1"],
                 "borderline": {"b1": True, **({"b2": False} if "b2" in prompt else {})},
