@@ -32,7 +32,8 @@ web: $(WEB_STAMP)
 run: install
 	$(BIN)/bureau serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
-test: install test-python test-web
+# Web first, so the run closes with pytest's summary line.
+test: install test-web test-python
 
 test-python: $(STAMP)
 	$(BIN)/ruff check backend tests scripts
