@@ -103,10 +103,10 @@ async def one_round(http: httpx.AsyncClient, results: dict[str, list[float]], i:
 
 def svg_chart(results: dict[str, list[float]], title: str) -> str:
     """Horizontal bars: p50 solid, p95 lighter, max as a tick."""
-    width, row, left, top = 760, 38, 170, 56
+    width, row, left, top = 820, 38, 170, 56
     height = top + row * len(results) + 40
     scale_max = max(max(v) for v in results.values()) * 1.1
-    x = lambda ms: left + (width - left - 30) * ms / scale_max  # noqa: E731
+    x = lambda ms: left + (width - left - 130) * ms / scale_max  # noqa: E731
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif"'
         ' font-size="13">',
@@ -122,7 +122,8 @@ def svg_chart(results: dict[str, list[float]], title: str) -> str:
             f'<rect x="{left}" y="{y + 4}" width="{x(p95) - left:.1f}" height="20" fill="#9ecae1"/>',
             f'<rect x="{left}" y="{y + 4}" width="{x(p50) - left:.1f}" height="20" fill="#3182bd"/>',
             f'<line x1="{x(worst):.1f}" x2="{x(worst):.1f}" y1="{y + 2}" y2="{y + 26}" stroke="#333"/>',
-            f'<text x="{x(p95) + 6:.1f}" y="{y + 18}" fill="#333">{p50:.0f} / {p95:.0f} / {worst:.0f}</text>',
+            f'<text x="{max(x(p95), x(worst)) + 6:.1f}" y="{y + 18}" fill="#333">'
+            f"{p50:.0f} / {p95:.0f} / {worst:.0f}</text>",
         ]
     parts.append("</svg>")
     return "\n".join(parts)
