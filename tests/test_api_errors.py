@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from bureau.api.deps import Services
+from bureau.ledger.repository import LedgerError
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import SPACES, MemoryScope
 from conftest import NewCase
@@ -189,6 +190,7 @@ async def test_a_case_whose_scenario_fails_to_load_leaves_nothing(
     assert await services.ledger.get_case(case_id) is None
     assert (await client.get(f"/api/cases/{case_id}")).status_code == 404
     assert set(await gateway.list_case_ids()) <= known_before
+    assert await services.ledger.events_after(case_id, 0) == []  # not even a tombstone: nobody saw it
 
 
 async def test_expected_version_mismatch_is_409_with_the_latest_snapshot(
@@ -255,3 +257,21 @@ async def test_erase_removes_every_trace(client: httpx.AsyncClient, new_case: Ne
         f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
     )
     assert republish.status_code == 404
+
+
+async def test_a_reset_whose_commit_fails_leaves_the_case_as_it_was(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    await client.post(f"/api/cases/{case_id}/whispers", json={"role": "suspect", "text": "A note to keep."})
+    before = await snapshot(client, case_id)
+
+    async def ledger_down(*args, **kwargs):
+        raise LedgerError("OperationalError")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(services.ledger, "change_case", ledger_down)
+        response = await client.post(f"/api/cases/{case_id}/reset")
+    assert response.status_code == 503 and code(response) == "MEMORY_UNAVAILABLE"
+    assert await snapshot(client, case_id) == before  # same cards, same ids, same version

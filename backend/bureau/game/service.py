@@ -48,6 +48,10 @@ class CaseState:
     last_trace: TraceRecord | None
 
 
+def _case_scopes(case_id: str) -> list[MemoryScope]:
+    return [MemoryScope(case_id, space) for space in SPACES]
+
+
 def new_case_id() -> str:
     # 96 random bits, unguessable; hex so an id never starts with "-" (a CLI would read it as an option).
     return secrets.token_hex(12)
@@ -85,7 +89,7 @@ class Bureau:
 
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
-        spaces = {space: await self.gateway.list(MemoryScope(case_id, space)) for space in SPACES}
+        spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
         trace = await self.ledger.get_trace(case_id)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace)
 
@@ -163,25 +167,26 @@ class Bureau:
             await self.gateway.erase_case(case_id)
         except MemoryUnavailableError:
             log.error("could not erase the cards of a failed case %s", case_id)
-        await self.ledger.delete_case(case_id)
+        await self.ledger.delete_case(case_id, tombstone=False)  # nobody ever saw it: nothing to announce
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
-        """Back to the scenario start. New cards are written before old ones go, so a failure loses nothing."""
+        """Back to the scenario start: write the new cards, commit, then remove the old ones. A failure before
+        the commit undoes the new cards (nothing changed); a failed delete after it becomes a cleanup task."""
         case = await self._check_version(case_id, expected_version)
-        old = {space: await self.gateway.list(MemoryScope(case_id, space)) for space in SPACES}
-        await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
-        for space, cards in old.items():
-            for card in cards:
-                scope = MemoryScope(case_id, space)
-                try:
-                    await self.gateway.delete(scope, card.id)
-                except MemoryUnavailableError:
-                    await self._schedule_cleanup(scope, card.id, "reset")
-        await self._commit(
+        old = [(scope, card) for scope in _case_scopes(case_id) for card in await self.gateway.list(scope)]
+        written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
+        await self._commit_or_undo(
             case_id,
+            written,
             PendingEvent("case.reset", {}),
+            expected_version=expected_version,
             extra=lambda session: Ledger.forget_case_state(session, case_id),
         )
+        for scope, card in old:
+            try:
+                await self.gateway.delete(scope, card.id)
+            except MemoryUnavailableError:
+                await self._schedule_cleanup(scope, card.id, "reset")
         return await self.snapshot(case_id)
 
     async def erase(self, case_id: str) -> None:

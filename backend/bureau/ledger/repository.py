@@ -254,20 +254,23 @@ class Ledger:
         self._notify(committed)
         return case, committed[-1]
 
-    async def delete_case(self, case_id: str) -> EventRecord:
-        """Erase every ledger row of a case and leave one content-free tombstone event for live streams."""
+    async def delete_case(self, case_id: str, *, tombstone: bool = True) -> EventRecord | None:
+        """Erase every ledger row of a case and (by default) leave one content-free tombstone event, so live
+        streams of the case learn that it is gone."""
 
-        def work(session: Session) -> EventRecord:
+        def work(session: Session) -> EventRecord | None:
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
             session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
+            if not tombstone:
+                return None
             return _event(self._append(session, case_id, PendingEvent("case.erased", {}), 0))
 
-        tombstone = await self._run(work)
-        self._notify([tombstone])
-        return tombstone
+        erased = await self._run(work)
+        self._notify([erased] if erased else [])
+        return erased
 
     # ----- events --------------------------------------------------------------------------------------
 
