@@ -12,6 +12,7 @@ from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+READ_ONLY = "bureau_read_only"  # execution option marking a transaction that only reads
 
 
 def create_ledger_engine(url: str) -> Engine:
@@ -31,8 +32,11 @@ def create_ledger_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None
 
     @event.listens_for(engine, "begin")
-    def _begin_immediate(connection) -> None:  # type: ignore[no-untyped-def]
-        # Take the write lock up front: a deferred transaction that reads and then writes fails with
+    def _begin(connection) -> None:  # type: ignore[no-untyped-def]
+        if connection.get_execution_options().get(READ_ONLY):
+            connection.exec_driver_sql("BEGIN")  # a WAL snapshot read: takes no lock, waits for no writer
+            return
+        # Writes take the lock up front: a deferred transaction that reads and then writes fails with
         # SQLITE_BUSY_SNAPSHOT when another process committed in between, and busy_timeout cannot help.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 

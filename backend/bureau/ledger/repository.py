@@ -16,6 +16,7 @@ from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from bureau.ledger.database import READ_ONLY
 from bureau.ledger.models import (
     CaseRow,
     CleanupTaskRow,
@@ -147,13 +148,16 @@ class Ledger:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
         # Called with each committed event, in the committing thread's loop context (see _commit_events).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
-    async def _run(self, fn: Callable[[Session], T]) -> T:
+    async def _run(self, fn: Callable[[Session], T], *, read_only: bool = False) -> T:
+        sessions = self._read_sessions if read_only else self._sessions
+
         def work() -> T:
             try:
-                with self._sessions.begin() as session:
+                with sessions.begin() as session:
                     return fn(session)
             except OperationalError as exc:
                 raise LedgerError(type(exc).__name__) from exc
@@ -200,10 +204,12 @@ class Ledger:
             row = session.get(CaseRow, case_id)
             return _case(row) if row else None
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def list_cases(self) -> list[CaseRecord]:
-        return await self._run(lambda s: [_case(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
+        return await self._run(
+            lambda s: [_case(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))], read_only=True
+        )
 
     async def change_case(
         self,
@@ -284,22 +290,10 @@ class Ledger:
             )
             return [_event(r) for r in session.scalars(stmt)]
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def latest_event_id(self) -> int:
-        return await self._run(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0))
-
-    async def events_since(self, after_id: int, limit: int = 1000) -> list[EventRecord]:
-        """Every case's events after an id: how one process learns what another committed."""
-
-        def work(session: Session) -> list[EventRecord]:
-            stmt = select(EventRow).where(EventRow.id > after_id).order_by(EventRow.id).limit(limit)
-            return [_event(r) for r in session.scalars(stmt)]
-
-        return await self._run(work)
-
-    async def all_event_payloads(self) -> list[EventRecord]:
-        return await self.events_since(0, limit=1_000_000)
+        return await self._run(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0), read_only=True)
 
     # ----- traces --------------------------------------------------------------------------------------
 
@@ -310,7 +304,7 @@ class Ledger:
                 return None
             return TraceRecord(row.case_id, row.role, dict(row.trace), _aware(row.created_at))
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     @staticmethod
     def forget_case_state(session: Session, case_id: str) -> None:
@@ -369,7 +363,7 @@ class Ledger:
             )
             return _publication(row) if row else None
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
@@ -452,7 +446,7 @@ class Ledger:
             )
             return session.scalar(stmt) is not None
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def release_publication(self, case_id: str, source_card_id: str, owner: str) -> None:
         def work(session: Session) -> None:
@@ -472,7 +466,7 @@ class Ledger:
             stmt = select(PublicationRow).where(PublicationRow.case_id == case_id)
             return [_publication(r) for r in session.scalars(stmt)]
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     # ----- cleanup tasks -------------------------------------------------------------------------------
 
@@ -505,7 +499,7 @@ class Ledger:
                 CleanupTask(r.id, r.case_id, r.space, r.card_id, r.reason, r.attempts) for r in session.scalars(stmt)
             ]
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def finish_cleanup(self, task_id: int) -> None:
         await self._run(
@@ -524,7 +518,8 @@ class Ledger:
 
     async def open_cleanups(self) -> int:
         return await self._run(
-            lambda s: int(s.scalar(select(func.count()).where(CleanupTaskRow.done_at.is_(None))) or 0)
+            lambda s: int(s.scalar(select(func.count()).where(CleanupTaskRow.done_at.is_(None))) or 0),
+            read_only=True,
         )
 
     # ----- sessions ------------------------------------------------------------------------------------
@@ -557,7 +552,7 @@ class Ledger:
                 row.revoked_at is not None,
             )
 
-        return await self._run(work)
+        return await self._run(work, read_only=True)
 
     async def revoke_session(self, token_hash: str) -> None:
         await self._run(
