@@ -7,10 +7,14 @@ import asyncio
 import ipaddress
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bureau.config import Settings, UnsafeSettingsError
+
+if TYPE_CHECKING:
+    from bureau.api.deps import Services
 
 LOOPBACK_NAMES = {"localhost"}
 
@@ -71,7 +75,7 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _with_services(settings: Settings, action: Any) -> int:
+async def _with_services(settings: Settings, action: Callable[[Services], Awaitable[int]]) -> int:
     from bureau.api.app import start_services, stop_services
 
     svc, slot, owner = await start_services(settings)
@@ -81,9 +85,9 @@ async def _with_services(settings: Settings, action: Any) -> int:
         await stop_services(svc, slot, owner)
 
 
-async def _erase_one(svc: Any, case_id: str) -> None:
-    await svc.gateway.erase_case(case_id)
-    await svc.ledger.delete_case(case_id)
+async def _known_case_ids(svc: Services) -> tuple[set[str], set[str]]:
+    """(cases the ledger knows, cases with cards in the store): a crash can leave cards the ledger forgot."""
+    return {c.id for c in await svc.ledger.list_cases()}, set(await svc.gateway.list_case_ids())
 
 
 def erase(args: argparse.Namespace) -> int:
@@ -93,12 +97,12 @@ def erase(args: argparse.Namespace) -> int:
         print("That is not a case id.", file=sys.stderr)
         return 2
 
-    async def action(svc: Any) -> int:
-        known = await svc.ledger.get_case(args.case) is not None
-        if not known and args.case not in await svc.gateway.list_case_ids():
+    async def action(svc: Services) -> int:
+        in_ledger, in_store = await _known_case_ids(svc)
+        if args.case not in in_ledger | in_store:
             print(f"No case {args.case} here: nothing erased.", file=sys.stderr)
             return 1
-        await _erase_one(svc, args.case)
+        await svc.bureau.purge(args.case, announce=args.case in in_ledger)
         print(f"Erased case {args.case}: every card, board copy, ledger row, event and trace.")
         return 0
 
@@ -108,16 +112,16 @@ def erase(args: argparse.Namespace) -> int:
 def clear(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
-    async def action(svc: Any) -> int:
-        known = {c.id for c in await svc.ledger.list_cases()}
-        case_ids = sorted(known | set(await svc.gateway.list_case_ids()))
+    async def action(svc: Services) -> int:
+        in_ledger, in_store = await _known_case_ids(svc)
+        case_ids = sorted(in_ledger | in_store)
         if not args.confirm:
             print(f"Dry run: {len(case_ids)} case(s) would be erased. Re-run with --confirm to erase them.")
             return 0
         with Progress() as progress:
             task = progress.add_task("Erasing cases", total=len(case_ids))
             for case_id in case_ids:
-                await _erase_one(svc, case_id)
+                await svc.bureau.purge(case_id, announce=case_id in in_ledger)
                 progress.advance(task)
         print(f"Erased {len(case_ids)} case(s).")
         return 0
@@ -126,19 +130,9 @@ def clear(args: argparse.Namespace) -> int:
 
 
 def quiet_third_party_loggers() -> None:
-    """These libraries log request bodies (private card text, questions) at DEBUG: never let them."""
-    for name in (
-        "openai",
-        "httpx",
-        "httpcore",
-        "powermem",
-        "sqlglot",
-        "langchain",
-        "langgraph",
-        "alembic",
-        "pyseekdb",
-        "pyobvector",
-    ):
+    """The model clients log request bodies (evidence text, questions) at DEBUG: keep them at WARNING.
+    The memory store's loggers are silenced by the gateway itself."""
+    for name in ("openai", "httpx", "httpcore", "langchain", "langgraph", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from bureau import __version__
 from bureau.answering.selection import build_responder
 from bureau.api.deps import Services
-from bureau.api.errors import install_error_handlers
+from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
 from bureau.api.routes import cases, health, session, stage
 from bureau.api.security import AccessControl
@@ -31,7 +31,7 @@ from bureau.memory.gateway import MemoryGateway
 log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
 MAINTENANCE_INTERVAL_S = 5.0
-SLOT_HEARTBEAT_EVERY = 6  # maintenance ticks
+SLOT_HEARTBEAT_S = 30.0
 
 
 async def start_services(settings: Settings) -> tuple[Services, int | None, str]:
@@ -80,19 +80,31 @@ async def stop_services(svc: Services, slot: int | None, owner: str) -> None:
     svc.ledger.engine.dispose()
 
 
-async def _maintenance(svc: Services, slot: int | None, owner: str) -> None:
-    """Ping the store, retry failed cleanups, keep this process's Snowflake slot lease alive."""
-    tick = 0
+async def _guarded(job: Awaitable[object], name: str) -> None:
+    try:
+        await job
+    except Exception as exc:
+        log.warning("maintenance job %s failed: %s", name, type(exc).__name__)
+
+
+async def _maintenance(svc: Services) -> None:
+    """Independent jobs, so one failing job cannot starve another: ping, cleanups, expired sessions."""
     while True:
         await asyncio.sleep(MAINTENANCE_INTERVAL_S)
-        tick += 1
+        svc.last_ping_ok = await svc.gateway.ping()  # what /api/health reports between /api/ready calls
+        await _guarded(svc.bureau.run_cleanups(), "cleanups")
+        await _guarded(svc.ledger.purge_expired_sessions(), "sessions")
+
+
+async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
+    """Renew this process's Snowflake slot lease on its own timer, well inside the 120 s stale limit."""
+    while True:
+        await asyncio.sleep(SLOT_HEARTBEAT_S)
         try:
-            svc.last_ping_ok = await svc.gateway.ping()  # what /api/health reports between /api/ready calls
-            await svc.bureau.run_cleanups()
-            if slot is not None and tick % SLOT_HEARTBEAT_EVERY == 0:
-                await svc.ledger.heartbeat_slot(slot, owner)
+            if not await svc.ledger.heartbeat_slot(slot, owner):
+                log.error("lost the Snowflake slot %s to another process: restart this one", slot)
         except Exception as exc:
-            log.warning("maintenance tick failed: %s", type(exc).__name__)
+            log.warning("slot heartbeat failed: %s", type(exc).__name__)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -104,8 +116,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = svc
         tasks = [
             asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
-            asyncio.create_task(_maintenance(svc, slot, owner), name="maintenance"),
+            asyncio.create_task(_maintenance(svc), name="maintenance"),
         ]
+        if slot is not None:
+            tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
         try:
             yield
         finally:
@@ -138,9 +152,7 @@ def _mount_web(app: FastAPI, dist: Path) -> None:
 
     @app.get("/{path:path}", include_in_schema=False)
     async def spa(path: str) -> FileResponse:
-        if path.startswith("api/"):
-            from bureau.api.errors import ApiError
-
+        if path.lower() == "api" or path.lower().startswith("api/"):
             raise ApiError(404, "NOT_FOUND", "No such API route.")
         candidate = (dist / path).resolve()
         if path and candidate.is_file() and dist.resolve() in candidate.parents:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bureau.game.service import CaseState
+from bureau.game.views import CaseState
 from bureau.memory.types import StoredCard
 from bureau.scope.audience import Audience
 from bureau.scope.keys import BOARD, ROLES

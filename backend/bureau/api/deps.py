@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -27,7 +28,6 @@ class Services:
     hub: EventHub
     access: AccessControl
     last_ping_ok: bool = True
-    background: list = field(default_factory=list)
 
 
 def services(request: Request) -> Services:
@@ -41,20 +41,18 @@ async def _principal(request: Request, svc: ServicesDep) -> Principal:
     return await svc.access.principal(request)
 
 
-async def operator_access(request: Request, svc: ServicesDep) -> Principal:
-    principal = await _principal(request, svc)
-    svc.access.require(principal, Audience.OPERATOR)
-    svc.access.check_csrf(request, principal)
-    return principal
+def _access(needed: Audience) -> Callable[[Request, Services], Awaitable[Principal]]:
+    """Resolve who is asking once per request; refuse the wrong audience; require CSRF on writes."""
 
+    async def check(request: Request, svc: ServicesDep) -> Principal:
+        principal = await _principal(request, svc)
+        svc.access.require(principal, needed)
+        svc.access.check_csrf(request, principal)
+        return principal
 
-async def stage_access(request: Request, svc: ServicesDep) -> Principal:
-    principal = await _principal(request, svc)
-    svc.access.require(principal, Audience.STAGE)
-    svc.access.check_csrf(request, principal)
-    return principal
+    return check
 
 
 PrincipalDep = Annotated[Principal, Depends(_principal)]
-OperatorDep = Annotated[Principal, Depends(operator_access)]
-StageDep = Annotated[Principal, Depends(stage_access)]
+OperatorDep = Annotated[Principal, Depends(_access(Audience.OPERATOR))]
+StageDep = Annotated[Principal, Depends(_access(Audience.STAGE))]

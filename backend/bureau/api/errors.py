@@ -8,7 +8,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bureau.game import errors as game
@@ -71,11 +70,19 @@ def _storage_error(request: Request, exc: Exception) -> JSONResponse:
 def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     # Locations and error types only: pydantic's default body would echo the rejected input back.
-    fields = [{"loc": [str(p) for p in e.get("loc", ())], "type": e.get("type")} for e in exc.errors()]
+    fields = [{"loc": _location(e), "type": e.get("type")} for e in exc.errors()]
     return JSONResponse(
         error_body("VALIDATION_ERROR", "The request is malformed or has invalid fields.", fields=fields),
         status_code=422,
     )
+
+
+def _location(error: dict[str, Any]) -> list[str]:
+    """Where the error is. An unknown field's own name is input too, so it is not echoed."""
+    loc = [str(part) for part in error.get("loc", ())]
+    if error.get("type") == "extra_forbidden" and loc:
+        loc[-1] = "<unknown field>"
+    return loc
 
 
 def _http_error(_: Request, exc: Exception) -> JSONResponse:
@@ -92,7 +99,7 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(game.GameError, _game_error)
     app.add_exception_handler(ApiError, _api_error)
-    for storage_error in (MemoryUnavailableError, LedgerError, SQLAlchemyError):
+    for storage_error in (MemoryUnavailableError, LedgerError):
         app.add_exception_handler(storage_error, _storage_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

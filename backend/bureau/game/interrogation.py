@@ -6,8 +6,10 @@ A question cannot widen the scope, whatever it says: scopes come from the role, 
 
 from __future__ import annotations
 
+import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
@@ -17,13 +19,13 @@ from langgraph.graph import END, START, StateGraph
 from bureau.answering.base import Answer, AnswerRequest, Responder
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
-from bureau.game.errors import UnsafeInputError
 from bureau.game.views import card_event_view
-from bureau.ledger.repository import PendingEvent, TraceRecord
+from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
+from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
-from bureau.scope.content_policy import INJECTION, normalise_whisper, screen_text
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 
+log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 SESSION_MEMORY_TTL = timedelta(hours=24)
@@ -71,6 +73,7 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
 
 
 class InterrogationState(TypedDict, total=False):
+    searched: list[str]
     case_id: str
     role: Role
     question: str
@@ -111,10 +114,19 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     return answer
 
 
+def answer_summary(answer: Answer) -> dict[str, Any]:
+    """What every record of an answer carries: the trace, the `answer.completed` event, the response."""
+    return {
+        "certainty": answer.certainty,
+        "evidence": list(answer.evidence),
+        "responder": answer.responder,
+        "fallback_reason": answer.fallback_reason,
+    }
+
+
 def build_trace(
-    role: str, threshold: float, band: float, classified: Classified, answer: Answer, duration_ms: float
+    searched: list[str], threshold: float, band: float, classified: Classified, answer: Answer, duration_ms: float
 ) -> dict[str, Any]:
-    scopes = [role, "bulletin_board"]
     hits, misses = [], []
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
@@ -133,25 +145,24 @@ def build_trace(
             misses.append(_mark(candidate, reason="below_threshold", borderline=True))
     misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
-        "role": role,
-        "searched_scopes": scopes,
+        "role": searched[0],
+        "searched_scopes": searched,
         "hits": sorted(hits, key=lambda h: -h["score"]),
         "misses": sorted(misses, key=lambda m: -m["score"]),
         "threshold": threshold,
         "borderline_floor": round(threshold - band, 4),
         "duration_ms": round(duration_ms, 1),
-        "responder": answer.responder,
-        "fallback_reason": answer.fallback_reason,
-        "certainty": answer.certainty,
-        "evidence": list(answer.evidence),
+        **answer_summary(answer),
     }
 
 
+Commit = Callable[..., Awaitable[CaseRecord]]
+
+
 class Interrogation:
-    def __init__(self, settings: Settings, gateway: Any, ledger: Any, responder: Responder, commit: Any) -> None:
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
         self.settings = settings
         self.gateway = gateway
-        self.ledger = ledger
         self.responder = responder
         self._commit_or_undo = commit
         graph = StateGraph(InterrogationState)
@@ -163,18 +174,6 @@ class Interrogation:
         graph.add_edge("respond", "persist")
         graph.add_edge("persist", END)
         self.graph = graph.compile()
-
-    @staticmethod
-    def check_question(question: str) -> str:
-        """Questions may try to talk their way out of the scope (that is harmless and shown live),
-        but personal data in them is refused, since the question is kept as session memory."""
-        text = normalise_whisper(question)
-        if not 1 <= len(text) <= QUESTION_MAX_CHARS:
-            raise UnsafeInputError(["length"])
-        reasons = [r for r in screen_text(text) if r != INJECTION]
-        if reasons:
-            raise UnsafeInputError(reasons)
-        return text
 
     async def run(
         self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
@@ -195,11 +194,14 @@ class Interrogation:
         scopes = readable_scopes(state["case_id"], state["role"])
         candidates = await self.gateway.search(scopes, state["question"], self.settings.search_limit)
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
-        return {"classified": classify(candidates, state["role"], threshold, band)}
+        return {
+            "searched": [scope.space for scope in scopes],
+            "classified": classify(candidates, state["role"], threshold, band),
+        }
 
-    def _request(self, state: InterrogationState) -> AnswerRequest:
+    async def _respond(self, state: InterrogationState) -> dict[str, Any]:
         classified = state["classified"]
-        return AnswerRequest(
+        request = AnswerRequest(
             case_id=state["case_id"],
             role=state["role"],
             question=state["question"],
@@ -207,59 +209,32 @@ class Interrogation:
             hits=tuple(classified.hits),
             borderline=tuple(classified.borderline),
         )
-
-    async def _respond(self, state: InterrogationState) -> dict[str, Any]:
-        request = self._request(state)
         answer = await self.responder.answer(request)
         return {"answer": validate_answer(answer, request)}
 
     async def _persist(self, state: InterrogationState) -> dict[str, Any]:
         case_id, role, answer = state["case_id"], state["role"], state["answer"]
-        session_card = await self._remember_being_asked(case_id, role, state["question"], state["language"])
-        duration_ms = (time.perf_counter() - state["started"]) * 1000
+        scope = role_scope(case_id, role)
+        session_card = await self._remember_being_asked(scope, state["question"], state["language"])
         trace = build_trace(
-            role,
+            state["searched"],
             self.settings.effective_threshold,
             self.settings.borderline_band,
             state["classified"],
             answer,
-            duration_ms,
+            (time.perf_counter() - state["started"]) * 1000,
         )
-        scope = role_scope(case_id, role)
-        events = [
-            PendingEvent("memory.written", {"card": card_event_view(session_card)}),
-            PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
-            PendingEvent(
-                "answer.completed",
-                {
-                    "role": role,
-                    "certainty": answer.certainty,
-                    "evidence": list(answer.evidence),
-                    "responder": answer.responder,
-                    "fallback_reason": answer.fallback_reason,
-                },
-            ),
-        ]
-        record = TraceRecord(case_id, role, trace, datetime.now(UTC))
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
-            events,
+            _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=record,
+            trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
         )
         await self._apply_retention(scope)
-        result = {
-            "answer": answer.text,
-            "certainty": answer.certainty,
-            "evidence": list(answer.evidence),
-            "responder": answer.responder,
-            "fallback_reason": answer.fallback_reason,
-            "trace": trace,
-        }
-        return {"result": result}
+        return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
-    async def _remember_being_asked(self, case_id: str, role: Role, question: str, language: str) -> StoredCard:
+    async def _remember_being_asked(self, scope: MemoryScope, question: str, language: str) -> StoredCard:
         """Session memory in the role's own space (its narrowest audience). Context, never evidence."""
         template = _SESSION_TEXT.get(language, _SESSION_TEXT["en"])
         draft = CardDraft(
@@ -271,12 +246,23 @@ class Interrogation:
             created_by="system",
             expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
         )
-        return await self.gateway.write(role_scope(case_id, role), draft)
+        return await self.gateway.write(scope, draft)
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
-        sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-        for stale in sessions[:-SESSION_MEMORY_KEEP]:
-            try:
+        """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
+        The next interrogation trims again."""
+        try:
+            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
+            for stale in sessions[:-SESSION_MEMORY_KEEP]:
                 await self.gateway.delete(scope, stale.id)
-            except MemoryUnavailableError:
-                break  # retention is best effort; the next interrogation trims again
+        except MemoryUnavailableError:
+            log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
+def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
+    """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
+    return [
+        PendingEvent("memory.written", {"card": card_event_view(session_card)}),
+        PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
+        PendingEvent("answer.completed", {"role": role, **answer_summary(answer)}),
+    ]

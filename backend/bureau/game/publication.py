@@ -14,11 +14,12 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from bureau.game.errors import CardNotFoundError, PublicationPendingError
+from bureau.game.compensation import discard_card
+from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
 from bureau.game.views import card_event_view, card_view
-from bureau.ledger.repository import Ledger, PendingEvent, PublicationRecord
+from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
 from bureau.memory.gateway import MemoryGateway
-from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import CardDraft, StoredCard
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
 
 log = logging.getLogger("bureau.publication")
@@ -42,6 +43,14 @@ class Publisher:
         source = await self.gateway.get(role_scope(case_id, role), card_id)
         if source is None or source.is_derived:
             raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
+        try:
+            return await self._publish(source)
+        except CaseMissingError as exc:  # erased while we were publishing
+            raise CaseNotFoundError(case_id) from exc
+
+    async def _publish(self, source: StoredCard) -> tuple[dict[str, Any], bool]:
+        # Ledger keys use the stored card's own id, never the request's spelling of it.
+        case_id, card_id, role = source.case_id, source.id, source.space
         owner = secrets.token_hex(8)
         deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
         while True:
@@ -59,8 +68,11 @@ class Publisher:
             if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
                 return await self._run_owned(source, owner), False
             if asyncio.get_running_loop().time() >= deadline:
-                raise PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
+                raise self._pending()
             await asyncio.sleep(PENDING_POLL_S)
+
+    def _pending(self) -> PublicationPendingError:
+        return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
 
     async def _run_owned(self, source: StoredCard, owner: str) -> dict[str, Any]:
         case_id, board = source.case_id, board_scope(source.case_id)
@@ -120,19 +132,18 @@ class Publisher:
     async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
-        if record and record.state == "ready" and record.public_card_id != copy.id:
+        if record is None or (record.state == "ready" and record.public_card_id != copy.id):
+            # Our copy lost: nobody holds a reservation any more (reset), or another copy won. A pending
+            # owner who took over keeps it: it finds our copy by source id and adopts it.
             await self._compensate(board, copy)
         if record and record.public_card_id:
             winner = await self.gateway.get(board, record.public_card_id)
             if winner is not None:
                 return card_view(winner)
-        raise PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
+        raise self._pending()
 
     async def _compensate(self, board: MemoryScope, copy: StoredCard) -> None:
-        try:
-            await self.gateway.delete(board, copy.id)
-        except MemoryUnavailableError:
-            await self.ledger.add_cleanup(board.case_id, board.space, copy.id, "publication_compensation")
+        await discard_card(self.gateway, self.ledger, board, copy.id, "publication_compensation")
 
     async def _release_quietly(self, case_id: str, source_card_id: str, owner: str) -> None:
         try:

@@ -14,10 +14,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from bureau.scope.content_policy import screen_text
+from bureau.scope.keys import ROLES, Role
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
-ROLES: tuple[str, ...] = ("detective", "informant", "suspect")
 MAX_CARD_CHARS = 280
 
 Kind = Literal["secret", "clue", "alibi", "tip", "rumor", "observation", "preference", "note"]
@@ -81,7 +81,7 @@ class ScenarioCards(_Strict):
             raise ValueError("bulletin_board: is not a role; scenarios never seed the board")
         return data
 
-    def by_role(self) -> dict[str, list[ScenarioCard]]:
+    def by_role(self) -> dict[Role, list[ScenarioCard]]:
         return {role: list(getattr(self, role)) for role in ROLES}
 
 

@@ -1,9 +1,12 @@
-"""The public shape of a card (DESIGN.md "Card JSON") and its content-free event form."""
+"""Projections for the operator: the card JSON (DESIGN.md), its content-free event form, the snapshot."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from bureau.game.scenario_schema import Scenario
+from bureau.ledger.repository import CaseRecord, TraceRecord
 from bureau.memory.types import StoredCard
 
 
@@ -28,3 +31,36 @@ def card_event_view(card: StoredCard) -> dict[str, Any]:
     view = card_view(card)
     del view["content"]
     return view
+
+
+@dataclass(frozen=True, slots=True)
+class CaseState:
+    """Everything a snapshot is made of, before any audience projection."""
+
+    case: CaseRecord
+    scenario: Scenario
+    spaces: dict[str, list[StoredCard]]
+    last_trace: TraceRecord | None
+
+
+def operator_snapshot(state: CaseState) -> dict[str, Any]:
+    scenario = state.scenario
+    return {
+        "case": {
+            "id": state.case.id,
+            "scenario_id": state.case.scenario_id,
+            "language": state.case.language,
+            "version": state.case.version,
+            "status": state.case.status,
+            "created_at": state.case.created_at.isoformat(),
+        },
+        "scenario": {
+            "id": scenario.id,
+            "title": scenario.title,
+            "description": scenario.description,
+            "preset_questions": list(scenario.preset_questions),
+            "key_facts": [fact.model_dump() for fact in scenario.key_facts],
+        },
+        "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
+        "last_trace": state.last_trace.trace if state.last_trace else None,
+    }

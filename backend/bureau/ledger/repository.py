@@ -7,13 +7,13 @@ State changes and the event that records them commit in one transaction. Methods
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, delete, func, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bureau.ledger.database import READ_ONLY
@@ -29,10 +29,16 @@ from bureau.ledger.models import (
 
 T = TypeVar("T")
 SLOT_COUNT = 1024
+# Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
+LOADING, ACTIVE, ERASING = "loading", "active", "erasing"
 
 
 class LedgerError(RuntimeError):
-    """The ledger database could not answer (locked, unreachable)."""
+    """The ledger database could not answer (locked, unreachable, rejected the statement)."""
+
+
+class LedgerConflictError(LedgerError):
+    """A unique key was already taken: the caller decides what that means (someone else owns it)."""
 
 
 class CaseMissingError(LookupError):
@@ -85,8 +91,8 @@ class PublicationRecord:
     lease_expires_at: datetime
     public_card_id: str | None
 
-    def lease_live(self, now: datetime | None = None) -> bool:
-        return self.lease_expires_at > (now or utcnow())
+    def lease_live(self) -> bool:
+        return self.lease_expires_at > utcnow()
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,20 +155,26 @@ class Ledger:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
-        # Called with each committed event, in the committing thread's loop context (see _commit_events).
+        # Called on the event loop with each batch of committed events (wakes live streams).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
     async def _run(self, fn: Callable[[Session], T], *, read_only: bool = False) -> T:
+        """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger."""
         sessions = self._read_sessions if read_only else self._sessions
 
         def work() -> T:
             try:
                 with sessions.begin() as session:
                     return fn(session)
-            except OperationalError as exc:
+            except IntegrityError as exc:
+                raise LedgerConflictError(type(exc).__name__) from exc
+            except SQLAlchemyError as exc:
                 raise LedgerError(type(exc).__name__) from exc
 
         return await asyncio.to_thread(work)
+
+    async def _read(self, fn: Callable[[Session], T]) -> T:
+        return await self._run(fn, read_only=True)
 
     def _notify(self, events: list[EventRecord]) -> None:
         if events and self.on_commit is not None:
@@ -189,7 +201,7 @@ class Ledger:
                 id=case_id,
                 scenario_id=scenario_id,
                 language=language,
-                status="loading",
+                status=LOADING,
                 version=0,
                 created_at=now,
                 updated_at=now,
@@ -204,31 +216,39 @@ class Ledger:
             row = session.get(CaseRow, case_id)
             return _case(row) if row else None
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     async def list_cases(self) -> list[CaseRecord]:
-        return await self._run(
-            lambda s: [_case(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))], read_only=True
-        )
+        return await self._read(lambda s: [_case(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
 
     async def change_case(
         self,
         case_id: str,
-        event: PendingEvent | list[PendingEvent],
+        events: Sequence[PendingEvent],
         *,
         expected_version: int | None = None,
         status: str | None = None,
         trace: TraceRecord | None = None,
-        extra: Callable[[Session], None] | None = None,
-    ) -> tuple[CaseRecord, EventRecord]:
-        """Bump the case version and append its event(s) atomically; optionally store the last trace.
-        Returns the case and the last event appended."""
-        pending = event if isinstance(event, list) else [event]
+        forget_state: bool = False,
+    ) -> CaseRecord:
+        """Bump the case version and append its events in one transaction. Optionally store the last trace,
+        or forget publications and the trace (a reset)."""
+        extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
+        return await self._change(case_id, events, expected_version, status, trace, extra)
 
+    async def _change(
+        self,
+        case_id: str,
+        events: Sequence[PendingEvent],
+        expected_version: int | None = None,
+        status: str | None = None,
+        trace: TraceRecord | None = None,
+        extra: Callable[[Session], None] | None = None,
+    ) -> CaseRecord:
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)
-            if row is None:
-                raise CaseMissingError(case_id)
+            if row is None or row.status == ERASING:
+                raise CaseMissingError(case_id)  # an erase has begun: in-flight commands must undo, not commit
             if expected_version is not None and row.version != expected_version:
                 raise VersionMismatchError(row.version)
             new_version = row.version + 1
@@ -251,16 +271,25 @@ class Ledger:
                 )
             if extra is not None:
                 extra(session)
-            rows = [self._append(session, case_id, item, new_version) for item in pending]
+            rows = [self._append(session, case_id, item, new_version) for item in events]
             session.flush()
             session.refresh(row)
             return _case(row), [_event(r) for r in rows]
 
         case, committed = await self._run(work)
         self._notify(committed)
-        return case, committed[-1]
+        return case
 
-    async def delete_case(self, case_id: str, *, tombstone: bool = True) -> EventRecord | None:
+    async def begin_erase(self, case_id: str) -> bool:
+        """Mark the case as being erased, so no command can commit into it any more. False if unknown."""
+
+        def work(session: Session) -> bool:
+            stmt = update(CaseRow).where(CaseRow.id == case_id).values(status=ERASING, updated_at=utcnow())
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
+
+    async def delete_case(self, case_id: str, *, tombstone: bool = True) -> None:
         """Erase every ledger row of a case and (by default) leave one content-free tombstone event, so live
         streams of the case learn that it is gone."""
 
@@ -276,7 +305,6 @@ class Ledger:
 
         erased = await self._run(work)
         self._notify([erased] if erased else [])
-        return erased
 
     # ----- events --------------------------------------------------------------------------------------
 
@@ -290,10 +318,10 @@ class Ledger:
             )
             return [_event(r) for r in session.scalars(stmt)]
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     async def latest_event_id(self) -> int:
-        return await self._run(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0), read_only=True)
+        return await self._read(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0))
 
     # ----- traces --------------------------------------------------------------------------------------
 
@@ -304,13 +332,7 @@ class Ledger:
                 return None
             return TraceRecord(row.case_id, row.role, dict(row.trace), _aware(row.created_at))
 
-        return await self._run(work, read_only=True)
-
-    @staticmethod
-    def forget_case_state(session: Session, case_id: str) -> None:
-        """Publications and the last trace: what a reset returns to nothing (used inside change_case)."""
-        session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
-        session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+        return await self._read(work)
 
     # ----- publication Saga ----------------------------------------------------------------------------
 
@@ -319,11 +341,12 @@ class Ledger:
     ) -> tuple[bool, PublicationRecord]:
         """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict."""
 
-        def insert(session: Session) -> PublicationRecord:
+        def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
             now = utcnow()
-            version = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
-            if version is None:
+            case = session.get(CaseRow, case_id)
+            if case is None or case.status != ACTIVE:
                 raise CaseMissingError(case_id)
+            version = case.version
             row = PublicationRow(
                 case_id=case_id,
                 source_card_id=source_card_id,
@@ -337,22 +360,19 @@ class Ledger:
             session.add(row)
             session.flush()
             started = PendingEvent("publication.started", {"role": role, "source_card_id": source_card_id})
-            events.append(_event(self._append(session, case_id, started, version)))
-            return _publication(row)
+            return _publication(row), _event(self._append(session, case_id, started, version))
 
-        events: list[EventRecord] = []
-        try:
-            record = await self._run(insert)
-            self._notify(events)
+        for _ in range(2):  # a conflicting row deleted before we could read it: insert once more
+            try:
+                record, started = await self._run(insert)
+            except LedgerConflictError:
+                existing = await self.get_publication(case_id, source_card_id)
+                if existing is not None:
+                    return False, existing
+                continue
+            self._notify([started])
             return True, record
-        except IntegrityError:
-            existing = await self.get_publication(case_id, source_card_id)
-            if existing is None:  # deleted between the conflict and the read: try once more
-                events.clear()
-                record = await self._run(insert)
-                self._notify(events)
-                return True, record
-            return False, existing
+        raise LedgerError("publication reservation kept conflicting")
 
     async def get_publication(self, case_id: str, source_card_id: str) -> PublicationRecord | None:
         def work(session: Session) -> PublicationRecord | None:
@@ -363,7 +383,7 @@ class Ledger:
             )
             return _publication(row) if row else None
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
@@ -386,8 +406,8 @@ class Ledger:
 
     async def complete_publication(
         self, case_id: str, source_card_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
-    ) -> tuple[CaseRecord, EventRecord] | None:
-        """Mark ready + bump the case + append the event, only if we still own the lease. None if we lost it."""
+    ) -> CaseRecord | None:
+        """Mark ready + bump the case + append the events, only if we still own the lease. None if we lost it."""
 
         def mark(session: Session) -> None:
             stmt = (
@@ -404,7 +424,7 @@ class Ledger:
                 raise _LostLease
 
         try:
-            return await self.change_case(case_id, events, extra=mark)
+            return await self._change(case_id, events, extra=mark)
         except _LostLease:
             return None
 
@@ -446,7 +466,7 @@ class Ledger:
             )
             return session.scalar(stmt) is not None
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     async def release_publication(self, case_id: str, source_card_id: str, owner: str) -> None:
         def work(session: Session) -> None:
@@ -466,7 +486,7 @@ class Ledger:
             stmt = select(PublicationRow).where(PublicationRow.case_id == case_id)
             return [_publication(r) for r in session.scalars(stmt)]
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     # ----- cleanup tasks -------------------------------------------------------------------------------
 
@@ -499,7 +519,7 @@ class Ledger:
                 CleanupTask(r.id, r.case_id, r.space, r.card_id, r.reason, r.attempts) for r in session.scalars(stmt)
             ]
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
 
     async def finish_cleanup(self, task_id: int) -> None:
         await self._run(
@@ -517,9 +537,8 @@ class Ledger:
         )
 
     async def open_cleanups(self) -> int:
-        return await self._run(
-            lambda s: int(s.scalar(select(func.count()).where(CleanupTaskRow.done_at.is_(None))) or 0),
-            read_only=True,
+        return await self._read(
+            lambda s: int(s.scalar(select(func.count()).where(CleanupTaskRow.done_at.is_(None))) or 0)
         )
 
     # ----- sessions ------------------------------------------------------------------------------------
@@ -552,7 +571,10 @@ class Ledger:
                 row.revoked_at is not None,
             )
 
-        return await self._run(work, read_only=True)
+        return await self._read(work)
+
+    async def purge_expired_sessions(self) -> None:
+        await self._run(lambda s: s.execute(delete(SessionRow).where(SessionRow.expires_at <= utcnow())))
 
     async def revoke_session(self, token_hash: str) -> None:
         await self._run(
@@ -592,18 +614,22 @@ class Ledger:
         for _ in range(5):
             try:
                 return await self._run(work)
-            except IntegrityError:
+            except LedgerConflictError:
                 continue  # another process took the same slot first
         raise LedgerError("could not claim a process slot")
 
-    async def heartbeat_slot(self, slot: int, owner: str) -> None:
-        await self._run(
-            lambda s: s.execute(
+    async def heartbeat_slot(self, slot: int, owner: str) -> bool:
+        """Renew the lease. False means another process took the slot over: ids could now collide."""
+
+        def work(session: Session) -> bool:
+            stmt = (
                 update(ProcessSlotRow)
                 .where(ProcessSlotRow.slot == slot, ProcessSlotRow.owner == owner)
                 .values(heartbeat_at=utcnow())
             )
-        )
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
 
     async def release_slot(self, slot: int, owner: str) -> None:
         await self._run(
@@ -615,3 +641,9 @@ class Ledger:
 
 class _LostLease(Exception):
     pass
+
+
+def _forget_case_state(session: Session, case_id: str) -> None:
+    """Publications and the last trace: what a reset returns to nothing."""
+    session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
+    session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))

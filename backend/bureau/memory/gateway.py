@@ -13,7 +13,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,14 +24,14 @@ from bureau.config import Settings
 from bureau.memory.embedders import self_check
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import visibility_of_space
-from bureau.scope.keys import TENANT, MemoryScope
+from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 
 log = logging.getLogger("bureau.memory")
 security_log = logging.getLogger("bureau.security")
 T = TypeVar("T")
 
 CASE_USER_PREFIX = f"{TENANT}:"
-_PING_SCOPE = MemoryScope("__ping__", "bulletin_board")
+_PING_SCOPE = MemoryScope("__ping__", BOARD)
 _LIST_LIMIT = 1000
 _CALL_TIMEOUT_S = 30.0
 
@@ -49,7 +49,20 @@ def _isolated_from_working_directory() -> Iterator[None]:
             os.chdir(previous)
 
 
-def _configure_powermem_environment(settings: Settings, worker_slot: int) -> None:
+# Their errors carry SQL parameters and store messages, i.e. card text and questions. Our own log lines
+# name the failed operation and the exception class instead.
+_STORE_LOGGERS = ("powermem", "pyobvector", "pyseekdb", "sqlglot", "sqlalchemy.engine")
+
+
+def _silence_store_loggers() -> None:
+    for name in _STORE_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.handlers = [logging.NullHandler()]  # no handler at all would fall back to stderr
+        logger.propagate = False
+        logger.setLevel(logging.CRITICAL + 1)
+
+
+def _configure_powermem_environment(worker_slot: int) -> None:
     # PowerMem logs at DEBUG into ./logs by default, including memory text: keep it quiet and out of cwd.
     os.environ["LOGGING_FILE"] = ""
     os.environ["LOGGING_CONSOLE_ENABLED"] = "false"
@@ -134,6 +147,7 @@ class MemoryGateway:
         self._backend = settings.memory_backend
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        self._ping_in_flight: asyncio.Future[bool] | None = None
         self.foreign_hits_dropped = 0
         self.dims = 0
 
@@ -159,7 +173,8 @@ class MemoryGateway:
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
         logs = self._settings.data_dir.resolve() / "logs"
         logs.mkdir(exist_ok=True)
-        _configure_powermem_environment(self._settings, self._worker_slot)
+        _configure_powermem_environment(self._worker_slot)
+        _silence_store_loggers()
         with _isolated_from_working_directory():
             from powermem import Memory
 
@@ -175,6 +190,7 @@ class MemoryGateway:
                 "telemetry": {"enabled": False},
             }
             self._memory = Memory(config=config)
+        _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
     async def close(self) -> None:
         memory, self._memory = self._memory, None
@@ -183,16 +199,29 @@ class MemoryGateway:
                 await asyncio.get_running_loop().run_in_executor(self._executor, _close_quietly, memory)
         self._executor.shutdown(wait=True, cancel_futures=True)
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
+    async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
+        """Run on the memory worker. A call that times out still runs to its end on the worker; with `undo`,
+        its result is undone there afterwards (FIFO), so "failed, nothing changed" stays true."""
+        job = self._executor.submit(fn, *args)
         try:
-            return await asyncio.wait_for(loop.run_in_executor(self._executor, fn, *args), _CALL_TIMEOUT_S)
+            return await asyncio.wait_for(asyncio.wrap_future(job), _CALL_TIMEOUT_S)
+        except TimeoutError:
+            if undo is not None:
+                job.add_done_callback(lambda done: self._undo_late_result(done, undo))
+            log.error("memory store call %s timed out", getattr(fn, "__name__", "call"))
+            raise MemoryUnavailableError("timeout") from None
         except MemoryUnavailableError:
             raise
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
             log.error("memory store call %s failed: %s", getattr(fn, "__name__", "call"), type(exc).__name__)
             raise MemoryUnavailableError(type(exc).__name__) from exc
+
+    def _undo_late_result(self, done: Future[T], undo: Callable[[T], object]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        with contextlib.suppress(RuntimeError):  # the executor is shutting down: nothing more can run
+            self._executor.submit(undo, done.result())
 
     def _store(self) -> Any:
         if self._memory is None:
@@ -246,7 +275,9 @@ class MemoryGateway:
     # ----- operations ----------------------------------------------------------------------------------
 
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
-        return await self._run(self._write_blocking, scope, draft)
+        return await self._run(
+            self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
+        )
 
     def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
         result = self._store().add(
@@ -291,7 +322,8 @@ class MemoryGateway:
         return await self._run(self._get_blocking, scope, card_id)
 
     def _get_blocking(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
-        if not card_id.isdigit() or len(card_id) > 20:
+        # Only the canonical spelling: "0"+id or full-width digits would name the same row under another key.
+        if not (card_id.isascii() and card_id.isdigit()) or len(card_id) > 20 or card_id != str(int(card_id)):
             return None
         item = self._store().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
         if not item:
@@ -321,8 +353,7 @@ class MemoryGateway:
 
     async def erase_case(self, case_id: str) -> None:
         """Remove every card of a case, in every space (role spaces and board copies alike)."""
-        scope = MemoryScope(case_id, "bulletin_board")
-        await self._run(self._erase_blocking, scope.user_id)
+        await self._run(self._erase_blocking, board_scope(case_id).user_id)
 
     def _erase_blocking(self, user_id: str) -> None:
         store = self._store()
@@ -348,7 +379,13 @@ class MemoryGateway:
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
 
     async def ping(self, timeout_s: float = 3.0) -> bool:
-        """A real round trip to the store, now; not a cached flag."""
+        """A real round trip to the store, now; not a cached flag. Callers arriving while one is in flight
+        share it, so a flood of public /api/ready calls cannot queue up on the memory worker."""
+        if self._ping_in_flight is None or self._ping_in_flight.done():
+            self._ping_in_flight = asyncio.ensure_future(self._ping_once(timeout_s))
+        return await asyncio.shield(self._ping_in_flight)
+
+    async def _ping_once(self, timeout_s: float) -> bool:
         try:
             await asyncio.wait_for(self._run(self._ping_blocking), timeout_s)
             return True

@@ -7,12 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from bureau.api.deps import OperatorDep, ServicesDep, StageDep
-from bureau.api.routes.streaming import sse_response
+from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
 from bureau.api.schemas import CreateCase, InterrogationBody, PublicationBody, ResetBody, WhisperBody
 from bureau.scope.audience import Audience
 
 router = APIRouter(prefix="/api", tags=["game"])
-CaseId = Annotated[str, "case id"]
 CASE_PATH = "/cases/{case_id}"
 
 
@@ -27,23 +26,23 @@ async def create_case(body: CreateCase, svc: ServicesDep, _: OperatorDep) -> dic
 
 
 @router.get(CASE_PATH)
-async def get_case(case_id: CaseId, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def get_case(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.snapshot(case_id)
 
 
 @router.post(CASE_PATH + "/whispers", status_code=201)
-async def whisper(case_id: CaseId, body: WhisperBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.whisper(case_id, body.role, body.text, body.expected_version)
 
 
 @router.post(CASE_PATH + "/interrogations")
-async def interrogate(case_id: CaseId, body: InterrogationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def interrogate(case_id: str, body: InterrogationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.interrogate(case_id, body.role, body.question, body.expected_version)
 
 
 @router.post(CASE_PATH + "/publications", status_code=201)
 async def publish(
-    case_id: CaseId, body: PublicationBody, response: Response, svc: ServicesDep, _: OperatorDep
+    case_id: str, body: PublicationBody, response: Response, svc: ServicesDep, _: OperatorDep
 ) -> dict[str, Any]:
     public_card, idempotent = await svc.bureau.publish(case_id, body.role, body.card_id, body.expected_version)
     if idempotent:
@@ -52,22 +51,22 @@ async def publish(
 
 
 @router.post(CASE_PATH + "/reset")
-async def reset(case_id: CaseId, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
+async def reset(case_id: str, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
     return await svc.bureau.reset(case_id, body.expected_version if body else None)
 
 
 @router.delete(CASE_PATH, status_code=204)
-async def erase(case_id: CaseId, svc: ServicesDep, _: OperatorDep) -> Response:
+async def erase(case_id: str, svc: ServicesDep, _: OperatorDep) -> Response:
     await svc.bureau.erase(case_id)
     return Response(status_code=204)
 
 
 @router.get(CASE_PATH + "/events", response_class=Response)
 async def operator_events(
-    case_id: CaseId,
+    case_id: str,
     request: Request,
     svc: ServicesDep,
     principal: OperatorDep,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> Response:
     return await sse_response(svc, request, principal, case_id, Audience.OPERATOR, after)

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from bureau import __version__
 from bureau.answering.selection import effective_mode, llm_status
 from bureau.api.deps import ServicesDep
+from bureau.api.errors import error_body
 
 router = APIRouter(prefix="/api", tags=["health"])
 
@@ -38,7 +39,4 @@ async def ready(svc: ServicesDep) -> JSONResponse:
     svc.last_ping_ok = await svc.gateway.ping()
     if svc.last_ping_ok:
         return JSONResponse({"status": "ready"})
-    return JSONResponse(
-        {"detail": {"code": "MEMORY_UNAVAILABLE", "message": "The memory store did not answer."}},
-        status_code=503,
-    )
+    return JSONResponse(error_body("MEMORY_UNAVAILABLE", "The memory store did not answer."), status_code=503)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bureau.api.delivery import stage_snapshot
 from bureau.api.deps import ServicesDep, StageDep
-from bureau.api.routes.streaming import sse_response
+from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
 from bureau.scope.audience import Audience
 
 router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"])
@@ -25,6 +25,6 @@ async def stage_events(
     request: Request,
     svc: ServicesDep,
     principal: StageDep,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID)] = None,
 ) -> Response:
     return await sse_response(svc, request, principal, case_id, Audience.STAGE, after)

@@ -16,13 +16,14 @@ from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
 
 OPEN_MODE_STREAM_FACTOR = 4
+MAX_EVENT_ID = 2**62  # far beyond any real id; bigger numbers would overflow the database integer
 
 
 def resume_cursor(request: Request, after: int | None) -> int:
     """`Last-Event-ID` (sent by a reconnecting EventSource) wins over `?after=`."""
     header = request.headers.get("last-event-id", "").strip()
     if header:
-        if not header.isdigit() or len(header) > 18:
+        if not (header.isascii() and header.isdigit()) or int(header) > MAX_EVENT_ID:
             raise ApiError(422, "VALIDATION_ERROR", "Last-Event-ID must be an event id.")
         return int(header)
     return after or 0

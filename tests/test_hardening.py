@@ -1,0 +1,168 @@
+"""Regressions from the security review: races, non-canonical ids, late writes, logs, echoed input."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from bureau.api.deps import Services
+from bureau.ledger.repository import CaseMissingError, PendingEvent
+from bureau.memory import gateway as gateway_module
+from bureau.memory.types import MemoryUnavailableError
+from bureau.scope.keys import SPACES, MemoryScope
+from conftest import NewCase
+from test_isolation_matrix import informant_secret_card, snapshot
+
+
+async def card_counts(services: Services, case_id: str) -> dict[str, int]:
+    return {space: len(await services.gateway.list(MemoryScope(case_id, space))) for space in SPACES}
+
+
+async def test_nothing_can_commit_into_a_case_that_is_being_erased(new_case: NewCase, services: Services) -> None:
+    """A command in flight when an erase begins must fail its commit (and undo its write), not outlive it."""
+    case = await new_case()
+    case_id = case["case"]["id"]
+    secret = informant_secret_card(case)
+    assert await services.ledger.begin_erase(case_id)
+    with pytest.raises(CaseMissingError):
+        await services.ledger.change_case(case_id, [PendingEvent("memory.written", {})])
+    with pytest.raises(CaseMissingError):
+        await services.ledger.reserve_publication(case_id, secret["id"], "informant", "someone", 5)
+    await services.bureau.erase(case_id)  # an erase that stopped half-way can be finished
+    assert await services.ledger.get_case(case_id) is None
+    assert await card_counts(services, case_id) == dict.fromkeys(SPACES, 0)
+
+
+@pytest.mark.parametrize("spelling", ["0{id}", "{id}0", "{fullwidth}", "²", " {id}", "{id}\n"])
+async def test_only_the_canonical_card_id_finds_a_card(
+    spelling: str, client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    fullwidth = secret["id"].translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    card_id = spelling.format(id=secret["id"], fullwidth=fullwidth)
+    response = await client.post(f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": card_id})
+    assert response.status_code in (404, 422)
+    assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
+    assert await services.ledger.publications(case_id) == []
+    canonical = await client.post(
+        f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
+    )
+    assert canonical.status_code == 201
+
+
+async def test_two_resets_at_once_never_duplicate_the_scenario(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    expected = await card_counts(services, case_id)
+    responses = await asyncio.gather(*(client.post(f"/api/cases/{case_id}/reset") for _ in range(3)))
+    assert {r.status_code for r in responses} <= {200, 409}
+    assert any(r.status_code == 200 for r in responses)
+    assert await card_counts(services, case_id) == expected
+
+
+async def test_a_write_that_times_out_is_undone_when_it_lands(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    gateway = services.gateway
+    real_write = gateway._write_blocking
+
+    def slow_write(scope, draft):
+        time.sleep(0.6)  # inside the worker thread: the store is slow, not the test
+        return real_write(scope, draft)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(gateway_module, "_CALL_TIMEOUT_S", 0.2)
+        patch.setattr(gateway, "_write_blocking", slow_write)
+        response = await client.post(
+            f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "A late note."}
+        )
+    assert response.status_code == 503
+    deadline = time.monotonic() + 10
+    while True:  # the late write lands, then its undo runs on the same worker
+        contents = [c.content for c in await gateway.list(MemoryScope(case_id, "detective"))]
+        if "A late note." not in contents or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.05)
+    assert "A late note." not in contents
+    assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
+
+
+async def test_publishing_into_a_case_erased_meanwhile_is_not_found(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    erased: list[Any] = []
+
+    def erase_meanwhile(step: str) -> None:
+        if step == "before_mark_ready" and not erased:
+            erased.append(asyncio.ensure_future(services.ledger.begin_erase(case_id)))
+
+    services.bureau.publisher.fault = erase_meanwhile
+    original_complete = services.ledger.complete_publication
+
+    async def complete_after_erase(*args, **kwargs):
+        await asyncio.gather(*erased)
+        return await original_complete(*args, **kwargs)
+
+    services.ledger.complete_publication = complete_after_erase  # type: ignore[method-assign]
+    try:
+        response = await client.post(
+            f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
+        )
+    finally:
+        services.bureau.publisher.fault = lambda step: None
+        del services.ledger.complete_publication
+    assert response.status_code == 404 and response.json()["detail"]["code"] == "CASE_NOT_FOUND"
+    assert await services.gateway.list(MemoryScope(case_id, "bulletin_board")) == []  # compensated
+
+
+async def test_a_committed_interrogation_is_not_reported_as_failed_when_retention_fails(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+
+    async def list_unavailable(scope):
+        raise MemoryUnavailableError("injected")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(services.gateway, "list", list_unavailable)
+        response = await client.post(
+            f"/api/cases/{case_id}/interrogations",
+            json={"role": "informant", "question": "What is the safe combination?"},
+        )
+    assert response.status_code == 200 and response.json()["certainty"] == "known"
+    assert (await snapshot(client, case_id))["last_trace"] == response.json()["trace"]
+
+
+def test_store_loggers_cannot_leak_card_text(services: Services, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        for name in ("powermem.core.memory", "pyobvector.client", "sqlalchemy.engine.Engine", "pyseekdb"):
+            logging.getLogger(name).error("Failed to add memory: [parameters: {'document': 'SECRET-9931'}]")
+    assert "SECRET-9931" not in caplog.text
+
+
+async def test_unknown_field_names_and_huge_cursors_are_not_echoed(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    response = await client.post(
+        f"/api/cases/{case_id}/whispers", json={"role": "suspect", "text": "ok", "The vault code is 7319": 1}
+    )
+    assert response.status_code == 422 and "7319" not in response.text
+    for cursor in ("99999999999999999999999", "-1", "１２"):
+        assert (await client.get(f"/api/cases/{case_id}/events?after={cursor}")).status_code == 422
+        headers = {"Last-Event-ID": cursor.encode()}
+        assert (await client.get(f"/api/cases/{case_id}/events", headers=headers)).status_code == 422
