@@ -16,6 +16,7 @@ from bureau.memory import gateway as gateway_module
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import SPACES, MemoryScope
 from conftest import NewCase
+from live_server import LiveServer
 from test_isolation_matrix import informant_secret_card, snapshot
 
 
@@ -166,3 +167,28 @@ async def test_unknown_field_names_and_huge_cursors_are_not_echoed(
         assert (await client.get(f"/api/cases/{case_id}/events?after={cursor}")).status_code == 422
         headers = {"Last-Event-ID": cursor.encode()}
         assert (await client.get(f"/api/cases/{case_id}/events", headers=headers)).status_code == 422
+
+
+def test_changing_a_passcode_signs_its_sessions_out(tmp_path_factory: pytest.TempPathFactory) -> None:
+    data = tmp_path_factory.mktemp("rotation-data")
+    codes = {"BUREAU_OPERATOR_PASSCODE": "operator-one-1", "BUREAU_STAGE_PASSCODE": "stage-stays-22"}
+    server = LiveServer(data, **codes).start()
+    try:
+        cookies = {}
+        for audience, code in (("operator", "operator-one-1"), ("stage", "stage-stays-22")):
+            response = httpx.post(server.url + "/api/session", headers={"X-Bureau-Passcode": code})
+            assert response.status_code == 204
+            cookies[audience] = response.cookies
+        for audience in ("operator", "stage"):
+            assert httpx.get(server.url + "/api/session", cookies=cookies[audience]).json()["audience"] == audience
+    finally:
+        server.stop()
+
+    server.env["BUREAU_OPERATOR_PASSCODE"] = "operator-two-2"
+    server.start()
+    try:
+        who = {a: httpx.get(server.url + "/api/session", cookies=cookies[a]).json()["audience"] for a in cookies}
+        assert who == {"operator": None, "stage": "stage"}
+        assert httpx.get(server.url + "/api/scenarios", cookies=cookies["operator"]).status_code == 401
+    finally:
+        server.stop()

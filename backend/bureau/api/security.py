@@ -17,7 +17,7 @@ from fastapi import Request, Response
 
 from bureau.api.errors import ApiError
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger, utcnow
+from bureau.ledger.repository import Ledger
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -82,16 +82,28 @@ class AccessControl:
         if not token or len(token) > 128:
             return Principal(None, None, None)
         record = await self.ledger.get_session(token_hash(token))
-        if record is None or record.revoked or record.expires_at <= utcnow():
+        if record is None or not record.active:
             return Principal(None, None, None)
-        return Principal(Audience(record.audience), record.token_hash, record.csrf_hash)
+        audience = Audience(record.audience)
+        if not hmac.compare_digest(record.credential_tag or "", self._credential_tag(token, audience)):
+            return Principal(None, None, None)  # opened with a passcode that has changed since
+        return Principal(audience, record.token_hash, record.csrf_hash)
+
+    def _passcode(self, audience: Audience) -> str:
+        secret = self.settings.operator_passcode if audience is Audience.OPERATOR else self.settings.stage_passcode
+        return secret.get_secret_value()
+
+    def _credential_tag(self, session_token: str, audience: Audience) -> str:
+        """Ties a session to the passcode that opened it. Keyed by the session token (only its hash is
+        stored), so a leaked ledger gives nothing to brute-force the passcode with."""
+        return hashlib.sha256(f"{session_token}\n{self._passcode(audience)}".encode()).hexdigest()
 
     async def still_signed_in(self, principal: Principal) -> bool:
         """For long-lived streams: a revoked or expired session's streams end at their next heartbeat."""
         if self.open_mode or principal.session_hash is None:
             return True
         record = await self.ledger.get_session(principal.session_hash)
-        return record is not None and not record.revoked and record.expires_at > utcnow()
+        return record is not None and record.active
 
     @staticmethod
     def require(principal: Principal, needed: Audience) -> None:
@@ -103,27 +115,23 @@ class AccessControl:
     def check_csrf(self, request: Request, principal: Principal) -> None:
         if self.open_mode or request.method in SAFE_METHODS:
             return
-        sent = request.headers.get(CSRF_HEADER, "")
-        if not (principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash)):
+        if not _csrf_matches(principal, request.headers.get(CSRF_HEADER, "")):
             raise ApiError(403, "CSRF_REQUIRED", "A valid CSRF token is required for this request.")
 
     def _match_passcode(self, offered: str) -> Audience | None:
         offered_bytes = offered.encode()
-        matches = {
-            Audience.OPERATOR: self.settings.operator_passcode.get_secret_value(),
-            Audience.STAGE: self.settings.stage_passcode.get_secret_value(),
-        }
         found = None
-        for audience, expected in matches.items():
+        for audience in (Audience.OPERATOR, Audience.STAGE):
+            expected = self._passcode(audience)
             # Compare against both, always, in constant time per comparison.
             if expected and hmac.compare_digest(offered_bytes, expected.encode()):
                 found = found or audience
         return found
 
-    async def sign_in(self, request: Request, response: Response) -> str | None:
-        """Returns the CSRF token of the new session (None in open mode)."""
+    async def sign_in(self, request: Request, response: Response) -> None:
+        """A new session: an HttpOnly cookie, and a CSRF token (cookie + response header)."""
         if self.open_mode:
-            return None
+            return
         client = request.client.host if request.client else "unknown"
         wait = self.throttle.retry_after(client)
         if wait:
@@ -135,7 +143,13 @@ class AccessControl:
         self.throttle.succeed(client)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
-        await self.ledger.create_session(token_hash(session_token), token_hash(csrf_token), audience.value, ttl)
+        await self.ledger.create_session(
+            token_hash(session_token),
+            token_hash(csrf_token),
+            audience.value,
+            self._credential_tag(session_token, audience),
+            ttl,
+        )
         secure = self.settings.is_production
         response.set_cookie(
             SESSION_COOKIE,
@@ -151,7 +165,6 @@ class AccessControl:
             CSRF_COOKIE, csrf_token, max_age=ttl, httponly=False, samesite="strict", secure=secure, path="/"
         )
         response.headers[CSRF_HEADER] = csrf_token
-        return csrf_token
 
     async def sign_out(self, principal: Principal, response: Response) -> None:
         if principal.session_hash:
@@ -162,6 +175,8 @@ class AccessControl:
     def csrf_for_page(self, request: Request, principal: Principal) -> str | None:
         """The CSRF token back to a reloaded page, only if it belongs to this session."""
         sent = request.cookies.get(CSRF_COOKIE, "")
-        if principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash):
-            return sent
-        return None
+        return sent if _csrf_matches(principal, sent) else None
+
+
+def _csrf_matches(principal: Principal, sent: str) -> bool:
+    return bool(principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash))

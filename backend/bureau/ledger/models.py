@@ -94,6 +94,8 @@ class SessionRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     csrf_hash: Mapped[str] = mapped_column(String(64))
     audience: Mapped[str] = mapped_column(String(16))
+    # Binds the session to the passcode that opened it: changing a passcode signs its sessions out.
+    credential_tag: Mapped[str | None] = mapped_column(String(64), default=None)
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -108,8 +108,13 @@ class SessionRecord:
     token_hash: str
     csrf_hash: str
     audience: str
+    credential_tag: str | None
     expires_at: datetime
     revoked: bool
+
+    @property
+    def active(self) -> bool:
+        return not self.revoked and self.expires_at > utcnow()
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,7 +548,9 @@ class Ledger:
 
     # ----- sessions ------------------------------------------------------------------------------------
 
-    async def create_session(self, token_hash: str, csrf_hash: str, audience: str, ttl_s: int) -> None:
+    async def create_session(
+        self, token_hash: str, csrf_hash: str, audience: str, credential_tag: str, ttl_s: int
+    ) -> None:
         def work(session: Session) -> None:
             now = utcnow()
             session.add(
@@ -551,6 +558,7 @@ class Ledger:
                     token_hash=token_hash,
                     csrf_hash=csrf_hash,
                     audience=audience,
+                    credential_tag=credential_tag,
                     created_at=now,
                     expires_at=now + timedelta(seconds=ttl_s),
                 )
@@ -567,6 +575,7 @@ class Ledger:
                 row.token_hash,
                 row.csrf_hash,
                 row.audience,
+                row.credential_tag,
                 _aware(row.expires_at),
                 row.revoked_at is not None,
             )
