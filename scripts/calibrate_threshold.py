@@ -22,19 +22,22 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+from langchain_core.embeddings import Embeddings
+
+from bureau.config import Settings
+from bureau.game.scenario_schema import ROLES, load_builtin_scenarios
+from bureau.memory.embedders import build_embedder, cosine
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO / "backend") not in sys.path:
-    sys.path.insert(0, str(REPO / "backend"))
-
-from bureau.game.scenario_schema import ROLES, load_builtin_scenarios  # noqa: E402
-
 SET_PATH = REPO / "tests" / "data" / "retrieval_set.yaml"
 CONFIG_PATH = REPO / "backend" / "bureau" / "config.py"
 IMG_DIR = REPO / "docs" / "img"
@@ -43,7 +46,7 @@ CATEGORIES: tuple[str, ...] = ("direct", "paraphrase", "cross_language", "unansw
 ANSWERABLE: tuple[str, ...] = CATEGORIES[:3]
 GRID: tuple[float, ...] = tuple(round(0.20 + 0.025 * i, 3) for i in range(17))  # 0.20 .. 0.60
 MIN_REFUSAL = 0.80
-BORDERLINE_BAND = 0.10  # the game's default band below the threshold (Settings.borderline_band)
+BORDERLINE_BAND: float = Settings.model_fields["borderline_band"].default  # the game's band below the threshold
 EMBEDDERS: tuple[str, ...] = ("local", "hashing")
 
 
@@ -157,14 +160,13 @@ class Scored:
         return (known and self.top1_correct) if self.query.answerable else not known
 
 
-def make_embedder(name: str):
-    from bureau.memory.embedders import HashingEmbeddings, LocalUSEEmbeddings
-
-    return {"local": LocalUSEEmbeddings, "hashing": HashingEmbeddings}[name]()
+def make_embedder(name: str) -> Embeddings:
+    """The embedder the game would build for `BUREAU_EMBEDDER=name` (the environment is not read)."""
+    return build_embedder(Settings.model_construct(embedder=name))
 
 
 def embed_texts(
-    embedder, texts: Sequence[str], advance: Callable[[int], None] | None = None, batch: int = 16
+    embedder: Embeddings, texts: Sequence[str], advance: Callable[[int], None] | None = None, batch: int = 16
 ) -> dict[str, list[float]]:
     unique = list(dict.fromkeys(texts))
     vectors: dict[str, list[float]] = {}
@@ -177,9 +179,7 @@ def embed_texts(
     return vectors
 
 
-def score_set(data: RetrievalSet, embedder, advance: Callable[[int], None] | None = None) -> list[Scored]:
-    from bureau.memory.embedders import cosine
-
+def score_set(data: RetrievalSet, embedder: Embeddings, advance: Callable[[int], None] | None = None) -> list[Scored]:
     texts = [c.content for c in data.cards.values()] + [q.text for q in data.queries]
     vectors = embed_texts(embedder, texts, advance)
     scored = []
@@ -438,10 +438,8 @@ class PresetRow:
     best: dict[str, tuple[float, str]]  # role -> (best score over that role's own cards, topic)
 
 
-def preset_matrix(embedder) -> list[PresetRow]:
+def preset_matrix(embedder: Embeddings) -> list[PresetRow]:
     """Each preset question against each role's own opening cards (the board starts empty)."""
-    from bureau.memory.embedders import cosine
-
     rows = []
     for (scenario_id, lang), scenario in sorted(load_builtin_scenarios().items()):
         by_role = scenario.cards.by_role()
@@ -456,7 +454,7 @@ def preset_matrix(embedder) -> list[PresetRow]:
     return rows
 
 
-def report(console, name: str, scored: Sequence[Scored], chosen: float, sweep: list[Metrics]) -> Metrics:
+def report(console: Console, name: str, scored: Sequence[Scored], chosen: float, sweep: list[Metrics]) -> Metrics:
     from rich.table import Table
 
     m = next(x for x in sweep if math.isclose(x.threshold, chosen))
@@ -524,7 +522,7 @@ def report(console, name: str, scored: Sequence[Scored], chosen: float, sweep: l
     return m
 
 
-def report_presets(console, name: str, rows: list[PresetRow], threshold: float) -> None:
+def report_presets(console: Console, name: str, rows: list[PresetRow], threshold: float) -> None:
     from rich.table import Table
 
     table = Table(title=f"[{name}] preset questions × roles' own cards (bold = known at {threshold:.3f})")

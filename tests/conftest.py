@@ -7,7 +7,7 @@ embedded seekdb allows one path per process.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,8 @@ for _name in [n for n in os.environ if n.startswith("BUREAU_")]:
 from bureau.api.app import create_app  # noqa: E402
 from bureau.api.deps import Services  # noqa: E402
 from bureau.config import Settings  # noqa: E402
+from helpers import NewCase  # noqa: E402
 from live_server import LiveServer  # noqa: E402
-
-NewCase = Callable[..., Awaitable[dict[str, Any]]]
 
 
 def test_settings(data_dir: Path, **overrides: Any) -> Settings:

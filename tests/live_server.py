@@ -23,10 +23,20 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, data_dir: Path, port: int | None = None, cwd: Path | None = None, **env: str) -> None:
+    """`bureau serve --port P --data-dir D *args` with `env` on top of a `BUREAU_`-free environment."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        cwd: Path | None = None,
+        args: tuple[str, ...] = (),
+        **env: str,
+    ) -> None:
         self.data_dir = data_dir
         self.cwd = cwd or data_dir
         self.port = port or free_port()
+        self.args = args
         self.env = {"BUREAU_HEARTBEAT_S": "1", "BUREAU_PUBLICATION_LEASE_S": "2", **env}
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = data_dir / f"server-{self.port}.log"
@@ -35,11 +45,8 @@ class LiveServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> LiveServer:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
-        env.update(self.env)
-        log = self.log_path.open("ab")
-        command = [
+    def command(self) -> list[str]:
+        return [
             sys.executable,
             "-m",
             "bureau.cli",
@@ -48,8 +55,20 @@ class LiveServer:
             str(self.port),
             "--data-dir",
             str(self.data_dir),
+            *self.args,
         ]
-        self.process = subprocess.Popen(command, cwd=self.cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    def environment(self) -> dict[str, str]:
+        """The developer's own `BUREAU_*` variables must not steer the server; only `self.env` does."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
+        env.update(self.env)
+        return env
+
+    def start(self) -> LiveServer:
+        with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(
+                self.command(), cwd=self.cwd, env=self.environment(), stdout=log, stderr=subprocess.STDOUT
+            )
         deadline = time.monotonic() + START_DEADLINE_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -104,6 +104,9 @@ class StubOpenAI:
     model: str = "stub-model"
     requests: list[RecordedRequest] = field(default_factory=list)
     _queue: deque[ReplySource] = field(default_factory=deque)
+    # Set whenever a request has been recorded (cleared by `reset()`): lets a test wait for "the provider
+    # has it" instead of sleeping.
+    received: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -117,6 +120,7 @@ class StubOpenAI:
         with self._lock:
             self._queue.clear()
             self.requests.clear()
+            self.received.clear()
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -126,6 +130,7 @@ class StubOpenAI:
     def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
         with self._lock:
             self.requests.append(RecordedRequest(path=path, headers=headers, body=body))
+        self.received.set()
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property

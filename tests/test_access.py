@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +20,13 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from live_server import LiveServer, free_port
+from helpers import informant_secret_card
+from live_server import LiveServer
 from sse_client import SSEStream, open_sse
 
 OPERATOR_PASSCODE = "operator-pass-4821"
 STAGE_PASSCODE = "stage-pass-7713"
 MAX_SSE = 2
-SECRET = "0427"
 
 
 @dataclass(frozen=True)
@@ -148,19 +145,30 @@ def routes(secret_card_id: str) -> list[Route]:
     ]
 
 
+@asynccontextmanager
+async def open_stream(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], deadline_s: float = 5.0
+) -> AsyncIterator[SSEStream]:
+    """Open a stream, retrying a 429 while an earlier, closed stream's slot is still being released."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        async with open_sse(http, url, headers=headers) as stream:
+            if stream.status_code != 429 or time.monotonic() > deadline:
+                yield stream
+                return
+        await asyncio.sleep(0.05)  # back-off between retries of a refused request, not a synchronisation
+
+
 async def call(http: httpx.AsyncClient, route: Route, case_id: str, headers: dict[str, str]) -> tuple[int, Any]:
     """(status, error code or None). An SSE success is proven by its first bytes, then closed."""
     if route.body is SSE:
-        deadline = time.monotonic() + 5
-        while True:
-            async with open_sse(http, route.url(case_id), headers=headers) as stream:
-                if stream.status_code == 200:
-                    first = await stream.next_frame()
-                    assert first.event == "case.created"
-                    return 200, None
-                if stream.status_code == 429 and time.monotonic() < deadline:
-                    continue  # the session's previous stream is still being released (see the cap test)
-                return stream.status_code, stream.response.json()["detail"]["code"]
+        # A 429 is retried: the session's previous stream may still be being released (see the cap test).
+        async with open_stream(http, route.url(case_id), headers) as stream:
+            if stream.status_code == 200:
+                first = await stream.next_frame()
+                assert first.event == "case.created"
+                return 200, None
+            return stream.status_code, stream.response.json()["detail"]["code"]
     kwargs: dict[str, Any] = {"headers": headers}
     if route.body is not None:
         kwargs["json"] = route.body
@@ -187,7 +195,7 @@ async def test_every_route_for_every_audience_with_and_without_csrf(secured: Sec
     assert created.status_code == 201
     case = created.json()
     case_id = case["case"]["id"]
-    [secret] = [c for c in case["spaces"]["informant"] if SECRET in c["content"]]
+    secret = informant_secret_card(case)
     table = routes(secret["id"])
 
     def headers_for(who: str, csrf: str) -> dict[str, str]:
@@ -312,27 +320,21 @@ async def test_signing_out_revokes_the_session(secured: Secured) -> None:
 # ----- SSE connection cap -------------------------------------------------------------------------------
 
 
-async def open_stream(http: httpx.AsyncClient, url: str, session: Session, deadline_s: float = 5.0) -> Any:
-    """Open a stream, retrying while an earlier, closed stream's slot is still being released."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        context = open_sse(http, url, headers=session.headers())
-        stream: SSEStream = await context.__aenter__()
-        if stream.status_code != 429 or time.monotonic() > deadline:
-            return context, stream
-        await context.__aexit__(None, None, None)
-        await asyncio.sleep(0.05)  # back-off between retries of a refused request, not a synchronisation
-
-
 async def test_sse_connections_per_session_are_capped_and_a_freed_slot_works_again(secured: Secured) -> None:
     http, session = secured.http, secured.stage_for_cap
     case_id = secured.case["case"]["id"]
     url = f"/api/cases/{case_id}/stage/events"
-    held = []
+    held: list[AbstractAsyncContextManager[SSEStream]] = []
+
+    async def hold() -> SSEStream:
+        context = open_stream(http, url, session.headers())
+        stream = await context.__aenter__()
+        held.append(context)
+        return stream
+
     try:
         for _ in range(MAX_SSE):
-            context, stream = await open_stream(http, url, session)
-            held.append(context)
+            stream = await hold()
             assert stream.status_code == 200
             assert (await stream.next_frame()).event == "case.created"
         async with open_sse(http, url, headers=session.headers()) as refused:
@@ -347,8 +349,7 @@ async def test_sse_connections_per_session_are_capped_and_a_freed_slot_works_aga
             assert (await other_session.next_frame()).event == "case.created"
         # Free one slot: a new stream is accepted again (once the server has seen the disconnect).
         await held.pop(0).__aexit__(None, None, None)
-        context, stream = await open_stream(http, url, session)
-        held.append(context)
+        stream = await hold()
         assert stream.status_code == 200
         assert (await stream.next_frame()).event == "case.created"
     finally:
@@ -382,25 +383,13 @@ async def test_wrong_passcodes_are_refused_then_throttled(secured: Secured) -> N
 # ----- refusing unsafe start-ups --------------------------------------------------------------------------
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
-    env.update(extra)
-    return env
-
-
 async def _serve(data_dir: Path, *args: str, **env: str) -> tuple[int, str]:
+    """Run `bureau serve` (as `LiveServer` would) and expect it to refuse: (exit code, stderr)."""
+    server = LiveServer(data_dir, args=args, **env)
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bureau.cli",
-        "serve",
-        "--port",
-        str(free_port()),
-        "--data-dir",
-        str(data_dir),
-        *args,
-        cwd=data_dir,
-        env=_env(**env),
+        *server.command(),
+        cwd=server.cwd,
+        env=server.environment(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -444,43 +433,9 @@ async def test_serve_refuses_unsafe_settings(tmp_path: Path) -> None:
 
 
 def test_insecure_open_allows_a_non_loopback_bind(tmp_path: Path) -> None:
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bureau.cli",
-            "serve",
-            "--host",
-            "0.0.0.0",
-            "--insecure-open",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        env=_env(BUREAU_HEARTBEAT_S="1"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    server = LiveServer(tmp_path, args=("--host", "0.0.0.0", "--insecure-open")).start()
     try:
-        deadline = time.monotonic() + 90
-        health = None
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)  # waiting for a port to open: polling with a deadline
-        assert health is not None, (tmp_path / "serve.log").read_text()[-3000:]
+        health = httpx.get(server.url + "/api/health", timeout=5)
         assert health.status_code == 200 and health.json()["access"] == "open"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+        server.stop()

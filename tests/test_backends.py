@@ -15,10 +15,8 @@ import pylibseekdb
 import pymysql
 import pytest
 
+from helpers import QUESTION, informant_secret_card
 from live_server import LiveServer, free_port
-from test_isolation_matrix import informant_secret_card
-
-QUESTION = "What is the safe combination?"
 
 
 def play_four_acts(server: LiveServer, backend: str) -> None:

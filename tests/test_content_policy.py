@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bureau.scope.content_policy import REASONS, is_safe, normalise_whisper, screen_text
+from bureau.scope.content_policy import REASONS, normalise_whisper, screen_text
 
 SAFE_GAME_TEXT = [
     "The safe combination is 0427.",
@@ -28,7 +28,6 @@ SAFE_GAME_TEXT = [
 @pytest.mark.parametrize("text", SAFE_GAME_TEXT)
 def test_game_text_is_safe(text):
     assert screen_text(text) == []
-    assert is_safe(text)
 
 
 @pytest.mark.parametrize(

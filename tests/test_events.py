@@ -18,6 +18,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from helpers import ask, informant_secret_card, publish
 from live_server import LiveServer
 from sse_client import Comment, Frame, open_sse
 
@@ -48,12 +49,6 @@ async def create_case(http: httpx.AsyncClient, scenario_id: str = "safe-combinat
     return response.json()
 
 
-async def ask(http: httpx.AsyncClient, case_id: str, role: str, question: str) -> dict[str, Any]:
-    response = await http.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": question})
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 async def whisper(http: httpx.AsyncClient, case_id: str, role: str, text: str) -> dict[str, Any]:
     response = await http.post(f"/api/cases/{case_id}/whispers", json={"role": role, "text": text})
     assert response.status_code == 201, response.text
@@ -80,8 +75,7 @@ PUBLICATION = ["publication.started", "memory.written", "publication.completed"]
 async def test_a_subscriber_receives_every_event_of_a_full_game_in_order(http: httpx.AsyncClient) -> None:
     case = await create_case(http)
     case_id = case["case"]["id"]
-    secret = next(c for c in case["spaces"]["informant"] if "0427" in c["content"])
-    question = "What is the safe combination?"
+    secret = informant_secret_card(case)
 
     async with (
         open_sse(http, f"/api/cases/{case_id}/events") as operator,
@@ -99,19 +93,17 @@ async def test_a_subscriber_receives_every_event_of_a_full_game_in_order(http: h
             return frames
 
         assert types(await read(1)) == ["case.created"]  # replayed: no cursor means from the start
-        await ask(http, case_id, "detective", question)
+        await ask(http, case_id, "detective")
         assert types(await read(3)) == INTERROGATION
-        informant_answer = await ask(http, case_id, "informant", question)
+        informant_answer = await ask(http, case_id, "informant")
         assert informant_answer["certainty"] == "known"
         assert types(await read(3)) == INTERROGATION
         await whisper(http, case_id, "suspect", "The getaway car is parked behind the bakery.")
         assert types(await read(1)) == ["memory.written"]
-        published = await http.post(
-            f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
-        )
+        published = await publish(http, case_id, "informant", secret["id"])
         assert published.status_code == 201, published.text
         assert types(await read(3)) == PUBLICATION
-        after_publish = await ask(http, case_id, "detective", question)
+        after_publish = await ask(http, case_id, "detective")
         assert after_publish["certainty"] == "known"  # from the board copy
         assert types(await read(3)) == INTERROGATION
         assert (await http.post(f"/api/cases/{case_id}/reset")).status_code == 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bureau.answering.grounding import extract_claims, is_grounded, normalise, ungrounded_claims
+from bureau.answering.grounding import extract_claims, normalise, ungrounded_claims
 
 EVIDENCE = [
     "The safe combination is 0427.",
@@ -32,7 +32,6 @@ EVIDENCE = [
 )
 def test_grounded_answers_pass(answer):
     assert ungrounded_claims(answer, EVIDENCE) == []
-    assert is_grounded(answer, EVIDENCE)
 
 
 @pytest.mark.parametrize(

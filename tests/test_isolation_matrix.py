@@ -3,39 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 
-from conftest import NewCase
-
-QUESTION = "What is the safe combination?"
-SECRET = "0427"
-
-
-def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:
-    return snapshot["spaces"][space]
-
-
-def informant_secret_card(snapshot: dict[str, Any]) -> dict[str, Any]:
-    [card] = [c for c in cards(snapshot, "informant") if SECRET in c["content"]]
-    return card
-
-
-async def ask(client: httpx.AsyncClient, case_id: str, role: str, question: str = QUESTION) -> dict[str, Any]:
-    response = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": question})
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
-async def publish(client: httpx.AsyncClient, case_id: str, role: str, card_id: str) -> httpx.Response:
-    return await client.post(f"/api/cases/{case_id}/publications", json={"role": role, "card_id": card_id})
-
-
-async def snapshot(client: httpx.AsyncClient, case_id: str) -> dict[str, Any]:
-    response = await client.get(f"/api/cases/{case_id}")
-    assert response.status_code == 200
-    return response.json()
+from helpers import QUESTION, SECRET, NewCase, ask, cards, informant_secret_card, publish, snapshot
 
 
 async def test_1_same_case_same_role_knows(client: httpx.AsyncClient, new_case: NewCase) -> None:

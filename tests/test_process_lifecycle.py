@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from helpers import informant_secret_card
 from live_server import LiveServer
-from test_isolation_matrix import informant_secret_card
 
 WHISPER = "The courier always parks behind the bakery."
 

@@ -13,9 +13,8 @@ import pytest
 from bureau.api.deps import Services
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import board_scope
-from conftest import NewCase
+from helpers import NewCase, informant_secret_card, publish, snapshot
 from live_server import LiveServer
-from test_isolation_matrix import informant_secret_card, publish, snapshot
 
 STEPS = ("after_reserve", "after_board_write", "before_mark_ready")
 

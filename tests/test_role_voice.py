@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +13,8 @@ from bureau.answering.evidence import EvidenceResponder
 from bureau.answering.role_voice import RoleVoiceResponder, build_packet, system_prompt
 from bureau.answering.selection import build_responder, effective_mode, llm_status
 from bureau.config import Settings
-from bureau.memory.types import Candidate, StoredCard
+from bureau.memory.types import Candidate
+from factories import candidate, card
 from stub_openai import (
     StubOpenAI,
     json_reply,
@@ -26,32 +26,6 @@ from stub_openai import (
 )
 
 SECRET_KEY = "sk-test-DO-NOT-LEAK-4242"
-
-
-def card(
-    card_id: str,
-    content: str,
-    *,
-    space: str = "informant",
-    memory_type: str = "fact",
-    trust: str = "high",
-    source_role: str | None = None,
-) -> StoredCard:
-    return StoredCard(
-        id=card_id,
-        case_id="case-test-1",
-        space=space,
-        content=content,
-        topic="vault",
-        kind="secret",
-        visibility="public" if space == "bulletin_board" else "private",
-        memory_type=memory_type,
-        trust=trust,
-        created_by="scenario",
-        created_at=datetime(2026, 1, 1, tzinfo=UTC),
-        source_role=source_role,
-        source_card_id="card-src-9" if source_role else None,
-    )
 
 
 SAFE = card("card-informant-safe-0001", "The safe combination is 0427.")
@@ -80,10 +54,6 @@ def request(
         hits=tuple(hits),
         borderline=borderline,
     )
-
-
-def hit(c: StoredCard, score: float = 0.62) -> Candidate:
-    return Candidate(card=c, score=score)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +92,7 @@ def user_message(stub: StubOpenAI, index: int = -1) -> str:
 async def test_grounded_answer_is_accepted_and_mapped_to_card_ids(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "Psst. The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(SAFE), hit(BOARD_TIP, 0.4)))
+    answer = await responder.answer(request(candidate(SAFE), candidate(BOARD_TIP, 0.4)))
 
     assert answer.responder == "role_voice"
     assert answer.fallback_reason is None
@@ -159,7 +129,7 @@ async def test_chinese_answer_with_fullwidth_digits_is_grounded(stub, make_respo
     responder = make_responder()
     zh_safe = card("card-informant-zh-0007", "保险箱密码是 0427。")
     stub.push(json_reply({"answer": "嘘……密码是０４２７。", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(zh_safe), question="保险箱密码是多少？", language="zh"))
+    answer = await responder.answer(request(candidate(zh_safe), question="保险箱密码是多少？", language="zh"))
     assert answer.responder == "role_voice" and answer.evidence == (zh_safe.id,)
     system = stub.requests[-1].messages[0]["content"]
     assert "简体中文" in system and "线人" in system
@@ -169,7 +139,7 @@ async def test_chinese_answer_with_fullwidth_digits_is_grounded(stub, make_respo
 async def test_citation_outside_the_hits_falls_back(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": ["e1", "e7"]}))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence"
     assert answer.fallback_reason == "citation_outside_evidence"
     assert answer.certainty == "known" and answer.evidence == (SAFE.id,)
@@ -178,14 +148,14 @@ async def test_citation_outside_the_hits_falls_back(stub, make_responder):
 async def test_citing_a_raw_store_id_is_outside_the_evidence(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": [SAFE.id]}))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "citation_outside_evidence"
 
 
 async def test_invented_number_is_ungrounded(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "The combination is 0428.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence" and answer.fallback_reason == "ungrounded_claim"
 
 
@@ -194,14 +164,14 @@ async def test_invented_name_is_ungrounded(stub, make_responder):
     stub.push(
         json_reply({"answer": "At 7pm, Marco meets Anna.", "certainty": "known", "cited": ["e1"]}),
     )
-    answer = await responder.answer(request(hit(MEETING), question="Who meets whom?"))
+    answer = await responder.answer(request(candidate(MEETING), question="Who meets whom?"))
     assert answer.fallback_reason == "ungrounded_claim"
 
 
 async def test_fact_from_an_uncited_hit_is_ungrounded(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "It is 0427, floor 3.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(SAFE), hit(BOARD_TIP, 0.5)))
+    answer = await responder.answer(request(candidate(SAFE), candidate(BOARD_TIP, 0.5)))
     assert answer.fallback_reason == "ungrounded_claim"
 
 
@@ -224,7 +194,7 @@ async def test_no_hits_but_model_claims_known_is_unknown(stub, make_responder):
 async def test_known_without_citations_is_ungrounded(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "Yes, I know it.", "certainty": "known", "cited": []}))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "ungrounded_claim"
 
 
@@ -242,7 +212,7 @@ async def test_known_without_citations_is_ungrounded(stub, make_responder):
 async def test_non_json_or_wrong_shape_is_malformed(stub, make_responder, reply):
     responder = make_responder()
     stub.push(reply)
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence" and answer.fallback_reason == "malformed_output"
 
 
@@ -250,7 +220,7 @@ async def test_fenced_json_and_think_block_are_tolerated(stub, make_responder):
     responder = make_responder()
     body = json.dumps({"answer": "0427.", "certainty": "known", "cited": ["e1"]})
     stub.push(text_reply(f"<think>the card says 0427</think>\n```json\n{body}\n```"))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "role_voice" and answer.evidence == (SAFE.id,)
 
 
@@ -260,14 +230,14 @@ async def test_timeout_falls_back_quickly(stub, make_responder):
     responder.warm_up()  # time the call, not the one-off LangChain import
     stub.push(sleep_reply(2.5, json_reply({"answer": "0427", "certainty": "known", "cited": ["e1"]})))
     started = time.perf_counter()
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     elapsed = time.perf_counter() - started
     assert answer.responder == "evidence" and answer.fallback_reason == "provider_timeout"
     assert answer.certainty == "known" and answer.evidence == (SAFE.id,)
     assert elapsed < 2.0
 
 
-async def test_wait_for_guard_catches_a_hang_the_client_does_not(stub, make_responder):
+async def test_wait_for_guard_catches_a_hang_the_client_does_not(make_responder):
     responder = make_responder(llm_timeout_s=0.5)
 
     class HangingAgent:
@@ -276,7 +246,7 @@ async def test_wait_for_guard_catches_a_hang_the_client_does_not(stub, make_resp
 
     responder._agents[("informant", "en")] = HangingAgent()
     started = time.perf_counter()
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "provider_timeout"
     assert time.perf_counter() - started < 1.5
     assert llm_status(responder.settings, responder)["status"] == "configured"  # one failure is not degraded
@@ -286,7 +256,7 @@ async def test_wait_for_guard_catches_a_hang_the_client_does_not(stub, make_resp
 async def test_http_error_is_provider_error(stub, make_responder, status):
     responder = make_responder()
     stub.push(status_reply(status))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence" and answer.fallback_reason == "provider_error"
     assert len(stub.requests) == 1  # max_retries=0: exactly one attempt
 
@@ -294,14 +264,14 @@ async def test_http_error_is_provider_error(stub, make_responder, status):
 async def test_non_json_http_body_is_a_provider_failure(stub, make_responder):
     responder = make_responder()
     stub.push(raw_reply(b"<html>bad gateway</html>"))
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence"
     assert answer.fallback_reason == "provider_error"  # the provider broke the protocol, not the model
 
 
 async def test_unreachable_provider_is_provider_error(make_responder):
     responder = make_responder(llm_base_url="http://127.0.0.1:9/v1")
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence" and answer.fallback_reason == "provider_error"
 
 
@@ -310,11 +280,11 @@ async def test_repeated_failures_mark_the_llm_degraded(stub, make_responder):
     assert llm_status(responder.settings, responder)["status"] == "configured"
     stub.push(status_reply(500), status_reply(500), status_reply(500))
     for _ in range(3):
-        await responder.answer(request(hit(SAFE)))
+        await responder.answer(request(candidate(SAFE)))
     assert responder.degraded
     assert llm_status(responder.settings, responder)["status"] == "degraded"
     stub.push(json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]}))
-    assert (await responder.answer(request(hit(SAFE)))).responder == "role_voice"
+    assert (await responder.answer(request(candidate(SAFE)))).responder == "role_voice"
     assert llm_status(responder.settings, responder)["status"] == "configured"
 
 
@@ -322,7 +292,7 @@ async def test_repeated_failures_mark_the_llm_degraded(stub, make_responder):
 async def test_injection_card_is_withheld_from_the_model(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(INJECTION, 0.9), hit(SAFE), hit(INJECTION_ZH, 0.5)))
+    answer = await responder.answer(request(candidate(INJECTION, 0.9), candidate(SAFE), candidate(INJECTION_ZH, 0.5)))
 
     assert answer.responder == "role_voice"
     assert answer.evidence == (SAFE.id,)
@@ -336,7 +306,7 @@ async def test_injection_card_is_withheld_from_the_model(stub, make_responder):
 async def test_filtered_cards_are_reported_on_fallback_too(stub, make_responder):
     responder = make_responder()
     stub.push(status_reply(500))
-    answer = await responder.answer(request(hit(INJECTION), hit(SAFE)))
+    answer = await responder.answer(request(candidate(INJECTION), candidate(SAFE)))
     assert answer.fallback_reason == "provider_error"
     assert answer.filtered == {INJECTION.id: "unsafe_content"}
     assert answer.evidence == (SAFE.id,)  # the withheld card is neither cited nor quoted
@@ -346,7 +316,7 @@ async def test_filtered_cards_are_reported_on_fallback_too(stub, make_responder)
 async def test_fallback_with_only_unsafe_hits_is_unknown(stub, make_responder):
     responder = make_responder()
     stub.push(status_reply(500))
-    answer = await responder.answer(request(hit(INJECTION)))
+    answer = await responder.answer(request(candidate(INJECTION)))
     assert (answer.certainty, answer.evidence, answer.fallback_reason) == ("unknown", (), "provider_error")
     assert answer.filtered == {INJECTION.id: "unsafe_content"}
 
@@ -354,7 +324,7 @@ async def test_fallback_with_only_unsafe_hits_is_unknown(stub, make_responder):
 async def test_derived_session_memory_is_never_evidence(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(hit(SESSION), role="detective"))
+    answer = await responder.answer(request(candidate(SESSION), role="detective"))
     assert answer.filtered == {SESSION.id: "derived_memory"}
     assert answer.certainty == "unknown"
     assert answer.fallback_reason == "claimed_known_without_evidence"
@@ -375,7 +345,7 @@ async def test_borderline_confirmed_becomes_evidence(stub, make_responder):
         )
     )
     answer = await responder.answer(
-        request(borderline=(hit(BOARD_TIP, 0.3),), question="Where is the vault?", role="detective")
+        request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?", role="detective")
     )
     assert answer.responder == "role_voice" and answer.certainty == "known"
     assert answer.evidence == (BOARD_TIP.id,)
@@ -396,7 +366,7 @@ async def test_borderline_rejected_is_not_evidence(stub, make_responder):
             }
         )
     )
-    answer = await responder.answer(request(hit(SAFE), borderline=(hit(MEETING, 0.3),)))
+    answer = await responder.answer(request(candidate(SAFE), borderline=(candidate(MEETING, 0.3),)))
     assert answer.responder == "role_voice"
     assert answer.evidence == (SAFE.id,)
     assert answer.borderline_verdicts == {MEETING.id: False}
@@ -410,7 +380,7 @@ async def test_citing_a_rejected_or_unjudged_borderline_falls_back(stub, make_re
     )
     for _ in range(2):
         answer = await responder.answer(
-            request(hit(SAFE), borderline=(hit(BOARD_TIP, 0.3),), question="Where is the vault?")
+            request(candidate(SAFE), borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?")
         )
         assert answer.fallback_reason == "citation_outside_evidence"
         assert answer.evidence == (SAFE.id,)  # evidence mode never uses borderline
@@ -419,7 +389,7 @@ async def test_citing_a_rejected_or_unjudged_borderline_falls_back(stub, make_re
 async def test_only_borderline_and_none_confirmed_cannot_be_known(stub, make_responder):
     responder = make_responder()
     stub.push(json_reply({"answer": "Floor 3.", "certainty": "known", "cited": [], "borderline": {"b1": False}}))
-    answer = await responder.answer(request(borderline=(hit(BOARD_TIP, 0.3),), question="Where is the vault?"))
+    answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
     assert answer.certainty == "unknown" and answer.fallback_reason == "claimed_known_without_evidence"
 
 
@@ -428,7 +398,7 @@ async def test_budget_exhausted_stops_calling_the_provider(stub, make_responder)
     responder = make_responder(llm_request_budget=2)
     ok = json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]})
     stub.push(ok, ok, ok)
-    results = [await responder.answer(request(hit(SAFE))) for _ in range(3)]
+    results = [await responder.answer(request(candidate(SAFE))) for _ in range(3)]
     assert [a.responder for a in results] == ["role_voice", "role_voice", "evidence"]
     assert results[2].fallback_reason == "budget_exhausted"
     assert len(stub.requests) == 2
@@ -437,7 +407,7 @@ async def test_budget_exhausted_stops_calling_the_provider(stub, make_responder)
 
 async def test_zero_budget_never_calls_the_provider(stub, make_responder):
     responder = make_responder(llm_request_budget=0)
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "budget_exhausted" and stub.requests == []
 
 
@@ -446,10 +416,11 @@ async def test_busy_when_no_slot_frees_up(stub, make_responder):
     stub.push(sleep_reply(0.8, json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]})))
 
     async def second() -> object:
-        await asyncio.sleep(0.1)  # let the first call take the only slot
-        return await responder.answer(request(hit(SAFE)))
+        # The provider has the first request, so the first call holds the only slot until it answers.
+        assert await asyncio.to_thread(stub.received.wait, 5)
+        return await responder.answer(request(candidate(SAFE)))
 
-    first, late = await asyncio.gather(responder.answer(request(hit(SAFE))), second())
+    first, late = await asyncio.gather(responder.answer(request(candidate(SAFE))), second())
     assert first.responder == "role_voice"
     assert late.responder == "evidence" and late.fallback_reason == "busy"
     assert len(stub.requests) == 1
@@ -472,7 +443,7 @@ async def test_agent_binds_no_tools_and_a_tool_call_is_not_executed(stub, make_r
         tool_call_reply("read_file", {"file_path": "/etc/passwd"}),
         json_reply({"answer": "should never be requested", "certainty": "unknown", "cited": []}),
     )
-    answer = await responder.answer(request(hit(SAFE)))
+    answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "malformed_output"
     assert len(stub.requests) == 1
     for sent in stub.requests:
@@ -504,7 +475,8 @@ def test_system_prompt_states_the_rules_in_both_languages():
 
 
 def test_packet_orders_by_score_and_deduplicates():
-    packet = build_packet(request(hit(BOARD_TIP, 0.4), hit(SAFE, 0.7), hit(SAFE, 0.7), borderline=(hit(SAFE, 0.7),)))
+    safe = candidate(SAFE, 0.7)
+    packet = build_packet(request(candidate(BOARD_TIP, 0.4), safe, safe, borderline=(safe,)))
     assert [(i.ref, i.card_id) for i in packet.hits] == [("e1", SAFE.id), ("e2", BOARD_TIP.id)]
     assert packet.borderline == ()
     assert packet.hits[1].as_data()["published_by"] == "detective"
@@ -534,8 +506,8 @@ async def test_keys_never_reach_the_logs(stub, make_responder, caplog):
     caplog.set_level("DEBUG")
     responder = make_responder()
     stub.push(status_reply(500, message=f"bad key {SECRET_KEY}"), text_reply("garbage"))
-    await responder.answer(request(hit(SAFE)))
-    await responder.answer(request(hit(SAFE)))
+    await responder.answer(request(candidate(SAFE)))
+    await responder.answer(request(candidate(SAFE)))
     assert SECRET_KEY not in caplog.text  # not even from the openai / httpx DEBUG logs
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("bureau")]
     assert ours and not any("0427" in m or "safe" in m for m in ours)  # our logs carry no card content

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers import informant_secret_card
 from live_server import LiveServer
 from stub_openai import StubOpenAI, json_reply, status_reply
-from test_isolation_matrix import informant_secret_card
 
 API_KEY = "sk-bureau-test-never-shown-31337"
 

@@ -20,6 +20,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+import helpers
 from bureau.api.delivery import project_event
 from bureau.scope.audience import Audience
 from live_server import LiveServer
@@ -157,7 +158,7 @@ async def test_the_stage_never_receives_anything_private(
     async def step() -> dict[str, Any]:
         nonlocal steps
         steps += 1
-        operator = (await http.get(f"/api/cases/{case_id}")).json()
+        operator = await helpers.snapshot(http, case_id)
         known.learn(operator)
         response = await http.get(f"/api/cases/{case_id}/stage")
         assert response.status_code == 200
@@ -169,9 +170,7 @@ async def test_the_stage_never_receives_anything_private(
 
     async def ask(role: str, question: str) -> dict[str, Any]:
         known.questions.append(question)
-        response = await http.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": question})
-        assert response.status_code == 200, response.text
-        body = response.json()
+        body = await helpers.ask(http, case_id, role, question)
         known.answers.append(body["answer"])
         await step()
         return body
@@ -188,7 +187,7 @@ async def test_the_stage_never_receives_anything_private(
         return card
 
     async def publish(role: str, card_id: str, status: int = 201) -> dict[str, Any]:
-        response = await http.post(f"/api/cases/{case_id}/publications", json={"role": role, "card_id": card_id})
+        response = await helpers.publish(http, case_id, role, card_id)
         assert response.status_code == status, response.text
         await step()
         return response.json()["public_card"]

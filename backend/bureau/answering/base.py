@@ -10,6 +10,22 @@ from bureau.memory.types import Candidate
 Certainty = Literal["known", "unknown"]
 ResponderName = Literal["evidence", "role_voice"]
 
+# Fallback reasons: why an answer came from the evidence responder instead of the role voice
+# (docs/answering.md lists them all).
+# Set by the role voice when it falls back:
+UNGROUNDED = "ungrounded_claim"
+CITATION_OUTSIDE = "citation_outside_evidence"
+CLAIMED_KNOWN = "claimed_known_without_evidence"
+MALFORMED = "malformed_output"
+TIMEOUT = "provider_timeout"
+PROVIDER_ERROR = "provider_error"
+BUDGET = "budget_exhausted"
+BUSY = "busy"
+# Set by the game's final check on any responder's answer (`validate_answer` in game/interrogation.py);
+# CLAIMED_KNOWN and CITATION_OUTSIDE above apply there too.
+KNOWN_WITHOUT_CITATION = "known_without_citation"
+DECLINED_EVIDENCE = "declined_available_evidence"
+
 
 @dataclass(frozen=True, slots=True)
 class AnswerRequest:
@@ -37,5 +53,14 @@ class Answer:
 
 class Responder(Protocol):
     name: ResponderName
+
+    @property
+    def degraded(self) -> bool:
+        """True when the responder is up but failing (reported as "degraded" by /api/health)."""
+        ...
+
+    def warm_up(self) -> None:
+        """Do any slow one-off set-up now (called once at start-up, in a thread); may be a no-op."""
+        ...
 
     async def answer(self, request: AnswerRequest) -> Answer: ...

@@ -24,6 +24,13 @@ MAX_CITED = 3
 class EvidenceResponder:
     name = "evidence"
 
+    @property
+    def degraded(self) -> bool:
+        return False  # no model, nothing to fail
+
+    def warm_up(self) -> None:
+        pass
+
     async def answer(self, request: AnswerRequest) -> Answer:
         return evidence_answer(request)
 

@@ -128,7 +128,3 @@ def ungrounded_claims(answer: str, sources: Iterable[str]) -> list[str]:
             missing.append(name)
     missing.extend(q for q in claims.quoted if q.casefold() not in folded)
     return sorted(set(missing))
-
-
-def is_grounded(answer: str, sources: Iterable[str]) -> bool:
-    return not ungrounded_claims(answer, sources)

@@ -34,12 +34,26 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from bureau.answering.base import Answer, AnswerRequest
+import httpx
+from langgraph.errors import GraphRecursionError
+
+from bureau.answering.base import (
+    BUDGET,
+    BUSY,
+    CITATION_OUTSIDE,
+    CLAIMED_KNOWN,
+    MALFORMED,
+    PROVIDER_ERROR,
+    TIMEOUT,
+    UNGROUNDED,
+    Answer,
+    AnswerRequest,
+)
 from bureau.answering.evidence import evidence_answer
 from bureau.answering.grounding import ungrounded_claims
 from bureau.config import Settings
 from bureau.memory.types import Candidate
-from bureau.scope import BOARD
+from bureau.scope import BOARD, ROLES
 from bureau.scope.content_policy import screen_text
 
 log = logging.getLogger(__name__)
@@ -50,18 +64,6 @@ BUILTIN_TOOL_NAMES: frozenset[str] = frozenset(
 )
 # Backstop only (ToolLessMiddleware already stops a tool round-trip); one answer needs a handful of steps.
 RECURSION_LIMIT = 8
-
-# Fallback reasons (see docs/answering.md).
-UNGROUNDED = "ungrounded_claim"
-CITATION_OUTSIDE = "citation_outside_evidence"
-CLAIMED_KNOWN = "claimed_known_without_evidence"
-MALFORMED = "malformed_output"
-TIMEOUT = "provider_timeout"
-PROVIDER_ERROR = "provider_error"
-BUDGET = "budget_exhausted"
-BUSY = "busy"
-# Reasons that say the provider itself is unhealthy (feed /api/health "degraded").
-PROVIDER_FAILURES = frozenset({MALFORMED, TIMEOUT, PROVIDER_ERROR})
 
 UNSAFE_CONTENT = "unsafe_content"
 DERIVED_MEMORY = "derived_memory"
@@ -132,9 +134,6 @@ class EvidencePacket:
     hits: tuple[PacketItem, ...]
     borderline: tuple[PacketItem, ...]
     filtered: dict[str, str]
-
-    def by_ref(self) -> dict[str, PacketItem]:
-        return {item.ref: item for item in (*self.hits, *self.borderline)}
 
 
 def build_packet(request: AnswerRequest) -> EvidencePacket:
@@ -406,20 +405,10 @@ def _classify_error(exc: BaseException) -> str:
         return TIMEOUT
     if isinstance(exc, ToolCallAttemptError):
         return MALFORMED
-    try:
-        import httpx
-
-        if isinstance(exc, httpx.TimeoutException):
-            return TIMEOUT
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from langgraph.errors import GraphRecursionError
-
-        if isinstance(exc, GraphRecursionError):  # the model tried to use a tool
-            return MALFORMED
-    except ImportError:  # pragma: no cover
-        pass
+    if isinstance(exc, httpx.TimeoutException):
+        return TIMEOUT
+    if isinstance(exc, GraphRecursionError):  # the model tried to use a tool
+        return MALFORMED
     return PROVIDER_ERROR
 
 
@@ -445,7 +434,6 @@ class RoleVoiceResponder:
         self._budget_lock = threading.Lock()
         self.requests_used = 0
         self._outcomes: deque[bool] = deque(maxlen=max(1, degraded_after))
-        self.last_fallback_reason: str | None = None
 
     # -- health ------------------------------------------------------------------------------------
     @property
@@ -471,10 +459,10 @@ class RoleVoiceResponder:
                 self._agents[key] = agent
             return agent
 
-    def warm_up(self, roles: tuple[str, ...] = ("detective", "informant", "suspect")) -> None:
+    def warm_up(self) -> None:
         """Import LangChain and build every (role, language) agent now (~1.5 s once), not on the first
         question. Call it at start-up (e.g. in a thread from the app lifespan); safe to skip."""
-        for role in roles:
+        for role in ROLES:
             for language in _LANGUAGE_RULE:
                 self.agent_for(role, language)
 
@@ -535,7 +523,6 @@ class RoleVoiceResponder:
             answer = validate_reply(request, packet, reply)
         except ValidationFailure as failure:
             return self._fallback(request, packet, failure.reason)
-        self.last_fallback_reason = None
         return answer
 
     async def _call_model(self, request: AnswerRequest, packet: EvidencePacket) -> Any:
@@ -550,7 +537,6 @@ class RoleVoiceResponder:
         return _last_ai_content(result)
 
     def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: str) -> Answer:
-        self.last_fallback_reason = reason
         log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)
         # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the
         # fallback either, so the answer never quotes or cites what `filtered` reports.

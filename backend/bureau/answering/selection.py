@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from bureau.answering.base import Responder
+from bureau.answering.base import Responder, ResponderName
 from bureau.answering.evidence import EvidenceResponder
 from bureau.config import Settings
 
-Mode = Literal["evidence", "role_voice"]
 LlmStatus = Literal["disabled", "configured", "degraded"]
 
 
@@ -26,7 +25,7 @@ def build_responder(settings: Settings) -> Responder:
     return RoleVoiceResponder(settings)
 
 
-def effective_mode(settings: Settings, responder: Responder | None) -> Mode:
+def effective_mode(settings: Settings, responder: Responder | None) -> ResponderName:
     if responder is not None and responder.name == "role_voice" and settings.llm_configured:
         return "role_voice"
     return "evidence"
@@ -45,6 +44,6 @@ def llm_status(settings: Settings, responder: Responder | None = None) -> dict[s
     if not settings.llm_configured:
         return {"status": "disabled", "model": None, "base_url_host": None}
     status: LlmStatus = "configured"
-    if responder is not None and getattr(responder, "degraded", False):
+    if responder is not None and responder.degraded:
         status = "degraded"
     return {"status": status, "model": settings.llm_model, "base_url_host": _host_only(settings.llm_base_url)}

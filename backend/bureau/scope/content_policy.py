@@ -190,7 +190,3 @@ def screen_text(text: str) -> list[str]:
     if _has_injection(norm):
         found.append(INJECTION)
     return found
-
-
-def is_safe(text: str) -> bool:
-    return not screen_text(text)
