@@ -57,7 +57,7 @@ async def run(rounds: int, concurrency: int) -> dict[str, list[float]]:
         app = create_app(Settings(_env_file=None, data_dir=Path(data)))
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=120) as http:
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=120) as http:
                 with Progress() as progress:
                     task = progress.add_task("Benchmarking", total=rounds)
                     for i in range(rounds):

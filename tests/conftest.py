@@ -62,7 +62,7 @@ def services(app: Any) -> Services:
 @pytest_asyncio.fixture(scope="session")
 async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://bureau.test", timeout=60) as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=60) as http:
         yield http
 
 

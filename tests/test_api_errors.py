@@ -12,8 +12,7 @@ from bureau.api.deps import Services
 from bureau.ledger.repository import LedgerError
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import SPACES, MemoryScope
-from conftest import NewCase
-from test_isolation_matrix import ask, informant_secret_card, snapshot
+from helpers import NewCase, ask, informant_secret_card, snapshot
 
 
 async def all_cards(services: Services, case_id: str) -> list[Any]:

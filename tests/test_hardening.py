@@ -15,9 +15,8 @@ from bureau.ledger.repository import CaseMissingError, PendingEvent
 from bureau.memory import gateway as gateway_module
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import SPACES, MemoryScope
-from conftest import NewCase
+from helpers import NewCase, informant_secret_card, snapshot
 from live_server import LiveServer
-from test_isolation_matrix import informant_secret_card, snapshot
 
 
 async def card_counts(services: Services, case_id: str) -> dict[str, int]:
@@ -192,3 +191,13 @@ def test_changing_a_passcode_signs_its_sessions_out(tmp_path_factory: pytest.Tem
         assert httpx.get(server.url + "/api/scenarios", cookies=cookies["operator"]).status_code == 401
     finally:
         server.stop()
+
+
+async def test_open_play_answers_only_to_this_machines_own_host_names(client: httpx.AsyncClient) -> None:
+    """DNS rebinding: a page on evil.example re-pointed at 127.0.0.1 sends `Host: evil.example`."""
+    assert (await client.get("/api/health", headers={"Host": "evil.example"})).status_code == 400
+    assert (
+        await client.post("/api/cases", json={"scenario_id": "mole"}, headers={"Host": "evil.example"})
+    ).status_code == 400
+    for host in ("127.0.0.1:8000", "localhost:8000", "localhost"):
+        assert (await client.get("/api/health", headers={"Host": host})).status_code == 200

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from bureau.answering.base import Answer, AnswerRequest
 from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
 from bureau.game.interrogation import classify, validate_answer
-from bureau.memory.types import Candidate, StoredCard
+from bureau.memory.types import Candidate
 from bureau.scope.keys import MemoryScope, ScopeError, composite_key, readable_scopes
+from factories import candidate, card
 
 GOOD = {"operator_passcode": "operator-pass-1", "stage_passcode": "stage-pass-22"}
 
@@ -63,28 +62,12 @@ def test_scopes_are_built_only_from_valid_parts() -> None:
         readable_scopes("abcdef123456", "bulletin_board")  # type: ignore[arg-type]
 
 
-def card(card_id: str, space: str, content: str, memory_type: str = "fact") -> StoredCard:
-    return StoredCard(
-        id=card_id,
-        case_id="abcdef123456",
-        space=space,
-        content=content,
-        topic="t",
-        kind="note",
-        visibility="public" if space == "bulletin_board" else "private",
-        memory_type=memory_type,
-        trust="high",
-        created_by="scenario",
-        created_at=datetime.now(UTC),
-    )
-
-
 def test_classify_thresholds_dedupes_and_never_counts_derived_context() -> None:
-    own = Candidate(card("1", "informant", "The safe combination is 0427."), 0.55)
-    copy = Candidate(card("2", "bulletin_board", "The safe combination is 0427."), 0.55)
-    session = Candidate(card("3", "informant", "I was asked: what is the code?", "session"), 0.95)
-    near = Candidate(card("4", "informant", "The safe is behind the painting."), 0.33)
-    far = Candidate(card("5", "bulletin_board", "Lunch is at noon."), 0.05)
+    own = candidate(card("1", "The safe combination is 0427."), 0.55)
+    copy = candidate(card("2", "The safe combination is 0427.", space="bulletin_board"), 0.55)
+    session = candidate(card("3", "I was asked: what is the code?", memory_type="session"), 0.95)
+    near = candidate(card("4", "The safe is behind the painting."), 0.33)
+    far = candidate(card("5", "Lunch is at noon.", space="bulletin_board"), 0.05)
     result = classify([far, session, copy, near, own], "informant", threshold=0.40, band=0.10)
     assert result.hits == [own]  # the own-space original wins the tie with its board copy
     assert result.borderline == [near]
@@ -112,7 +95,7 @@ def request(*hits: Candidate) -> AnswerRequest:
 def test_validate_answer_keeps_certainty_a_retrieval_fact(
     answer: Answer, hits: tuple[str, ...], certainty: str, reason: str | None
 ) -> None:
-    candidates = [Candidate(card(i, "informant", "The safe combination is 0427."), 0.6) for i in hits]
+    candidates = [candidate(card(i, "The safe combination is 0427."), 0.6) for i in hits]
     checked = validate_answer(answer, request(*candidates))
     assert checked.certainty == certainty
     assert checked.fallback_reason == reason

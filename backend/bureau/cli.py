@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,17 +14,6 @@ from bureau.config import Settings, UnsafeSettingsError
 
 if TYPE_CHECKING:
     from bureau.api.deps import Services
-
-LOOPBACK_NAMES = {"localhost"}
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -43,7 +31,7 @@ def serve(args: argparse.Namespace) -> int:
     from bureau.api.app import create_app
 
     settings = _settings(args)
-    if not is_loopback(settings.host) and not settings.passcodes_enabled and not args.insecure_open:
+    if not settings.loopback_only and not settings.passcodes_enabled and not args.insecure_open:
         print(
             f"Refusing to serve on {settings.host} without passcodes: anyone on the network could read every "
             "private memory. Set BUREAU_OPERATOR_PASSCODE and BUREAU_STAGE_PASSCODE, or pass --insecure-open.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -90,6 +91,16 @@ class Settings(BaseSettings):
     @property
     def passcodes_enabled(self) -> bool:
         return bool(self.operator_passcode.get_secret_value() or self.stage_passcode.get_secret_value())
+
+    @property
+    def loopback_only(self) -> bool:
+        """Bound to this machine only (the one place open, passcode-less play is allowed)."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
     @property
     def llm_configured(self) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from bureau import __version__
 from bureau.answering.selection import build_responder
@@ -31,6 +32,7 @@ from bureau.memory.gateway import MemoryGateway
 log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
 MAINTENANCE_INTERVAL_S = 5.0
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SLOT_HEARTBEAT_S = 30.0
 
 
@@ -54,9 +56,7 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
     )
     await gateway.start()
     responder = build_responder(settings)
-    warm_up = getattr(responder, "warm_up", None)
-    if callable(warm_up):
-        await asyncio.to_thread(warm_up)  # the first question should not pay for building the agents
+    await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building the agents
     hub = EventHub(ledger)
     ledger.on_commit = hub.notify
     svc = Services(
@@ -135,6 +135,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Who knows what: scoped memory for three agent roles and a shared bulletin board.",
         lifespan=lifespan,
     )
+    if settings.loopback_only and not settings.passcodes_enabled:
+        # Open play trusts whoever reaches the port, so only this machine's own names may: a web page whose
+        # domain is re-pointed at 127.0.0.1 (DNS rebinding) must not be able to drive the API.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
     install_error_handlers(app)
     for module in (health, session, cases, stage):
         app.include_router(module.router)

@@ -16,7 +16,15 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from bureau.answering.base import Answer, AnswerRequest, Responder
+from bureau.answering.base import (
+    CITATION_OUTSIDE,
+    CLAIMED_KNOWN,
+    DECLINED_EVIDENCE,
+    KNOWN_WITHOUT_CITATION,
+    Answer,
+    AnswerRequest,
+    Responder,
+)
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
@@ -104,13 +112,13 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
     usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
     if not allowed and answer.certainty == "known":
-        return evidence_answer(usable, "claimed_known_without_evidence")
+        return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
-        return evidence_answer(usable, "citation_outside_evidence")
+        return evidence_answer(usable, CITATION_OUTSIDE)
     if answer.certainty == "known" and not answer.evidence:
-        return evidence_answer(usable, "known_without_citation")
+        return evidence_answer(usable, KNOWN_WITHOUT_CITATION)
     if answer.certainty == "unknown" and usable.hits:
-        return evidence_answer(usable, "declined_available_evidence")
+        return evidence_answer(usable, DECLINED_EVIDENCE)
     return answer
 
 

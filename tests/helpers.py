@@ -1,0 +1,43 @@
+"""HTTP helpers shared by the API tests, and the facts of the "safe-combination" scenario they play.
+
+`ask` / `publish` / `snapshot` take any `httpx.AsyncClient` whose base URL is the app: the in-process ASGI
+client (`client` fixture) or a client of a live `bureau serve` process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+
+# The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
+NewCase = Callable[..., Awaitable[dict[str, Any]]]
+
+QUESTION = "What is the safe combination?"
+SECRET = "0427"  # the informant's secret in the "safe-combination" scenario (both languages)
+
+
+def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:
+    return snapshot["spaces"][space]
+
+
+def informant_secret_card(snapshot: dict[str, Any]) -> dict[str, Any]:
+    [card] = [c for c in cards(snapshot, "informant") if SECRET in c["content"]]
+    return card
+
+
+async def ask(client: httpx.AsyncClient, case_id: str, role: str, question: str = QUESTION) -> dict[str, Any]:
+    response = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": question})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def publish(client: httpx.AsyncClient, case_id: str, role: str, card_id: str) -> httpx.Response:
+    return await client.post(f"/api/cases/{case_id}/publications", json={"role": role, "card_id": card_id})
+
+
+async def snapshot(client: httpx.AsyncClient, case_id: str) -> dict[str, Any]:
+    response = await client.get(f"/api/cases/{case_id}")
+    assert response.status_code == 200
+    return response.json()
