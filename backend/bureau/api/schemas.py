@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-RoleName = Literal["detective", "informant", "suspect"]
+from bureau.game.scenario_schema import Language
+from bureau.scope.keys import Role
 
 
 class _Body(BaseModel):
@@ -15,7 +14,7 @@ class _Body(BaseModel):
 
 class CreateCase(_Body):
     scenario_id: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")
-    language: Literal["en", "zh"] = "en"
+    language: Language = "en"
 
 
 class Versioned(_Body):
@@ -23,18 +22,18 @@ class Versioned(_Body):
 
 
 class WhisperBody(Versioned):
-    role: RoleName
+    role: Role
     # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
     text: str = Field(max_length=2000)
 
 
 class InterrogationBody(Versioned):
-    role: RoleName
+    role: Role
     question: str = Field(max_length=2000)
 
 
 class PublicationBody(Versioned):
-    role: RoleName
+    role: Role
     card_id: str = Field(min_length=1, max_length=64)
 
 
