@@ -65,6 +65,8 @@ class KeyFact(_Strict):
     id: str = Field(pattern=_TOPIC, max_length=64)
     label: str = Field(min_length=1, max_length=80)
     topic: str = Field(pattern=_TOPIC, max_length=64)
+    # The preset question that tests this fact: only an answer to it can show a role does NOT know it.
+    question: str | None = Field(default=None, max_length=200)
 
 
 class ScenarioCards(_Strict):
@@ -113,6 +115,8 @@ class Scenario(_Strict):
         for index, fact in enumerate(self.key_facts):
             if fact.topic not in topics:
                 raise ValueError(f"key_facts.{index}.topic: no card has topic {fact.topic!r}")
+            if fact.question is not None and fact.question not in self.preset_questions:
+                raise ValueError(f"key_facts.{index}.question: not one of the preset questions")
         return self
 
     def topics_by_role(self) -> dict[str, set[str]]:

@@ -41,6 +41,8 @@ export interface KeyFact {
   id: string;
   label: string;
   topic: string;
+  /** The preset question that tests this fact: only an answer to it can show a role does not know it. */
+  question?: string | null;
 }
 
 export interface ScenarioDetail {

@@ -140,7 +140,7 @@ export const en = {
   "board.public": "Public",
 
   "matrix.heading": "Who knows what",
-  "matrix.caption": "Judged from each role's last answer",
+  "matrix.caption": "From the answers so far; — means the fact's question was not asked yet",
   "matrix.fact": "Key fact",
   "cell.own_memory": "own memory",
   "cell.board": "board",
@@ -317,7 +317,7 @@ export const zh: Record<MessageKey, string> = {
   "board.public": "公开",
 
   "matrix.heading": "谁知道什么",
-  "matrix.caption": "根据每个角色的最近一次回答判断",
+  "matrix.caption": "根据目前的回答判断；— 表示还没问过这个事实的问题",
   "matrix.fact": "关键事实",
   "cell.own_memory": "自己的记忆",
   "cell.board": "公告板",

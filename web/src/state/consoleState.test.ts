@@ -21,27 +21,27 @@ describe("consoleReducer", () => {
     const lastTrace = trace({ hits: [hit("b1", "bulletin_board", 0.7)], misses: [miss("d1", "detective", 0.1)] });
     const state = consoleReducer(initialConsoleState, { type: "snapshot-loaded", snapshot: snapshot({ last_trace: lastTrace }) });
     expect(state.trace).toBe(lastTrace);
-    expect(state.answersByRole.detective).toEqual({ certainty: "known", evidence: ["b1"] });
+    expect(state.answerLog.detective?.at(-1)).toMatchObject({ certainty: "known", evidence: ["b1"] });
     expect(state.tracedCards).toEqual({
       b1: { space: "bulletin_board", topic: "safe_combination" },
       d1: { space: "detective", topic: "weather" },
     });
   });
 
-  it("keeps the shown trace when a later snapshot has none, and never overwrites a known answer with a seed", () => {
-    const withAnswer = consoleReducer(initialConsoleState, { type: "answer-received", role: "detective", result: { ...answered([]), trace: trace() } });
+  it("keeps the shown trace when a later snapshot has none, and never adds a seed to a role that already has answers", () => {
+    const withAnswer = consoleReducer(initialConsoleState, { type: "answer-received", role: "detective", question: "What is the safe combination?", result: { ...answered([]), trace: trace() } });
     const state = consoleReducer(withAnswer, { type: "snapshot-loaded", snapshot: snapshot({ last_trace: trace({ hits: [hit("x", "detective", 0.9)] }) }) });
-    expect(state.answersByRole.detective).toEqual({ certainty: "unknown", evidence: [] });
+    expect(state.answerLog.detective?.at(-1)).toMatchObject({ certainty: "unknown", evidence: [] });
     const noTrace = consoleReducer(withAnswer, { type: "snapshot-loaded", snapshot: snapshot() });
     expect(noTrace.trace).toBe(withAnswer.trace);
   });
 
   it("records an interrogation: answer, trace and the role's evidence", () => {
     const result = answered(["i1"]);
-    const state = consoleReducer(initialConsoleState, { type: "answer-received", role: "informant", result });
+    const state = consoleReducer(initialConsoleState, { type: "answer-received", role: "informant", question: "What is the safe combination?", result });
     expect(state.answer).toEqual({ ...result, role: "informant" });
     expect(state.trace).toBe(result.trace);
-    expect(state.answersByRole.informant).toEqual({ certainty: "known", evidence: ["i1"] });
+    expect(state.answerLog.informant?.at(-1)).toMatchObject({ certainty: "known", evidence: ["i1"] });
     expect(citedCardIds(state.answer)).toEqual(new Set(["i1"]));
   });
 
@@ -50,14 +50,14 @@ describe("consoleReducer", () => {
       type: "live-event",
       event: event("answer.completed", { case_id: "case-1", role: "suspect", certainty: "unknown", evidence: [], responder: "evidence" }, 9),
     });
-    expect(state.answersByRole.suspect).toEqual({ certainty: "unknown", evidence: [] });
+    expect(state.answerLog.suspect?.at(-1)).toMatchObject({ certainty: "unknown", evidence: [] });
     expect(state.lastEvent).toEqual({ id: 9, type: "answer.completed" });
     expect(state.activity).toBe(1);
   });
 
   it("ignores malformed answer.completed payloads but still counts the event", () => {
     const state = consoleReducer(initialConsoleState, { type: "live-event", event: event("answer.completed", { role: "bulletin_board", certainty: "known" }) });
-    expect(state.answersByRole).toEqual({});
+    expect(state.answerLog).toEqual({});
     expect(state.activity).toBe(1);
   });
 
@@ -66,15 +66,15 @@ describe("consoleReducer", () => {
       type: "live-event",
       event: event("answer.completed", { role: "detective", certainty: "known", evidence: ["b1", 3, null] }),
     });
-    expect(state.answersByRole.detective?.evidence).toEqual(["b1"]);
+    expect(state.answerLog.detective?.at(-1)?.evidence).toEqual(["b1"]);
   });
 
   it("clears answers and the X-ray on case.reset, from the stream or from the reset response", () => {
-    const asked: ConsoleState = consoleReducer(initialConsoleState, { type: "answer-received", role: "informant", result: answered(["i1"]) });
+    const asked: ConsoleState = consoleReducer(initialConsoleState, { type: "answer-received", role: "informant", question: "What is the safe combination?", result: answered(["i1"]) });
     const viaEvent = consoleReducer(asked, { type: "live-event", event: event("case.reset") });
     expect(viaEvent.answer).toBeNull();
     expect(viaEvent.trace).toBeNull();
-    expect(viaEvent.answersByRole).toEqual({});
+    expect(viaEvent.answerLog).toEqual({});
     const viaResponse = consoleReducer(asked, { type: "case-reset", snapshot: snapshot() });
     expect(viaResponse.answer).toBeNull();
     expect(viaResponse.trace).toBeNull();

@@ -10,11 +10,21 @@ import {
   type Trace,
 } from "../api/types";
 
-/** What a role's last answer rested on: the matrix and the card highlights derive from this. */
+/** What one answer of a role rested on; `question` only when this console asked it (events never carry it). */
 export interface RoleAnswer {
   certainty: Certainty;
   evidence: string[];
+  question?: string;
 }
+
+/** Enough answers per role for the matrix; older ones can only repeat what newer ones say. */
+const ANSWER_LOG_LIMIT = 50;
+
+function logAnswer(log: AnswerLog, role: Role, answer: RoleAnswer): AnswerLog {
+  return { ...log, [role]: [...(log[role] ?? []), answer].slice(-ANSWER_LOG_LIMIT) };
+}
+
+export type AnswerLog = Partial<Record<Role, RoleAnswer[]>>;
 
 export interface CardRef {
   space: Space;
@@ -31,7 +41,8 @@ export interface ConsoleState {
   trace: Trace | null;
   /** The last answer this console received (answer text only exists in the POST response). */
   answer: AskedAnswer | null;
-  answersByRole: Partial<Record<Role, RoleAnswer>>;
+  /** Every answer per role, oldest first: the who-knows-what matrix folds over them. */
+  answerLog: AnswerLog;
   /** Space and topic of every card seen in a trace, so evidence stays resolvable after the snapshot moves on. */
   tracedCards: Record<string, CardRef>;
   erased: boolean;
@@ -43,14 +54,14 @@ export interface ConsoleState {
 export type ConsoleAction =
   | { type: "snapshot-loaded"; snapshot: OperatorSnapshot }
   | { type: "case-reset"; snapshot: OperatorSnapshot }
-  | { type: "answer-received"; role: Role; result: InterrogationResult }
+  | { type: "answer-received"; role: Role; question: string; result: InterrogationResult }
   | { type: "live-event"; event: LiveEvent };
 
 export const initialConsoleState: ConsoleState = {
   snapshot: null,
   trace: null,
   answer: null,
-  answersByRole: {},
+  answerLog: {},
   tracedCards: {},
   erased: false,
   activity: 0,
@@ -74,15 +85,16 @@ export function answerFromTrace(trace: Trace): RoleAnswer {
 
 function applySnapshot(state: ConsoleState, snapshot: OperatorSnapshot): ConsoleState {
   const trace = snapshot.last_trace ?? state.trace;
-  const answersByRole = { ...state.answersByRole };
-  if (snapshot.last_trace && answersByRole[snapshot.last_trace.role] === undefined) {
-    answersByRole[snapshot.last_trace.role] = answerFromTrace(snapshot.last_trace);
-  }
+  const lastTrace = snapshot.last_trace;
+  const answerLog =
+    lastTrace && !state.answerLog[lastTrace.role]?.length
+      ? logAnswer(state.answerLog, lastTrace.role, answerFromTrace(lastTrace))
+      : state.answerLog;
   return {
     ...state,
     snapshot,
     trace,
-    answersByRole,
+    answerLog,
     tracedCards: rememberTracedCards(state.tracedCards, snapshot.last_trace),
   };
 }
@@ -94,10 +106,10 @@ function applyEvent(state: ConsoleState, event: LiveEvent): ConsoleState {
       const { role, certainty, evidence } = event.data;
       if (!isRole(role) || (certainty !== "known" && certainty !== "unknown")) return next;
       const cited = Array.isArray(evidence) ? evidence.filter((id): id is string => typeof id === "string") : [];
-      return { ...next, answersByRole: { ...state.answersByRole, [role]: { certainty, evidence: cited } } };
+      return { ...next, answerLog: logAnswer(state.answerLog, role, { certainty, evidence: cited }) };
     }
     case "case.reset":
-      return { ...next, trace: null, answer: null, answersByRole: {} };
+      return { ...next, trace: null, answer: null, answerLog: {} };
     case "case.erased":
       return { ...next, erased: true };
     default:
@@ -110,14 +122,14 @@ export function consoleReducer(state: ConsoleState, action: ConsoleAction): Cons
     case "snapshot-loaded":
       return applySnapshot(state, action.snapshot);
     case "case-reset":
-      return applySnapshot({ ...state, trace: null, answer: null, answersByRole: {} }, action.snapshot);
+      return applySnapshot({ ...state, trace: null, answer: null, answerLog: {} }, action.snapshot);
     case "answer-received": {
-      const { role, result } = action;
+      const { role, question, result } = action;
       return {
         ...state,
         trace: result.trace,
         answer: { ...result, role },
-        answersByRole: { ...state.answersByRole, [role]: { certainty: result.certainty, evidence: result.evidence } },
+        answerLog: logAnswer(state.answerLog, role, { certainty: result.certainty, evidence: result.evidence, question }),
         tracedCards: rememberTracedCards(state.tracedCards, result.trace),
       };
     }

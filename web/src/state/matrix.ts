@@ -1,7 +1,7 @@
 import { BOARD, ROLES, type Card, type KeyFact, type Role, type Space } from "../api/types";
-import type { CardRef, RoleAnswer } from "./consoleState";
+import type { AnswerLog, CardRef, RoleAnswer } from "./consoleState";
 
-/** How a role knows a key fact, judged only from its last answer. */
+/** How a role knows a key fact, judged from its answers so far (the newest that speaks to the fact wins). */
 export type FactCell = "own_memory" | "board" | "unknown" | "not_asked";
 
 export type KnowledgeMatrix = Record<Role, Record<string, FactCell>>;
@@ -17,25 +17,33 @@ export function buildCardIndex(
   return index;
 }
 
-export function deriveFactCell(role: Role, fact: KeyFact, answer: RoleAnswer | undefined, index: Map<string, CardRef>): FactCell {
-  if (answer === undefined) return "not_asked";
+/** What one answer says about a fact: known (from where), unknown (only when it answered the fact's own
+ * question), or nothing at all (an answer to some other question proves nothing about this fact). */
+function cellFromAnswer(role: Role, fact: KeyFact, answer: RoleAnswer, index: Map<string, CardRef>): FactCell | null {
   const onTopic = answer.evidence
     .map((cardId) => index.get(cardId))
     .filter((ref): ref is CardRef => ref !== undefined && ref.topic === fact.topic);
   if (onTopic.some((ref) => ref.space === role)) return "own_memory";
   if (onTopic.some((ref) => ref.space === BOARD)) return "board";
-  return "unknown";
+  if (fact.question && answer.question?.trim() === fact.question.trim()) return "unknown";
+  return null;
+}
+
+export function deriveFactCell(role: Role, fact: KeyFact, answers: RoleAnswer[] | undefined, index: Map<string, CardRef>): FactCell {
+  let cell: FactCell = "not_asked";
+  for (const answer of answers ?? []) cell = cellFromAnswer(role, fact, answer, index) ?? cell;
+  return cell;
 }
 
 export function deriveKnowledgeMatrix(
   keyFacts: KeyFact[],
-  answersByRole: Partial<Record<Role, RoleAnswer>>,
+  answerLog: AnswerLog,
   index: Map<string, CardRef>,
 ): KnowledgeMatrix {
   const matrix = {} as KnowledgeMatrix;
   for (const role of ROLES) {
     matrix[role] = {};
-    for (const fact of keyFacts) matrix[role][fact.id] = deriveFactCell(role, fact, answersByRole[role], index);
+    for (const fact of keyFacts) matrix[role][fact.id] = deriveFactCell(role, fact, answerLog[role], index);
   }
   return matrix;
 }

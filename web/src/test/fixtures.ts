@@ -47,8 +47,8 @@ export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSna
       description: "Only the informant knows.",
       preset_questions: ["What is the safe combination?"],
       key_facts: [
-        { id: "combination", label: "Safe combination", topic: "safe_combination" },
-        { id: "alibi", label: "Alibi", topic: "alibi" },
+        { id: "combination", label: "Safe combination", topic: "safe_combination", question: "What is the safe combination?" },
+        { id: "alibi", label: "Alibi", topic: "alibi", question: "What is your alibi?" },
       ],
     },
     spaces: {

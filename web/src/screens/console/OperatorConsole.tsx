@@ -89,8 +89,8 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const matrix = useMemo(() => {
     if (snapshot === null) return null;
     const index = buildCardIndex(snapshot.spaces, state.tracedCards);
-    return deriveKnowledgeMatrix(snapshot.scenario.key_facts, state.answersByRole, index);
-  }, [snapshot, state.tracedCards, state.answersByRole]);
+    return deriveKnowledgeMatrix(snapshot.scenario.key_facts, state.answerLog, index);
+  }, [snapshot, state.tracedCards, state.answerLog]);
 
   if (missing || state.erased) {
     return (
@@ -132,7 +132,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
   async function ask(question: string): Promise<void> {
     const role = selectedRole;
     const result = await api.interrogate(caseId, role, question);
-    dispatch({ type: "answer-received", role, result });
+    dispatch({ type: "answer-received", role, question, result });
     scheduleRefetch();
   }
 
