@@ -9,10 +9,11 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 READ_ONLY = "bureau_read_only"  # execution option marking a transaction that only reads
+MIGRATION_LOCK = 0x6D696772  # advisory lock key ("migr") on PostgreSQL
 
 
 def create_ledger_engine(url: str) -> Engine:
@@ -63,5 +64,7 @@ def migrate(engine: Engine, lock_path: Path | None = None) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with _migration_lock(lock_path), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":  # two processes starting together: one migrates
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

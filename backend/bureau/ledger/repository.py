@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -29,6 +29,7 @@ from bureau.ledger.models import (
 
 T = TypeVar("T")
 SLOT_COUNT = 1024
+EVENT_APPEND_LOCK = 0x62757265  # advisory lock key ("bure") serialising event appends on PostgreSQL
 # Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
 LOADING, ACTIVE, ERASING = "loading", "active", "erasing"
 
@@ -187,6 +188,10 @@ class Ledger:
 
     @staticmethod
     def _append(session: Session, case_id: str, event: PendingEvent, version: int) -> EventRow:
+        if session.get_bind().dialect.name == "postgresql":
+            # Ids come from a sequence, so without this two transactions can commit them out of order, and a
+            # stream whose cursor passed the later id would never see the earlier one. Held to commit.
+            session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": EVENT_APPEND_LOCK})
         row = EventRow(
             case_id=case_id,
             type=event.type,
