@@ -100,3 +100,18 @@ def test_validate_answer_keeps_certainty_a_retrieval_fact(
     assert checked.certainty == certainty
     assert checked.fallback_reason == reason
     assert set(checked.evidence) <= set(hits)
+
+
+def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -> None:
+    """EventSource drops a named event nobody listens for: a type missing on either side fails silently."""
+    import re
+    from pathlib import Path
+
+    from bureau.api.delivery import _STAGE_PROJECTIONS
+
+    source = (Path(__file__).resolve().parents[1] / "web/src/api/types.ts").read_text()
+    block = re.search(r"LIVE_EVENT_TYPES = \[(.*?)\]", source, re.S)
+    assert block is not None
+    client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))
+    server_types = set(_STAGE_PROJECTIONS) | {"answer.completed"}  # the one type the stage never receives
+    assert client_types == server_types

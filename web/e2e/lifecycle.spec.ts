@@ -58,4 +58,6 @@ test("erase asks first, returns to the lobby, forgets the case and ends the stag
   await expect(page).toHaveURL(/\/$/);
   await expect(page.getByRole("region", { name: text("en", "lobby.recent") })).not.toContainText(caseId);
   await expect(stage.page.locator(".stage__ended")).toBeVisible();
+  // An ended case has no stream to resume: the projector says so, instead of "reconnecting" for ever.
+  await expect(stage.page.locator("[data-state]").first()).toHaveAttribute("data-state", "ended");
 });

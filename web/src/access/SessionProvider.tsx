@@ -34,7 +34,11 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     void refresh();
-    return onAccessDenied(() => setRefusedByServer(true));
+    // Re-read the session too: an expired one must show the sign-in prompt, not "this session may not…".
+    return onAccessDenied(() => {
+      setRefusedByServer(true);
+      void refresh();
+    });
   }, [refresh]);
 
   const signedIn = useCallback(async () => {

@@ -166,7 +166,6 @@ export const LIVE_EVENT_TYPES = [
   "case.reset",
   "case.erased",
   "memory.written",
-  "memory.deleted",
   "retrieval.completed",
   "answer.completed",
   "publication.started",

@@ -15,13 +15,17 @@ interface ConfirmDialogProps {
 export function ConfirmDialog({ open, title, body, confirmLabel, danger = false, onConfirm, onCancel }: ConfirmDialogProps) {
   const { t } = useI18n();
   const dialogRef = useRef<HTMLDialogElement>(null);
+  const cancelRef = useRef<HTMLButtonElement>(null);
   const titleId = useId();
   const bodyId = useId();
 
   useEffect(() => {
     const dialog = dialogRef.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
+    if (open && !dialog.open) {
+      dialog.showModal();
+      cancelRef.current?.focus(); // the safe choice first, whatever the browser would pick
+    }
     if (!open && dialog.open) dialog.close();
   }, [open]);
 
@@ -39,7 +43,7 @@ export function ConfirmDialog({ open, title, body, confirmLabel, danger = false,
       <h2 id={titleId}>{title}</h2>
       <p id={bodyId}>{body}</p>
       <div className="dialog__actions">
-        <button type="button" className="button" autoFocus onClick={onCancel}>
+        <button type="button" className="button" ref={cancelRef} onClick={onCancel}>
           {t("common.cancel")}
         </button>
         <button type="button" className={`button ${danger ? "button--danger" : "button--primary"}`} onClick={onConfirm}>

@@ -5,6 +5,7 @@ const STATE_KEYS = {
   live: "connection.live",
   connecting: "connection.connecting",
   reconnecting: "connection.reconnecting",
+  ended: "connection.ended",
 } as const;
 
 export function ConnectionDot({ state }: { state: ConnectionState }) {

@@ -15,6 +15,7 @@ export const en = {
   "connection.live": "Live",
   "connection.connecting": "Connecting…",
   "connection.reconnecting": "Reconnecting…",
+  "connection.ended": "Case ended",
   "connection.label": "Live connection: {state}",
 
   "common.cancel": "Cancel",
@@ -192,6 +193,7 @@ export const zh: Record<MessageKey, string> = {
   "connection.live": "已连接",
   "connection.connecting": "连接中…",
   "connection.reconnecting": "重新连接中…",
+  "connection.ended": "案件已结束",
   "connection.label": "实时连接：{state}",
 
   "common.cancel": "取消",

@@ -1,7 +1,8 @@
 import type { LiveEvent } from "../api/types";
 import { advanceCursor, resumeUrl, type ResumeCursor } from "./cursor";
 
-export type ConnectionState = "connecting" | "live" | "reconnecting";
+/** "ended": the case is gone, so there is deliberately no stream (not a failure to reconnect). */
+export type ConnectionState = "connecting" | "live" | "reconnecting" | "ended";
 
 export interface StreamCallbacks {
   onEvent: (event: LiveEvent) => void;

@@ -30,5 +30,5 @@ export function useLiveStream(url: string | null, handlers: LiveStreamHandlers):
     return () => stream.stop();
   }, [url]);
 
-  return connection;
+  return url === null ? "ended" : connection;
 }

@@ -36,10 +36,17 @@ describe("consoleReducer", () => {
     expect(noTrace.trace).toBe(withAnswer.trace);
   });
 
+  it("ignores a snapshot older than the one shown (a fetch that started before a reset or an answer)", () => {
+    const atVersion = (version: number) => snapshot({ case: { ...snapshot().case, version } });
+    const newer = consoleReducer(initialConsoleState, { type: "snapshot-loaded", snapshot: atVersion(5) });
+    expect(consoleReducer(newer, { type: "snapshot-loaded", snapshot: atVersion(4) })).toBe(newer);
+    expect(consoleReducer(newer, { type: "snapshot-loaded", snapshot: atVersion(6) }).snapshot?.case.version).toBe(6);
+  });
+
   it("records an interrogation: answer, trace and the role's evidence", () => {
     const result = answered(["i1"]);
     const state = consoleReducer(initialConsoleState, { type: "answer-received", role: "informant", question: "What is the safe combination?", result });
-    expect(state.answer).toEqual({ ...result, role: "informant" });
+    expect(state.answer).toEqual({ ...result, role: "informant", seq: 1 });
     expect(state.trace).toBe(result.trace);
     expect(state.answerLog.informant?.at(-1)).toMatchObject({ certainty: "known", evidence: ["i1"] });
     expect(citedCardIds(state.answer)).toEqual(new Set(["i1"]));

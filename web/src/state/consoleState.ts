@@ -33,6 +33,8 @@ export interface CardRef {
 
 export interface AskedAnswer extends InterrogationResult {
   role: Role;
+  /** Counts answers, so the same answer twice is still a new answer (re-rendered and announced). */
+  seq: number;
 }
 
 export interface ConsoleState {
@@ -120,6 +122,8 @@ function applyEvent(state: ConsoleState, event: LiveEvent): ConsoleState {
 export function consoleReducer(state: ConsoleState, action: ConsoleAction): ConsoleState {
   switch (action.type) {
     case "snapshot-loaded":
+      // Versions only grow: an older snapshot arriving late must not undo what is already shown.
+      if (state.snapshot && action.snapshot.case.version < state.snapshot.case.version) return state;
       return applySnapshot(state, action.snapshot);
     case "case-reset":
       return applySnapshot({ ...state, trace: null, answer: null, answerLog: {} }, action.snapshot);
@@ -128,7 +132,7 @@ export function consoleReducer(state: ConsoleState, action: ConsoleAction): Cons
       return {
         ...state,
         trace: result.trace,
-        answer: { ...result, role },
+        answer: { ...result, role, seq: (state.answer?.seq ?? 0) + 1 },
         answerLog: logAnswer(state.answerLog, role, { certainty: result.certainty, evidence: result.evidence, question }),
         tracedCards: rememberTracedCards(state.tracedCards, result.trace),
       };

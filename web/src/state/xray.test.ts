@@ -102,9 +102,11 @@ describe("deriveVerdict", () => {
     });
   });
 
-  it("counts session records that matched but can never be evidence", () => {
-    const verdict = deriveVerdict(trace({ misses: [miss("ctx", "detective", 0.9, "derived_context")] }));
-    expect(verdict).toMatchObject({ kind: "nothing_found", bestMissScore: 0.9, contextOnlyCount: 1 });
+  it("counts session records that matched but never quotes them as the best candidate", () => {
+    const verdict = deriveVerdict(
+      trace({ misses: [miss("ctx", "detective", 0.9, "derived_context"), miss("d1", "detective", 0.21)] }),
+    );
+    expect(verdict).toMatchObject({ kind: "nothing_found", bestMissScore: 0.21, contextOnlyCount: 1 });
   });
 
   it("has no best miss when nothing came back at all", () => {

@@ -127,7 +127,11 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
     if (trace.hits.some((hit) => hit.space === BOARD)) sources.push("board");
     return { kind: "found", sources };
   }
-  const scores = trace.misses.map((miss) => miss.score);
+  // Only candidates that could ever have been evidence: a session record ("I was asked…") often scores high,
+  // and quoting it as the best candidate would contradict "nothing above the threshold".
+  const scores = trace.misses
+    .filter((miss) => miss.reason === "below_threshold" || miss.reason === "borderline_rejected")
+    .map((miss) => miss.score);
   return {
     kind: "nothing_found",
     scopes: trace.searched_scopes,

@@ -9,7 +9,12 @@ export function AnswerCard({ answer }: { answer: AskedAnswer | null }) {
       {answer === null ? (
         <p className="muted">{t("answer.none")}</p>
       ) : (
-        <div className={`answer answer--${answer.certainty}`} data-testid="answer" data-certainty={answer.certainty}>
+        <div
+          key={answer.seq}
+          className={`answer answer--${answer.certainty}`}
+          data-testid="answer"
+          data-certainty={answer.certainty}
+        >
           <div className="answer__top">
             <span className="answer__who">{t("answer.byRole", { role: t(`role.${answer.role}`) })}</span>
             <span className={`badge badge--${answer.certainty}`} data-testid="certainty">

@@ -18,11 +18,21 @@ interface ConsoleHeaderProps {
   mode: ResponderMode | null;
   onReset: () => void;
   onErase: () => void;
+  onSignOutError: (error: unknown) => void;
 }
 
 type PendingConfirmation = "reset" | "erase" | null;
 
-export function ConsoleHeader({ snapshot, connection, lastEvent, activity, mode, onReset, onErase }: ConsoleHeaderProps) {
+export function ConsoleHeader({
+  snapshot,
+  connection,
+  lastEvent,
+  activity,
+  mode,
+  onReset,
+  onErase,
+  onSignOutError,
+}: ConsoleHeaderProps) {
   const { t } = useI18n();
   const { session, signOut } = useSession();
   const [confirming, setConfirming] = useState<PendingConfirmation>(null);
@@ -77,7 +87,7 @@ export function ConsoleHeader({ snapshot, connection, lastEvent, activity, mode,
           {t("console.erase")}
         </button>
         {session?.passcodes_enabled && (
-          <button type="button" className="button" onClick={() => void signOut()}>
+          <button type="button" className="button" onClick={() => signOut().catch(onSignOutError)}>
             {t("console.signOut")}
           </button>
         )}

@@ -35,7 +35,14 @@ export function KnowledgeMatrix({ keyFacts, matrix }: { keyFacts: KeyFact[]; mat
                 const cell = matrix[role][fact.id] ?? "not_asked";
                 return (
                   <td key={role} className={`matrix__cell matrix__cell--${cell}`} data-testid={`matrix-${role}-${fact.id}`} data-cell={cell}>
-                    {cell === "not_asked" ? <span aria-label={t("cell.not_asked.label")}>{t(CELL_KEYS[cell])}</span> : t(CELL_KEYS[cell])}
+                    {cell === "not_asked" ? (
+                      <>
+                        <span aria-hidden="true">{t(CELL_KEYS[cell])}</span>
+                        <span className="visually-hidden">{t("cell.not_asked.label")}</span>
+                      </>
+                    ) : (
+                      t(CELL_KEYS[cell])
+                    )}
                   </td>
                 );
               })}

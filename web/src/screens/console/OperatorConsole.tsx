@@ -53,7 +53,8 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }, [caseId]);
   const scheduleRefetch = useDebounced(() => void refetch(), REFETCH_DEBOUNCE_MS);
 
-  const connection = useLiveStream(streamUrls.operator(caseId), {
+  // An ended case has no stream to resume: stop, instead of retrying (and showing "reconnecting") for ever.
+  const connection = useLiveStream(missing || state.erased ? null : streamUrls.operator(caseId), {
     onEvent: (event) => {
       dispatch({ type: "live-event", event });
       scheduleRefetch();
@@ -106,7 +107,9 @@ function CaseConsole({ caseId }: { caseId: string }) {
 
   async function reset() {
     try {
-      dispatch({ type: "case-reset", snapshot: await api.resetCase(caseId) });
+      const snapshot = await api.resetCase(caseId);
+      latestRequest.current++; // a snapshot fetched before the reset must not land after it
+      dispatch({ type: "case-reset", snapshot });
       setNotice(null);
     } catch (error) {
       setNotice(describeError(t, error));
@@ -132,6 +135,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
   async function ask(question: string): Promise<void> {
     const role = selectedRole;
     const result = await api.interrogate(caseId, role, question);
+    latestRequest.current++; // nor one fetched before this answer
     dispatch({ type: "answer-received", role, question, result });
     scheduleRefetch();
   }
@@ -161,6 +165,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
         mode={mode}
         onReset={reset}
         onErase={erase}
+        onSignOutError={(error) => setNotice(describeError(t, error))}
       />
       <main id="main" className="console__body">
         <RoleRail snapshot={snapshot} selected={selectedRole} onSelect={setSelectedRole} />

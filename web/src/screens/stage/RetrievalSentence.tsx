@@ -15,17 +15,19 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
   const found = sentence.outcome !== "nothing";
   // Remounts (and so re-animates) whenever a new retrieval lands.
   const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}`;
+  // The live region stays mounted; only its content is replaced, so screen readers announce each retrieval.
   return (
-    <p
-      key={identity}
-      className={`stage-retrieval stage-retrieval--${found ? "found" : "nothing"}`}
-      data-testid="stage-retrieval"
-      data-outcome={sentence.outcome}
-      aria-live="polite"
-    >
-      {t("stage.searched", { role: t(`role.${sentence.role}`), scopes })}
-      <span className="stage-retrieval__arrow"> → </span>
-      <span className="stage-retrieval__outcome">{t(`stage.outcome.${sentence.outcome}`)}</span>
-    </p>
+    <div aria-live="polite">
+      <p
+        key={identity}
+        className={`stage-retrieval stage-retrieval--${found ? "found" : "nothing"}`}
+        data-testid="stage-retrieval"
+        data-outcome={sentence.outcome}
+      >
+        {t("stage.searched", { role: t(`role.${sentence.role}`), scopes })}
+        <span className="stage-retrieval__arrow"> → </span>
+        <span className="stage-retrieval__outcome">{t(`stage.outcome.${sentence.outcome}`)}</span>
+      </p>
+    </div>
   );
 }

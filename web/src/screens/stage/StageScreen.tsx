@@ -34,7 +34,8 @@ function CaseStage({ caseId }: { caseId: string }) {
   }, [caseId]);
   const scheduleRefetch = useDebounced(() => void refetch(), REFETCH_DEBOUNCE_MS);
 
-  const connection = useLiveStream(streamUrls.stage(caseId), {
+  // An ended case has no stream to resume: stop, instead of retrying (and showing "reconnecting") for ever.
+  const connection = useLiveStream(missing || state.erased ? null : streamUrls.stage(caseId), {
     onEvent: (event) => {
       dispatch({ type: "live-event", event });
       scheduleRefetch();
