@@ -1,11 +1,10 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
 import { BOARD, type Card, type ResponderMode, type Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
-import { useDebounced } from "../../live/useDebounced";
-import { useLiveStream } from "../../live/useLiveStream";
+import { useLiveSnapshot } from "../../live/useLiveSnapshot";
 import { boardCopiesBySource, citedCardIds, consoleReducer, initialConsoleState } from "../../state/consoleState";
 import { buildCardIndex, deriveKnowledgeMatrix } from "../../state/matrix";
 import { forgetCase, rememberCase } from "../../state/recentCases";
@@ -19,9 +18,6 @@ import { QuestionComposer } from "./QuestionComposer";
 import { RoleRail } from "./RoleRail";
 import { WhisperBox } from "./WhisperBox";
 
-/** Events carry metadata only, so a burst of them becomes one snapshot refetch this long after the last. */
-const REFETCH_DEBOUNCE_MS = 120;
-
 export function OperatorConsole() {
   const { caseId = "" } = useParams();
   return <CaseConsole key={caseId} caseId={caseId} />;
@@ -31,40 +27,18 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const { t } = useI18n();
   const navigate = useNavigate();
   const [state, dispatch] = useReducer(consoleReducer, initialConsoleState);
-  const [missing, setMissing] = useState(false);
   const [mode, setMode] = useState<ResponderMode | null>(null);
   const [selectedRole, setSelectedRole] = useState<Role>("detective");
   const [publishingCardId, setPublishingCardId] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const latestRequest = useRef(0);
-
-  const refetch = useCallback(async () => {
-    const request = ++latestRequest.current;
-    try {
-      const snapshot = await api.getCase(caseId);
-      if (request === latestRequest.current) dispatch({ type: "snapshot-loaded", snapshot });
-    } catch (error) {
-      if (error instanceof ApiError && error.code === "CASE_NOT_FOUND") {
-        forgetCase(caseId);
-        setMissing(true);
-      }
-      // Anything else (server restarting, access lost) is shown by the connection dot or the passcode screen.
-    }
-  }, [caseId]);
-  const scheduleRefetch = useDebounced(() => void refetch(), REFETCH_DEBOUNCE_MS);
-
-  // An ended case has no stream to resume: stop, instead of retrying (and showing "reconnecting") for ever.
-  const connection = useLiveStream(missing || state.erased ? null : streamUrls.operator(caseId), {
-    onEvent: (event) => {
-      dispatch({ type: "live-event", event });
-      scheduleRefetch();
-    },
-    onResync: scheduleRefetch,
+  const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
+    load: () => api.getCase(caseId),
+    streamUrl: streamUrls.operator(caseId),
+    ended: state.erased,
+    onSnapshot: (snapshot) => dispatch({ type: "snapshot-loaded", snapshot }),
+    onEvent: (event) => dispatch({ type: "live-event", event }),
+    onMissing: () => forgetCase(caseId),
   });
-
-  useEffect(() => {
-    void refetch();
-  }, [refetch]);
 
   useEffect(() => {
     if (connection !== "live") return;
@@ -108,7 +82,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
   async function reset() {
     try {
       const snapshot = await api.resetCase(caseId);
-      latestRequest.current++; // a snapshot fetched before the reset must not land after it
+      discardPendingFetches();
       dispatch({ type: "case-reset", snapshot });
       setNotice(null);
     } catch (error) {
@@ -135,7 +109,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
   async function ask(question: string): Promise<void> {
     const role = selectedRole;
     const result = await api.interrogate(caseId, role, question);
-    latestRequest.current++; // nor one fetched before this answer
+    discardPendingFetches();
     dispatch({ type: "answer-received", role, question, result });
     scheduleRefetch();
   }

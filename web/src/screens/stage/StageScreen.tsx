@@ -1,17 +1,14 @@
-import { useCallback, useEffect, useReducer, useRef, useState } from "react";
+import { useReducer } from "react";
 import { useParams } from "react-router";
-import { api, ApiError, streamUrls } from "../../api/client";
+import { api, streamUrls } from "../../api/client";
 import { ConnectionDot } from "../../components/ConnectionDot";
 import { FixedLanguage, useI18n } from "../../i18n/I18n";
 import type { ConnectionState } from "../../live/resumableStream";
-import { useDebounced } from "../../live/useDebounced";
-import { useLiveStream } from "../../live/useLiveStream";
+import { useLiveSnapshot } from "../../live/useLiveSnapshot";
 import { initialStageState, stageReducer, type StageState } from "../../state/stageState";
 import { RetrievalSentence } from "./RetrievalSentence";
 import { RoleTiles } from "./RoleTiles";
 import { StageBoard } from "./StageBoard";
-
-const REFETCH_DEBOUNCE_MS = 120;
 
 export function StageScreen() {
   const { caseId = "" } = useParams();
@@ -20,32 +17,13 @@ export function StageScreen() {
 
 function CaseStage({ caseId }: { caseId: string }) {
   const [state, dispatch] = useReducer(stageReducer, initialStageState);
-  const [missing, setMissing] = useState(false);
-  const latestRequest = useRef(0);
-
-  const refetch = useCallback(async () => {
-    const request = ++latestRequest.current;
-    try {
-      const snapshot = await api.stage(caseId);
-      if (request === latestRequest.current) dispatch({ type: "snapshot-loaded", snapshot });
-    } catch (error) {
-      if (error instanceof ApiError && error.code === "CASE_NOT_FOUND") setMissing(true);
-    }
-  }, [caseId]);
-  const scheduleRefetch = useDebounced(() => void refetch(), REFETCH_DEBOUNCE_MS);
-
-  // An ended case has no stream to resume: stop, instead of retrying (and showing "reconnecting") for ever.
-  const connection = useLiveStream(missing || state.erased ? null : streamUrls.stage(caseId), {
-    onEvent: (event) => {
-      dispatch({ type: "live-event", event });
-      scheduleRefetch();
-    },
-    onResync: scheduleRefetch,
+  const { connection, missing } = useLiveSnapshot({
+    load: () => api.stage(caseId),
+    streamUrl: streamUrls.stage(caseId),
+    ended: state.erased,
+    onSnapshot: (snapshot) => dispatch({ type: "snapshot-loaded", snapshot }),
+    onEvent: (event) => dispatch({ type: "live-event", event }),
   });
-
-  useEffect(() => {
-    void refetch();
-  }, [refetch]);
 
   const language = state.snapshot?.case.language;
   const view = <StageView caseId={caseId} state={state} missing={missing} connection={connection} />;
