@@ -30,7 +30,9 @@ async def test_2_same_case_cross_role_does_not_know(client: httpx.AsyncClient, n
     assert trace["hits"] == []
     assert all(m["space"] in ("detective", "bulletin_board") for m in trace["misses"])
     assert all(m["score"] < trace["threshold"] for m in trace["misses"] if m["reason"] == "below_threshold")
-    assert SECRET not in json.dumps(result)
+    # The whole sentence and the card's id: a bare "0427" can also occur inside a random card id.
+    secret = informant_secret_card(case)
+    assert secret["content"] not in json.dumps(result) and secret["id"] not in json.dumps(result)
 
 
 async def test_3_cross_case_publish_is_not_found_and_writes_nothing(
@@ -57,7 +59,8 @@ async def test_4_prompt_injection_cannot_widen_the_scope(client: httpx.AsyncClie
     assert result["trace"]["searched_scopes"] == ["detective", "bulletin_board"]
     assert result["certainty"] == "unknown"
     assert all(m["space"] != "informant" for m in result["trace"]["misses"])
-    assert SECRET not in json.dumps(result)
+    secret = informant_secret_card(case)
+    assert secret["content"] not in json.dumps(result) and secret["id"] not in json.dumps(result)
 
 
 async def test_5_publish_shares_a_sourced_copy_and_the_original_stays_private(

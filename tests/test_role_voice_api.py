@@ -98,7 +98,8 @@ def test_a_model_cannot_know_what_retrieval_did_not_find(
     stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
     result = ask(voiced, case, "detective", "What is the safe combination?")
     assert result["certainty"] == "unknown" and result["evidence"] == []
-    assert "0427" not in str(result)
+    assert "The combination is 0427." not in str(result)  # the whole sentence: ids can contain "0427"
+    assert "0427" not in result["answer"]
     for request in stub.requests:  # the informant's secret never reached the model for the detective
         assert "0427" not in request.text
 

@@ -1,6 +1,6 @@
 import { expectNoViolations } from "./axe";
 import { expect, test } from "./bureau";
-import { ConsolePage, StagePage } from "./pages";
+import { ConsolePage, SECRET_CARD, StagePage } from "./pages";
 
 test("lobby, console (with an X-ray and a board) and stage pass axe WCAG 2.1 AA", async ({ page, context, caseFor }) => {
   // Entry animations fade from transparent; axe would measure contrast mid-fade.
@@ -15,8 +15,8 @@ test("lobby, console (with an X-ray and a board) and stage pass axe WCAG 2.1 AA"
   await operator.selectRole("informant");
   await operator.ask("What is the safe combination?");
   await operator.expectAnswer("informant", "known");
-  await operator.privateCards().locator(".card", { hasText: "0427" }).getByRole("button", { name: /Publish to board/ }).click();
-  await expect(operator.board()).toContainText("0427");
+  await operator.privateCards().locator(".card", { hasText: SECRET_CARD.en }).getByRole("button", { name: /Publish to board/ }).click();
+  await expect(operator.board()).toContainText(SECRET_CARD.en);
   await expectNoViolations(page, "console");
 
   const stage = new StagePage(await context.newPage(), "never-shown");

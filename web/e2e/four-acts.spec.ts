@@ -1,8 +1,7 @@
 import type { UiLanguage } from "../src/i18n/strings";
 import { expect, test } from "./bureau";
-import { ConsolePage, screenshot, StagePage, text, useUiLanguage } from "./pages";
+import { ConsolePage, screenshot, SECRET_CARD, StagePage, text, useUiLanguage } from "./pages";
 
-const SECRET = "0427";
 /** The stage must catch up within about a second of the console seeing the result. */
 const STAGE_LAG_MS = 1_500;
 
@@ -14,6 +13,7 @@ const QUESTIONS: Record<UiLanguage, string> = {
 
 for (const language of ["en", "zh"] as const) {
   test(`four acts of safe-combination (${language}), with the stage following live`, async ({ page, context }) => {
+    const secret = SECRET_CARD[language];
     await useUiLanguage(page, language);
     const operator = new ConsolePage(page, language);
 
@@ -28,7 +28,7 @@ for (const language of ["en", "zh"] as const) {
     const caseId = (await page.getByTestId("case-id").textContent()) ?? "";
     expect(caseId).not.toBe("");
 
-    const stage = new StagePage(await context.newPage(), SECRET);
+    const stage = new StagePage(await context.newPage(), secret);
     await stage.page.setViewportSize({ width: 1920, height: 1080 });
     await stage.open(caseId);
     const marker = await stage.loadMarker();
@@ -55,8 +55,8 @@ for (const language of ["en", "zh"] as const) {
     await operator.selectRole("informant");
     await operator.ask(QUESTIONS[language]);
     await operator.expectAnswer("informant", "known");
-    await expect(operator.answer()).toContainText(SECRET);
-    const secretCard = operator.privateCards().locator(".card", { hasText: SECRET });
+    await expect(operator.answer()).toContainText(secret);
+    const secretCard = operator.privateCards().locator(".card", { hasText: secret });
     await expect(secretCard).toHaveAttribute("data-cited", "true");
     const secretCardId = (await secretCard.getAttribute("data-card-id")) ?? "";
     await expect(operator.answer().locator(".cite")).toHaveText([secretCardId]);
@@ -68,12 +68,12 @@ for (const language of ["en", "zh"] as const) {
 
     // Act 3: publish the informant's card; a sourced copy lands on the board and on the stage.
     await secretCard.getByRole("button", { name: new RegExp(text(language, "cards.publish")) }).click();
-    const boardCopy = operator.board().locator(".card", { hasText: SECRET });
+    const boardCopy = operator.board().locator(".card", { hasText: secret });
     await expect(boardCopy).toBeVisible();
     await expect(boardCopy).toContainText(
       text(language, "board.source", { role: text(language, "role.informant"), cardId: secretCardId }),
     );
-    await expect(stage.page.getByTestId("stage-board")).toContainText(SECRET, { timeout: STAGE_LAG_MS });
+    await expect(stage.page.getByTestId("stage-board")).toContainText(secret, { timeout: STAGE_LAG_MS });
     await expect(secretCard).toContainText(text(language, "cards.onBoard"));
 
     // Act 4: the detective asks again and now knows, from the board copy.

@@ -1,18 +1,18 @@
 import { expect, test } from "./bureau";
-import { ConsolePage, StagePage, text } from "./pages";
+import { ConsolePage, SECRET_CARD, StagePage, text } from "./pages";
 
 test("reset asks first, then starts the scenario over on console and stage", async ({ page, context, caseFor }) => {
   const caseId = await caseFor("safe-combination", "en");
   const operator = new ConsolePage(page, "en");
   await operator.open(caseId);
-  const stage = new StagePage(await context.newPage(), "0427");
+  const stage = new StagePage(await context.newPage(), SECRET_CARD.en);
   await stage.open(caseId);
 
   await operator.selectRole("informant");
   await operator.ask("What is the safe combination?");
   await operator.expectAnswer("informant", "known");
-  await operator.privateCards().locator(".card", { hasText: "0427" }).getByRole("button", { name: /Publish to board/ }).click();
-  await expect(stage.page.getByTestId("stage-board")).toContainText("0427");
+  await operator.privateCards().locator(".card", { hasText: SECRET_CARD.en }).getByRole("button", { name: /Publish to board/ }).click();
+  await expect(stage.page.getByTestId("stage-board")).toContainText(SECRET_CARD.en);
 
   const resetButton = page.getByRole("button", { name: text("en", "console.reset") });
   const dialog = page.getByRole("dialog", { name: text("en", "dialog.reset.title") });
@@ -21,7 +21,7 @@ test("reset asks first, then starts the scenario over on console and stage", asy
   await expect(dialog.getByRole("button", { name: text("en", "common.cancel") })).toBeFocused();
   await page.keyboard.press("Escape");
   await expect(dialog).toBeHidden();
-  await expect(operator.board()).toContainText("0427");
+  await expect(operator.board()).toContainText(SECRET_CARD.en);
 
   await resetButton.click();
   await dialog.getByRole("button", { name: text("en", "dialog.reset.confirm"), exact: true }).click();
@@ -36,7 +36,7 @@ test("erase asks first, returns to the lobby, forgets the case and ends the stag
   const caseId = await caseFor("mole", "en");
   const operator = new ConsolePage(page, "en");
   await operator.open(caseId);
-  const stage = new StagePage(await context.newPage(), "0427");
+  const stage = new StagePage(await context.newPage(), SECRET_CARD.en);
   await stage.open(caseId);
 
   // The lobby lists the case just opened, and drops remembered cases the server no longer knows.

@@ -78,6 +78,13 @@ export class ConsolePage {
   }
 }
 
+/** The informant's secret card in safe-combination. Tests match the whole sentence: a bare "0427" also turns
+ * up inside random card and case ids now and then. */
+export const SECRET_CARD: Record<UiLanguage, string> = {
+  en: "The safe combination is 0427.",
+  zh: "保险柜的密码是0427。",
+};
+
 /** A stage page that records whether the secret ever reached the screen and which endpoints it called. */
 export class StagePage {
   readonly apiCalls: string[] = [];

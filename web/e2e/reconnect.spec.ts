@@ -1,11 +1,11 @@
 import { expect, test } from "./bureau";
-import { ConsolePage, expectLive, StagePage, text } from "./pages";
+import { ConsolePage, expectLive, SECRET_CARD, StagePage, text } from "./pages";
 
 test("console and stage recover by themselves after the server restarts", async ({ page, context, bureau, caseFor }) => {
   const caseId = await caseFor("safe-combination", "en");
   const operator = new ConsolePage(page, "en");
   await operator.open(caseId);
-  const stage = new StagePage(await context.newPage(), "0427");
+  const stage = new StagePage(await context.newPage(), SECRET_CARD.en);
   await stage.open(caseId);
   const stageMarker = await stage.loadMarker();
 
@@ -18,7 +18,7 @@ test("console and stage recover by themselves after the server restarts", async 
   await bureau.kill();
   await expect(page.locator(".connection")).toHaveAttribute("data-state", "reconnecting");
   await expect(stage.page.locator(".connection")).toHaveAttribute("data-state", "reconnecting");
-  await expect(operator.answer()).toContainText("0427");
+  await expect(operator.answer()).toContainText(SECRET_CARD.en);
   await expect(stage.retrieval()).toHaveAttribute("data-outcome", "own_memory");
 
   // Same port, same data directory: the dots go green again without a reload.
@@ -29,9 +29,9 @@ test("console and stage recover by themselves after the server restarts", async 
   await expect(stage.retrieval()).toHaveAttribute("data-outcome", "own_memory");
 
   // The resumed streams carry new events: a publication shows up on both screens.
-  const secretCard = operator.privateCards().locator(".card", { hasText: "0427" });
+  const secretCard = operator.privateCards().locator(".card", { hasText: SECRET_CARD.en });
   await secretCard.getByRole("button", { name: new RegExp(text("en", "cards.publish")) }).click();
-  await expect(operator.board().locator(".card", { hasText: "0427" })).toBeVisible();
-  await expect(stage.page.getByTestId("stage-board")).toContainText("0427", { timeout: 1_500 });
+  await expect(operator.board().locator(".card", { hasText: SECRET_CARD.en })).toBeVisible();
+  await expect(stage.page.getByTestId("stage-board")).toContainText(SECRET_CARD.en, { timeout: 1_500 });
   expect(await stage.loadMarker()).toBe(stageMarker);
 });
