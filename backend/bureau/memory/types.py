@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -50,10 +51,12 @@ class StoredCard:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A search result: the card and its cosine similarity to the query (-1..1)."""
+    """A search result: the card, its cosine similarity to the query (-1..1) and its relevance signals
+    (`memory/relevance.py`; `cosine` is always among them once the gateway has scored the candidate)."""
 
     card: StoredCard
     score: float
+    signals: Mapping[str, float] = field(default_factory=dict)
 
 
 class MemoryUnavailableError(RuntimeError):
