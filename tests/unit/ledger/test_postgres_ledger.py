@@ -18,9 +18,8 @@ from sqlalchemy import Engine
 
 from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger, PendingEvent
-from helpers import informant_secret_card
+from helpers import informant_secret_card, play_four_acts
 from live_server import LiveServer, free_port
-from test_backends import play_four_acts
 
 
 def _pg_bin(name: str) -> str | None:

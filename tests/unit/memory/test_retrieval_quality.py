@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from bureau.config import DEFAULT_THRESHOLDS
 from bureau.game.scenario_schema import ROLES, load_builtin_scenarios
 from bureau.memory.embedders import HashingEmbeddings, LocalUSEEmbeddings, cosine
+from helpers import REPO_ROOT
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "calibrate_threshold.py"
+SCRIPT = REPO_ROOT / "scripts" / "calibrate_threshold.py"
 FOOTBALL = ("Who won the football match?", "谁赢了足球比赛？")
 
 
