@@ -7,15 +7,12 @@ client (`client` fixture) or a client of a live `bureau serve` process.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 if TYPE_CHECKING:
     from live_server import LiveServer
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
 NewCase = Callable[..., Awaitable[dict[str, Any]]]

@@ -107,9 +107,9 @@ def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -
     import re
 
     from bureau.api.delivery import _STAGE_PROJECTIONS
-    from helpers import REPO_ROOT
+    from live_server import REPO
 
-    source = (REPO_ROOT / "web/src/api/types.ts").read_text()
+    source = (REPO / "web/src/api/types.ts").read_text()
     block = re.search(r"LIVE_EVENT_TYPES = \[(.*?)\]", source, re.S)
     assert block is not None
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))

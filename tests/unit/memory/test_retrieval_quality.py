@@ -14,9 +14,9 @@ import pytest
 from bureau.config import DEFAULT_THRESHOLDS
 from bureau.game.scenario_schema import ROLES, load_builtin_scenarios
 from bureau.memory.embedders import HashingEmbeddings, LocalUSEEmbeddings, cosine
-from helpers import REPO_ROOT
+from live_server import REPO
 
-SCRIPT = REPO_ROOT / "scripts" / "calibrate_threshold.py"
+SCRIPT = REPO / "scripts" / "calibrate_threshold.py"
 FOOTBALL = ("Who won the football match?", "谁赢了足球比赛？")
 
 

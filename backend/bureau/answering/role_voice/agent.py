@@ -14,8 +14,8 @@ behind a `task` tool. We therefore
    `tools=[]` and aborts the run if the model answers with a tool call anyway, before any tool node runs; the
    answer then falls back with `malformed_output`. A small `recursion_limit` backs this up.
 
-`tests/unit/answering/test_role_voice.py` proves the requests reaching the provider carry no `tools`, and that a rogue tool
-call costs exactly one model request and executes nothing.
+`tests/unit/answering/test_role_voice.py` proves the requests reaching the provider carry no `tools`, and that
+a rogue tool call costs exactly one model request and executes nothing.
 """
 
 from __future__ import annotations
