@@ -1,6 +1,8 @@
 """Interrogation as a small LangGraph graph bracketed by the gateway: load context → respond → persist.
 
-What a role can know is decided here, by two scoped searches and a threshold, before any responder runs.
+What a role can know is decided here, by two scoped searches and the relevance policy, before any responder
+runs: each candidate is `known` (it answers the question), `uncertain` (close, maybe not an answer; said out
+loud, and only a configured model may confirm or reject it) or `unknown` (docs/retrieval.md).
 A question cannot widen the scope, whatever it says: scopes come from the role, never from the text.
 """
 
@@ -30,8 +32,10 @@ from bureau.config import Settings
 from bureau.game.views import card_event_view
 from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
 from bureau.memory.gateway import MemoryGateway
+from bureau.memory.relevance import question_language
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
 
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
@@ -42,23 +46,38 @@ _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{ques
 
 @dataclass(slots=True)
 class Classified:
-    """Candidates sorted into what may be evidence and what may not, each miss with its reason."""
+    """Candidates sorted into what may be evidence (`hits`), what is close but uncertain (`borderline`) and
+    what may not, each miss with its reason; every candidate's judgement, and the cut points used."""
 
+    cuts: Cuts
+    policy: str
+    language: str
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
     misses: list[tuple[Candidate, str]] = field(default_factory=list)
+    judgements: dict[str, Judgement] = field(default_factory=dict)
 
 
 def _content_key(text: str) -> str:
     return re.sub(r"\W+", " ", text.casefold()).strip()
 
 
-def classify(candidates: list[Candidate], role: str, threshold: float, band: float) -> Classified:
-    """Pure: threshold, de-duplicate (own space wins a tie with its board copy), derived context is never evidence."""
-    result = Classified()
+def _signals(candidate: Candidate) -> dict[str, float]:
+    return {"cosine": candidate.score, **candidate.signals}
+
+
+def classify(candidates: list[Candidate], role: str, policy: RelevancePolicy, language: str) -> Classified:
+    """Pure: judge every candidate, de-duplicate (own space wins a tie with its board copy); derived context
+    is never evidence. The order is total (score, cosine, own space first, id), so the same candidates give
+    the same outcome every time."""
+    result = Classified(cuts=policy.cuts(language), policy=policy.name, language=language)
+    result.judgements = {c.card.id: policy.judge(_signals(c), language) for c in candidates}
     seen_ids: set[str] = set()
     seen_content: set[str] = set()
-    ordered = sorted(candidates, key=lambda c: (-c.score, c.card.space != role, c.card.id))
+    ordered = sorted(
+        candidates,
+        key=lambda c: (-result.judgements[c.card.id].score, -c.score, c.card.space != role, c.card.id),
+    )
     for candidate in ordered:
         if candidate.card.id in seen_ids:
             continue
@@ -70,10 +89,11 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         if key in seen_content:
             result.misses.append((candidate, "duplicate"))
             continue
-        if candidate.score >= threshold:
-            seen_content.add(key)
+        seen_content.add(key)
+        verdict = result.judgements[candidate.card.id].verdict
+        if verdict == "known":
             result.hits.append(candidate)
-        elif candidate.score >= threshold - band:
+        elif verdict == "uncertain":
             result.borderline.append(candidate)
         else:
             result.misses.append((candidate, "below_threshold"))
@@ -93,12 +113,16 @@ class InterrogationState(TypedDict, total=False):
     result: dict[str, Any]
 
 
-def _mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
+def _mark(candidate: Candidate, judgement: Judgement, **extra: Any) -> dict[str, Any]:
+    """One candidate in the X-ray: `score` is the judged relevance (the axis the cut points are drawn on),
+    `signals` every measured signal (`cosine` among them)."""
     card = candidate.card
     return {
         "card_id": card.id,
         "space": card.space,
-        "score": round(candidate.score, 4),
+        "score": round(judgement.score, 4),
+        "cosine": round(candidate.score, 4),
+        "signals": {name: round(float(value), 3) for name, value in _signals(candidate).items()},
         "topic": card.topic,
         "memory_type": card.memory_type,
         **extra,
@@ -110,7 +134,19 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     evidence exists, so the same question gives the same certainty however a model phrases it."""
     confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
-    usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
+    usable = replace(
+        request,
+        hits=tuple(c for c in request.hits if c.card.id not in answer.filtered),
+        borderline=tuple(c for c in request.borderline if c.card.id not in answer.filtered),
+    )
+    if answer.certainty == "uncertain":
+        # Uncertain only without usable evidence, citing only the close candidates it names.
+        closest = {c.card.id for c in usable.borderline}
+        if usable.hits or confirmed:
+            return evidence_answer(usable, DECLINED_EVIDENCE)
+        if not answer.evidence or not set(answer.evidence) <= closest:
+            return evidence_answer(usable, CITATION_OUTSIDE)
+        return answer
     if not allowed and answer.certainty == "known":
         return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
@@ -132,33 +168,39 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
     }
 
 
-def build_trace(
-    searched: list[str], threshold: float, band: float, classified: Classified, answer: Answer, duration_ms: float
-) -> dict[str, Any]:
+def build_trace(searched: list[str], classified: Classified, answer: Answer, duration_ms: float) -> dict[str, Any]:
+    """The X-ray. Uncertain candidates the model judged are `borderline_confirmed` hits or
+    `borderline_rejected` misses (`judged_by: "model"`); unjudged ones are misses marked `uncertain`."""
     hits, misses = [], []
+
+    def mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
+        return _mark(candidate, classified.judgements[candidate.card.id], **extra)
+
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(mark(candidate, reason="filtered_unsafe"))
         else:
-            hits.append(_mark(candidate, status="hit"))
+            hits.append(mark(candidate, status="hit"))
     for candidate in classified.borderline:
         verdict = answer.borderline_verdicts.get(candidate.card.id)
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(mark(candidate, reason="filtered_unsafe"))
         elif verdict is True:
-            hits.append(_mark(candidate, status="borderline_confirmed"))
+            hits.append(mark(candidate, status="borderline_confirmed", judged_by="model"))
         elif verdict is False:
-            misses.append(_mark(candidate, reason="borderline_rejected"))
+            misses.append(mark(candidate, reason="borderline_rejected", judged_by="model"))
         else:
-            misses.append(_mark(candidate, reason="below_threshold", borderline=True))
-    misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
+            misses.append(mark(candidate, reason="below_threshold", borderline=True, uncertain=True))
+    misses += [mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],
         "searched_scopes": searched,
-        "hits": sorted(hits, key=lambda h: -h["score"]),
-        "misses": sorted(misses, key=lambda m: -m["score"]),
-        "threshold": threshold,
-        "borderline_floor": round(threshold - band, 4),
+        "hits": sorted(hits, key=lambda h: (-h["score"], h["card_id"])),
+        "misses": sorted(misses, key=lambda m: (-m["score"], m["card_id"])),
+        "threshold": classified.cuts.known,
+        "borderline_floor": classified.cuts.uncertain,
+        "relevance_policy": classified.policy,
+        "question_language": classified.language,
         "duration_ms": round(duration_ms, 1),
         **answer_summary(answer),
     }
@@ -200,11 +242,13 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        candidates = await self.gateway.search(scopes, state["question"], self.settings.search_limit)
-        threshold, band = self.settings.effective_threshold, self.settings.borderline_band
+        # Session records take search slots too: fetch enough that they can never crowd out a real card.
+        limit = self.settings.search_limit + SESSION_MEMORY_KEEP + 1
+        candidates = await self.gateway.search(scopes, state["question"], limit)
+        policy, language = self.gateway.relevance_policy, question_language(state["question"])
         return {
             "searched": [scope.space for scope in scopes],
-            "classified": classify(candidates, state["role"], threshold, band),
+            "classified": classify(candidates, state["role"], policy, language),
         }
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
@@ -225,12 +269,7 @@ class Interrogation:
         scope = role_scope(case_id, role)
         session_card = await self._remember_being_asked(scope, state["question"], state["language"])
         trace = build_trace(
-            state["searched"],
-            self.settings.effective_threshold,
-            self.settings.borderline_band,
-            state["classified"],
-            answer,
-            (time.perf_counter() - state["started"]) * 1000,
+            state["searched"], state["classified"], answer, (time.perf_counter() - state["started"]) * 1000
         )
         await self._commit_or_undo(
             case_id,

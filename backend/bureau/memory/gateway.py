@@ -22,6 +22,7 @@ from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
 from bureau.memory.embedders import self_check
+from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
@@ -148,6 +149,9 @@ class MemoryGateway:
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
+        self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
+        self.relevance_policy = policy_for(settings, self.embedder_name)
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self.foreign_hits_dropped = 0
         self.dims = 0
@@ -300,6 +304,7 @@ class MemoryGateway:
         card = self._admit(scope, items[0])
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
+        self._relevance.remember(card)  # per-card features once, at write time
         return card
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
@@ -308,7 +313,8 @@ class MemoryGateway:
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
         store = self._store()
-        vector = self._embedder.embed_query(query)
+        question = self._relevance.question(query)  # sentence and word vectors in one batch
+        vector = question.vector
         candidates: list[Candidate] = []
         for scope in scopes:
             rows = store.storage.search_memories(
@@ -323,7 +329,7 @@ class MemoryGateway:
                 card = self._admit(scope, row)
                 if card is not None:
                     candidates.append(Candidate(card, _to_cosine(self._backend, row.get("score", 0.0))))
-        return candidates
+        return self._relevance.score(question, candidates)
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
         return await self._run(self._get_blocking, scope, card_id)
@@ -356,10 +362,13 @@ class MemoryGateway:
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
         if self._get_blocking(scope, card_id) is None:
             return False
+        self._relevance.forget([card_id])
         return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
 
     async def erase_case(self, case_id: str) -> None:
-        """Remove every card of a case, in every space (role spaces and board copies alike)."""
+        """Remove every card of a case, in every space (role spaces and board copies alike), and every
+        feature derived from them."""
+        self._relevance.forget_case(case_id)
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
 
     def _erase_blocking(self, user_id: str) -> None:

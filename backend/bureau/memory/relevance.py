@@ -36,8 +36,9 @@ from importlib import resources
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from bureau.config import DEFAULT_THRESHOLDS, Settings
 from bureau.memory.types import Candidate, StoredCard
-from bureau.scope.relevance import LogisticPolicy, policy_from_data
+from bureau.scope.relevance import LogisticPolicy, RelevancePolicy, ThresholdPolicy, policy_from_data
 
 SIGNALS: tuple[str, ...] = (
     "cosine",
@@ -360,3 +361,16 @@ def load_policy(embedder: str) -> LogisticPolicy | None:
     if not source.is_file():
         return None
     return policy_from_data(json.loads(source.read_text("utf-8")), embedder)
+
+
+def policy_for(settings: Settings, embedder: str) -> RelevancePolicy:
+    """The calibrated model for this embedder. The single cosine threshold (with its band) when the embedder
+    has no calibrated model, or when `BUREAU_RELEVANCE_THRESHOLD` is set explicitly."""
+    if settings.relevance_threshold is None:
+        model = load_policy(embedder)
+        if model is not None:
+            return model
+    threshold = settings.relevance_threshold
+    if threshold is None:
+        threshold = DEFAULT_THRESHOLDS.get(embedder, DEFAULT_THRESHOLDS["local"])
+    return ThresholdPolicy(threshold=threshold, band=settings.borderline_band)

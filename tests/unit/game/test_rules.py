@@ -9,6 +9,7 @@ from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
 from bureau.game.interrogation import classify, validate_answer
 from bureau.memory.types import Candidate
 from bureau.scope.keys import MemoryScope, ScopeError, composite_key, readable_scopes
+from bureau.scope.relevance import ThresholdPolicy
 from factories import candidate, card
 
 GOOD = {"operator_passcode": "operator-pass-1", "stage_passcode": "stage-pass-22"}
@@ -68,7 +69,8 @@ def test_classify_thresholds_dedupes_and_never_counts_derived_context() -> None:
     session = candidate(card("3", "I was asked: what is the code?", memory_type="session"), 0.95)
     near = candidate(card("4", "The safe is behind the painting."), 0.33)
     far = candidate(card("5", "Lunch is at noon.", space="bulletin_board"), 0.05)
-    result = classify([far, session, copy, near, own], "informant", threshold=0.40, band=0.10)
+    # The single cosine threshold is now one of two relevance policies (the fallback for uncalibrated embedders).
+    result = classify([far, session, copy, near, own], "informant", ThresholdPolicy(0.40, 0.10), "en")
     assert result.hits == [own]  # the own-space original wins the tie with its board copy
     assert result.borderline == [near]
     assert [(c.card.id, reason) for c, reason in result.misses] == [
