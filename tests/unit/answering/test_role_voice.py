@@ -398,7 +398,8 @@ async def test_only_borderline_and_none_confirmed_cannot_be_known(stub, make_res
 
 async def test_a_rejected_uncertain_candidate_becomes_unknown(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "No idea, chief.", "certainty": "unknown", "cited": [], "borderline": {"b1": False}}))
+    reply = {"answer": "No idea, chief.", "certainty": "unknown", "cited": [], "borderline": {"b1": False}}
+    stub.push(json_reply(reply))
     answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
     assert (answer.responder, answer.certainty, answer.evidence) == ("role_voice", "unknown", ())
     assert answer.borderline_verdicts == {BOARD_TIP.id: False}
