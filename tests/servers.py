@@ -111,9 +111,7 @@ class SeekdbServer:
                 time.sleep(0.2)
 
     def connect(self, database: str | None = None) -> pymysql.Connection:
-        return pymysql.connect(
-            host="127.0.0.1", port=self.port, user="root", password=self.password, database=database
-        )
+        return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password=self.password, database=database)
 
     def query(self, sql: str, *params: object, database: str = "bureau") -> list[tuple]:
         connection = self.connect(database)

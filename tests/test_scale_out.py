@@ -161,17 +161,19 @@ async def test_a_stage_on_a_sees_events_caused_through_b_within_one_second(clien
     case_id = (await new_case(a))["case"]["id"]
     stage = await sign_in(deployment.b, STAGE)  # a stage session opened on B, streaming from A
     latencies = []
-    async with httpx.AsyncClient(base_url=deployment.a.url, timeout=30, **stage) as stage_client:
-        async with open_sse(stage_client, f"/api/cases/{case_id}/stage/events") as stream:
-            assert stream.status_code == 200
-            await stream.frames_until(lambda f: f.event == "case.created")  # the case's history so far
-            for n in range(10):
-                sent = time.monotonic()
-                assert (await whisper(b, case_id, f"Witness statement number {n} was taken.")).status_code == 201
-                frame = await stream.next_frame(timeout_s=5)
-                latencies.append(frame.received_at - sent)
-                assert frame.event == "memory.written"
-                assert "Witness" not in frame.raw  # the stage gets counts, never private text
+    async with (
+        httpx.AsyncClient(base_url=deployment.a.url, timeout=30, **stage) as stage_client,
+        open_sse(stage_client, f"/api/cases/{case_id}/stage/events") as stream,
+    ):
+        assert stream.status_code == 200
+        await stream.frames_until(lambda f: f.event == "case.created")  # the case's history so far
+        for n in range(10):
+            sent = time.monotonic()
+            assert (await whisper(b, case_id, f"Witness statement number {n} was taken.")).status_code == 201
+            frame = await stream.next_frame(timeout_s=5)
+            latencies.append(frame.received_at - sent)
+            assert frame.event == "memory.written"
+            assert "Witness" not in frame.raw  # the stage gets counts, never private text
     worst = max(latencies)
     report(capsys, f"stage on A saw events caused through B: median {sorted(latencies)[5]:.3f} s, max {worst:.3f} s")
     assert worst < 1.0
@@ -222,7 +224,8 @@ async def test_concurrent_whispers_through_both_all_survive_in_the_store(clients
     assert stored == len(texts)
     listed = (await b.get(f"/api/cases/{case_id}")).json()["spaces"]["detective"]
     assert ids <= {c["id"] for c in listed}
-    report(capsys, f"2 x {CONCURRENT_WHISPERS} concurrent whispers: {stored}/{len(texts)} in the store, {elapsed:.1f} s")
+    figures = f"{stored}/{len(texts)} in the store, {elapsed:.1f} s"
+    report(capsys, f"2 x {CONCURRENT_WHISPERS} concurrent whispers: {figures}")
 
 
 async def test_sigkill_of_one_instance_loses_nothing_acknowledged_and_the_other_keeps_serving(
