@@ -50,7 +50,7 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
     claimed = None
     if slot is None:
         slot = claimed = await ledger.claim_slot(owner)
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger)
     log.info(
         "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
     )

@@ -7,6 +7,7 @@ State changes and the event that records them commit in one transaction. Methods
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,8 @@ from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bureau.ledger.database import READ_ONLY
+from bureau.ledger import keys
+from bureau.ledger.database import READ_ONLY, checkpoint_wal
 from bureau.ledger.models import (
     CaseRow,
     CleanupTaskRow,
@@ -24,10 +26,19 @@ from bureau.ledger.models import (
     ProcessSlotRow,
     PublicationRow,
     SessionRow,
-    TraceRow,
+)
+from bureau.ledger.record import (
+    INTERROGATION,
+    RecordDraft,
+    RecordEntry,
+    append_entry,
+    forget_entries,
+    read_entries,
+    redact_card,
 )
 
 T = TypeVar("T")
+log = logging.getLogger("bureau.ledger")
 SLOT_COUNT = 1024
 EVENT_APPEND_LOCK = 0x62757265  # advisory lock key ("bure") serialising event appends on PostgreSQL
 # Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
@@ -94,14 +105,6 @@ class PublicationRecord:
 
     def lease_live(self) -> bool:
         return self.lease_expires_at > utcnow()
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRecord:
-    case_id: str
-    role: str
-    trace: dict[str, Any]
-    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +220,8 @@ class Ledger:
                 updated_at=now,
             )
             session.add(row)
+            session.flush()
+            keys.create_key(session, case_id)  # sealing starts with the first card the case writes
             return _case(row)
 
         return await self._run(work)
@@ -238,13 +243,13 @@ class Ledger:
         *,
         expected_version: int | None = None,
         status: str | None = None,
-        trace: TraceRecord | None = None,
+        record: RecordDraft | None = None,
         forget_state: bool = False,
     ) -> CaseRecord:
-        """Bump the case version and append its events in one transaction. Optionally store the last trace,
-        or forget publications and the trace (a reset)."""
+        """Bump the case version and append its events in one transaction. Optionally append a case-record
+        entry, or forget publications and the record (a reset)."""
         extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
-        return await self._change(case_id, events, expected_version, status, trace, extra)
+        return await self._change(case_id, events, expected_version, status, record, extra)
 
     async def _change(
         self,
@@ -252,7 +257,7 @@ class Ledger:
         events: Sequence[PendingEvent],
         expected_version: int | None = None,
         status: str | None = None,
-        trace: TraceRecord | None = None,
+        record: RecordDraft | None = None,
         extra: Callable[[Session], None] | None = None,
     ) -> CaseRecord:
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
@@ -270,15 +275,8 @@ class Ledger:
                 # Another process bumped it between our read and write.
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
                 raise VersionMismatchError(current or 0)
-            if trace is not None:
-                session.merge(
-                    TraceRow(
-                        case_id=case_id,
-                        role=trace.role,
-                        trace=trace.trace,
-                        created_at=trace.created_at,
-                    )
-                )
+            if record is not None:
+                append_entry(session, case_id, record, utcnow())
             if extra is not None:
                 extra(session)
             rows = [self._append(session, case_id, item, new_version) for item in events]
@@ -306,7 +304,8 @@ class Ledger:
         def work(session: Session) -> EventRecord | None:
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
-            session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+            forget_entries(session, case_id)
+            keys.destroy_key(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
@@ -314,6 +313,8 @@ class Ledger:
             return _event(self._append(session, case_id, PendingEvent("case.erased", {}), 0))
 
         erased = await self._run(work)
+        if not await asyncio.to_thread(checkpoint_wal, self.engine):
+            log.warning("the ledger WAL could not be truncated after an erase; a later checkpoint will")
         self._notify([erased] if erased else [])
 
     # ----- events --------------------------------------------------------------------------------------
@@ -333,16 +334,34 @@ class Ledger:
     async def latest_event_id(self) -> int:
         return await self._read(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0))
 
-    # ----- traces --------------------------------------------------------------------------------------
+    # ----- the case record and its sealing key -------------------------------------------------------
 
-    async def get_trace(self, case_id: str) -> TraceRecord | None:
-        def work(session: Session) -> TraceRecord | None:
-            row = session.get(TraceRow, case_id)
-            if row is None:
+    async def case_record(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation and cross-examination of the case, oldest first."""
+        return await self._read(lambda s: read_entries(s, case_id))
+
+    async def last_interrogation(self, case_id: str) -> RecordEntry | None:
+        """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
+        found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
+        return found[0] if found else None
+
+    async def redact_card(self, case_id: str, card_id: str) -> int:
+        return await self._run(lambda s: redact_card(s, case_id, card_id))
+
+    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
+        """The case's sealing key. `create` makes one for a case id the ledger has no row for yet (a store
+        write outside a case command), but never for a case that is being erased."""
+
+        def work(session: Session) -> bytes | None:
+            key = keys.case_key(session, case_id)
+            if key is not None or not create:
+                return key
+            case = session.get(CaseRow, case_id)
+            if case is not None and case.status == ERASING:
                 return None
-            return TraceRecord(row.case_id, row.role, dict(row.trace), _aware(row.created_at))
+            return keys.create_key(session, case_id)
 
-        return await self._read(work)
+        return await (self._run(work) if create else self._read(work))
 
     # ----- publication Saga ----------------------------------------------------------------------------
 
@@ -658,6 +677,6 @@ class _LostLease(Exception):
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:
-    """Publications and the last trace: what a reset returns to nothing."""
+    """Publications and the case record: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
-    session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+    forget_entries(session, case_id)
