@@ -24,7 +24,7 @@ from langchain_core.embeddings import Embeddings
 from bureau.config import Settings
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 from bureau.sealing import CaseCipher, SealError, is_sealed
@@ -152,6 +152,7 @@ class MemoryGateway:
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self.foreign_hits_dropped = 0
         self.dims = 0
 
@@ -299,7 +300,13 @@ class MemoryGateway:
 
     # ----- operations ----------------------------------------------------------------------------------
 
+    def fence(self) -> None:
+        """Refuse every later write: another process may now generate the same card ids."""
+        self.fenced = True
+
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        if self.fenced:
+            raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
