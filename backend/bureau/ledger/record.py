@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import RecordEntryRow
+from bureau.ledger.transactions import TransactionRunner
 from bureau.sealing import CaseCipher, SealError
 
 INTERROGATION = "interrogation"
@@ -121,3 +122,17 @@ def redact_card(session: Session, case_id: str, card_id: str) -> int:
         row.body = ""
         marked += 1
     return marked
+
+
+class RecordLedger(TransactionRunner):
+    async def case_record(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation and cross-examination of the case, oldest first."""
+        return await self._read(lambda s: read_entries(s, case_id))
+
+    async def last_interrogation(self, case_id: str) -> RecordEntry | None:
+        """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
+        found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
+        return found[0] if found else None
+
+    async def redact_card(self, case_id: str, card_id: str) -> int:
+        return await self._run(lambda s: redact_card(s, case_id, card_id))
