@@ -48,7 +48,7 @@ async def start_services(settings: Settings, *, prepare: bool = False) -> tuple[
     ledger = Ledger(engine)
     owner = secrets.token_hex(8)
     slot = await _claim_worker_id(ledger, owner, settings.worker_id)
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, prepare=prepare)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger, prepare=prepare)
     log.info(
         "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
     )
