@@ -47,7 +47,7 @@ async def start_services(settings: Settings) -> tuple[Services, int, str]:
     ledger = Ledger(engine)
     owner = secrets.token_hex(8)
     slot = await _claim_worker_id(ledger, owner, settings.worker_id)
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger)
     log.info(
         "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
     )
