@@ -20,6 +20,7 @@ from bureau.api.delivery import project_event
 from bureau.ledger.notifications import CommitListener
 from bureau.ledger.repository import EventRecord, Ledger
 from bureau.scope.audience import Audience
+from bureau.scope.vocabulary import EventType
 
 log = logging.getLogger("bureau.events")
 RETRY_MS = 2000
@@ -120,7 +121,7 @@ async def event_stream(
             if data is not None:
                 yield format_frame(event, data)
                 next_ping = loop.time() + heartbeat_s
-            if event.type == "case.erased":
+            if event.type == EventType.CASE_ERASED:
                 return
         if batch:
             continue
