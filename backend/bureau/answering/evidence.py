@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bureau.answering.base import Answer, AnswerRequest
 from bureau.scope import BOARD
+from bureau.scope.vocabulary import Certainty
 
 _UNKNOWN = {
     "en": "No evidence in {role}'s memory or on the bulletin board answers this.",
@@ -51,7 +52,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         where = _UNCERTAIN_WHERE[lang]["board" if closest.card.space == BOARD else "own"]
         return Answer(
             text=_UNCERTAIN[lang].format(where=where, content=closest.card.content),
-            certainty="uncertain",
+            certainty=Certainty.UNCERTAIN,
             evidence=(closest.card.id,),
             responder="evidence",
             fallback_reason=fallback_reason,
@@ -60,7 +61,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         role = _ROLE_NAMES[lang].get(request.role, request.role)
         return Answer(
             text=_UNKNOWN[lang].format(role=role),
-            certainty="unknown",
+            certainty=Certainty.UNKNOWN,
             evidence=(),
             responder="evidence",
             fallback_reason=fallback_reason,
@@ -72,7 +73,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         parts.append(_KNOWN_PREFIX[lang].format(where=where) + candidate.card.content)
     return Answer(
         text=" ".join(parts),
-        certainty="known",
+        certainty=Certainty.KNOWN,
         evidence=tuple(c.card.id for c in cited),
         responder="evidence",
         fallback_reason=fallback_reason,

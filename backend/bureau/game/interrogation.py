@@ -30,12 +30,15 @@ from bureau.answering.base import (
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
-from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
+from bureau.ledger.record import INTERROGATION, RecordDraft
+from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.relevance import question_language
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
+from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
@@ -54,7 +57,7 @@ class Classified:
     language: str
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
-    misses: list[tuple[Candidate, str]] = field(default_factory=list)
+    misses: list[tuple[Candidate, MissReason]] = field(default_factory=list)
     judgements: dict[str, Judgement] = field(default_factory=dict)
 
 
@@ -82,21 +85,21 @@ def classify(candidates: list[Candidate], role: str, policy: RelevancePolicy, la
         if candidate.card.id in seen_ids:
             continue
         seen_ids.add(candidate.card.id)
-        if candidate.card.is_derived:
-            result.misses.append((candidate, "derived_context"))
+        if not candidate.card.may_be_evidence:
+            result.misses.append((candidate, MissReason.DERIVED_CONTEXT))
             continue
         key = _content_key(candidate.card.content)
         if key in seen_content:
-            result.misses.append((candidate, "duplicate"))
+            result.misses.append((candidate, MissReason.DUPLICATE))
             continue
         seen_content.add(key)
         verdict = result.judgements[candidate.card.id].verdict
-        if verdict == "known":
+        if verdict == Certainty.KNOWN:
             result.hits.append(candidate)
-        elif verdict == "uncertain":
+        elif verdict == Certainty.UNCERTAIN:
             result.borderline.append(candidate)
         else:
-            result.misses.append((candidate, "below_threshold"))
+            result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
 
 
@@ -139,7 +142,7 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
         hits=tuple(c for c in request.hits if c.card.id not in answer.filtered),
         borderline=tuple(c for c in request.borderline if c.card.id not in answer.filtered),
     )
-    if answer.certainty == "uncertain":
+    if answer.certainty == Certainty.UNCERTAIN:
         # Uncertain only without usable evidence, citing only the close candidates it names.
         closest = {c.card.id for c in usable.borderline}
         if usable.hits or confirmed:
@@ -147,13 +150,13 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
         if not answer.evidence or not set(answer.evidence) <= closest:
             return evidence_answer(usable, CITATION_OUTSIDE)
         return answer
-    if not allowed and answer.certainty == "known":
+    if not allowed and answer.certainty == Certainty.KNOWN:
         return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
         return evidence_answer(usable, CITATION_OUTSIDE)
-    if answer.certainty == "known" and not answer.evidence:
+    if answer.certainty == Certainty.KNOWN and not answer.evidence:
         return evidence_answer(usable, KNOWN_WITHOUT_CITATION)
-    if answer.certainty == "unknown" and usable.hits:
+    if answer.certainty == Certainty.UNKNOWN and usable.hits:
         return evidence_answer(usable, DECLINED_EVIDENCE)
     return answer
 
@@ -178,19 +181,19 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
 
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
-            misses.append(mark(candidate, reason="filtered_unsafe"))
+            misses.append(mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         else:
-            hits.append(mark(candidate, status="hit"))
+            hits.append(mark(candidate, status=HitStatus.HIT))
     for candidate in classified.borderline:
         verdict = answer.borderline_verdicts.get(candidate.card.id)
         if candidate.card.id in answer.filtered:
-            misses.append(mark(candidate, reason="filtered_unsafe"))
+            misses.append(mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         elif verdict is True:
-            hits.append(mark(candidate, status="borderline_confirmed", judged_by="model"))
+            hits.append(mark(candidate, status=HitStatus.BORDERLINE_CONFIRMED, judged_by="model"))
         elif verdict is False:
-            misses.append(mark(candidate, reason="borderline_rejected", judged_by="model"))
+            misses.append(mark(candidate, reason=MissReason.BORDERLINE_REJECTED, judged_by="model"))
         else:
-            misses.append(mark(candidate, reason="below_threshold", borderline=True, uncertain=True))
+            misses.append(mark(candidate, reason=MissReason.BELOW_THRESHOLD, borderline=True, uncertain=True))
     misses += [mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],
@@ -204,6 +207,34 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
         "duration_ms": round(duration_ms, 1),
         **answer_summary(answer),
     }
+
+
+def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
+    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
+    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+
+
+def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Which card in which space each hit was: the ingredients of whatever was derived from the trace
+    (an uncertain answer's quoted card too, though it is no hit)."""
+    quoted = [m for m in trace["misses"] if m["card_id"] in trace.get("evidence", ())]
+    return [{"card_id": mark["card_id"], "space": mark["space"]} for mark in [*trace["hits"], *quoted]]
+
+
+def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
+    """The case-record entry of one interrogation: content-free summary, sealed text."""
+    return RecordDraft(
+        kind=INTERROGATION,
+        roles=[role],
+        audience=answer_readers(role, trace).label,
+        summary={
+            "trace": trace,
+            "provenance": provenance(trace),
+            "ingredients": [hit["card_id"] for hit in trace["hits"]],
+        },
+        body={"question": question, "answer": answer},
+    )
 
 
 Commit = Callable[..., Awaitable[CaseRecord]]
@@ -276,7 +307,7 @@ class Interrogation:
             [(scope, session_card)],
             _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
+            record=interrogation_entry(role, state["question"], answer.text, trace),
         )
         await self._apply_retention(scope)
         return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
@@ -287,10 +318,10 @@ class Interrogation:
         draft = CardDraft(
             content=template.format(question=question),
             topic="session",
-            kind="note",
-            memory_type="session",
-            trust="low",
-            created_by="system",
+            kind=Kind.NOTE,
+            memory_type=MemoryType.SESSION,
+            trust=Trust.LOW,
+            created_by=CreatedBy.SYSTEM,
             expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
         )
         return await self.gateway.write(scope, draft)
@@ -309,7 +340,7 @@ class Interrogation:
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
     """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
     return [
-        PendingEvent("memory.written", {"card": card_event_view(session_card)}),
-        PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
-        PendingEvent("answer.completed", {"role": role, **answer_summary(answer)}),
+        PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
+        PendingEvent(EventType.RETRIEVAL_COMPLETED, {k: v for k, v in trace.items() if k != "evidence"}),
+        PendingEvent(EventType.ANSWER_COMPLETED, {"role": role, **answer_summary(answer)}),
     ]

@@ -15,6 +15,7 @@ from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
+from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
     LOADING,
@@ -28,6 +29,7 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -73,11 +75,16 @@ class Bureau:
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
         spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
-        trace = await self.ledger.get_trace(case_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace)
+        last = await self.ledger.last_interrogation(case_id)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
 
     async def snapshot(self, case_id: str) -> dict[str, Any]:
         return operator_snapshot(await self.state(case_id))
+
+    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
+        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+        case = await self.require_case(case_id)
+        return case, await self.ledger.case_record(case_id)
 
     # ----- commands ------------------------------------------------------------------------------------
 
@@ -87,7 +94,7 @@ class Bureau:
         await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
             await self._load_cards(case_id, scenario)
-            event = PendingEvent("case.created", {"scenario_id": scenario.id, "language": scenario.language})
+            event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
             await self._commit(case_id, [event], status=ACTIVE)
         except BaseException:
             await self._purge_quietly(case_id)
@@ -102,7 +109,7 @@ class Bureau:
         written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
         # Always the version we read: of two resets at once, one commits and the other undoes its cards.
         await self._commit_or_undo(
-            case_id, written, [PendingEvent("case.reset", {})], expected_version=case.version, forget_state=True
+            case_id, written, [PendingEvent(EventType.CASE_RESET, {})], expected_version=case.version, forget_state=True
         )
         for scope, card in old:
             await discard_card(self.gateway, self.ledger, scope, card.id, "reset")
@@ -126,9 +133,15 @@ class Bureau:
         content = checked_text(text, MAX_CARD_CHARS)
         await self._check_version(case_id, expected_version)
         scope = role_scope(case_id, role)
-        draft = CardDraft(content=content, topic="whisper", kind="secret", memory_type="fact", created_by="operator")
+        draft = CardDraft(
+            content=content,
+            topic="whisper",
+            kind=Kind.SECRET,
+            memory_type=MemoryType.FACT,
+            created_by=CreatedBy.OPERATOR,
+        )
         card = await self.gateway.write(scope, draft)
-        event = PendingEvent("memory.written", {"card": card_event_view(card)})
+        event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
         return {"card": card_view(card)}
 
@@ -202,7 +215,7 @@ class Bureau:
                         kind=card.kind,
                         memory_type=card.memory_type,
                         trust=card.trust,
-                        created_by="scenario",
+                        created_by=CreatedBy.SCENARIO,
                     )
                     written.append((scope, await self.gateway.write(scope, draft)))
         except BaseException:

@@ -1,16 +1,18 @@
 """The ledger facade: one object over the aggregates, so callers keep one handle (`Ledger`).
 
-Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes
-and the last trace), `events` (the outbox), `publications` (the Saga), `cleanups`, `sessions`, `slots`.
+Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes,
+sealing keys, erasing), `record` (the case record), `events` (the outbox), `publications` (the Saga),
+`cleanups`, `sessions`, `slots`.
 State changes and the event that records them commit in one transaction.
 """
 
 from __future__ import annotations
 
-from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, TraceRecord
+from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
+from bureau.ledger.record import RecordEntry, RecordLedger
 from bureau.ledger.sessions import SessionLedger, SessionRecord
 from bureau.ledger.slots import SLOT_COUNT, SlotLedger
 from bureau.ledger.transactions import (
@@ -36,12 +38,12 @@ __all__ = [
     "LedgerError",
     "PendingEvent",
     "PublicationRecord",
+    "RecordEntry",
     "SessionRecord",
-    "TraceRecord",
     "VersionMismatchError",
     "utcnow",
 ]
 
 
-class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, CaseLedger):
+class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, RecordLedger, CaseLedger):
     """Every aggregate of the ledger over one engine and one transaction runner."""

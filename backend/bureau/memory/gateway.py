@@ -2,13 +2,15 @@
 
 Every call takes a `MemoryScope` built by the server. Every card read back is re-checked against the
 scope that was asked for, so a store filter bug drops a card instead of leaking it. Embedded seekdb
-is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread.
+is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread; a
+remote server gets a pool of `BUREAU_MEMORY_POOL_SIZE` threads instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
@@ -21,11 +23,15 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
+from bureau.memory import remote_store
+from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
+from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
 security_log = logging.getLogger("bureau.security")
@@ -141,13 +147,25 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
 
 
 class MemoryGateway:
-    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embeddings,
+        worker_slot: int = 0,
+        *,
+        keys: CaseKeySource,
+        prepare: bool = False,
+    ) -> None:
         self._settings = settings
+        self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._worker_slot = worker_slot
+        self._prepare = prepare  # `bureau setup`: may create the remote database and collection
         self._backend = settings.memory_backend
         self._memory: Any = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
+        workers = settings.memory_pool_size if settings.remote_store else 1
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
@@ -180,6 +198,9 @@ class MemoryGateway:
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self._settings.remote_store:
+            # Created once by `bureau setup`: instances creating one collection at once can crash the server.
+            (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
         with _isolated_from_working_directory():
             from powermem import Memory
 
@@ -253,24 +274,45 @@ class MemoryGateway:
                 item.get("id"),
             )
             return None
-        card = self._to_card(item, metadata)
+        content = self._opened(scope.case_id, item.get("memory") or item.get("content") or "")
+        if content is None:
+            return None  # sealed under a key that no longer exists: the case was erased
+        card = self._to_card(item, metadata, content)
         if card.expires_at is not None and card.expires_at <= datetime.now(UTC):
             return None
         return card
 
+    def _opened(self, case_id: str, stored: str) -> str | None:
+        """Card text as written: sealed text opened with the case key; text from before sealing as it is."""
+        if not is_sealed(stored):
+            return stored
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            return None
+        try:
+            return cipher.open(stored)
+        except SealError:
+            return None
+
+    def _cipher(self, case_id: str) -> CaseCipher:
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            raise MemoryUnavailableError("no sealing key for the case")
+        return cipher
+
     @staticmethod
-    def _to_card(item: dict[str, Any], metadata: dict[str, Any]) -> StoredCard:
+    def _to_card(item: dict[str, Any], metadata: dict[str, Any], content: str) -> StoredCard:
         return StoredCard(
             id=str(item["id"]),
             case_id=metadata["case_id"],
             space=metadata["space"],
-            content=item.get("memory") or item.get("content") or "",
+            content=content,
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", "fact"),
-            trust=metadata.get("trust", "medium"),
-            created_by=metadata.get("created_by", "system"),
+            memory_type=metadata.get("card_memory_type", MemoryType.FACT),
+            trust=metadata.get("trust", Trust.MEDIUM),
+            created_by=metadata.get("created_by", CreatedBy.SYSTEM),
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),
@@ -286,22 +328,38 @@ class MemoryGateway:
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
+        await self._ciphers.load(scope.case_id, create=True)
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
         )
 
     def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
-        result = self._store().add(
-            draft.content,
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            metadata=_card_metadata(scope, draft),
-            infer=False,
+        # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
+        # itself, rotates the vector and seals the text under the case key, and writes through the storage
+        # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
+        cipher = self._cipher(scope.case_id)
+        sealed = cipher.seal(draft.content)
+        metadata = _card_metadata(scope, draft)
+        now = datetime.now(UTC)
+        memory_id = self._store().storage.add_memory(
+            {
+                "content": sealed,
+                "embedding": cipher.rotate(self._embedder.embed_query(draft.content)),
+                "user_id": scope.user_id,
+                "agent_id": scope.agent_id,
+                "run_id": None,
+                "hash": hashlib.md5(sealed.encode(), usedforsecurity=False).hexdigest(),
+                "category": "",
+                "metadata": metadata,
+                "filters": {},
+                "created_at": now,
+                "updated_at": now,
+            }
         )
-        items = result.get("results") or []
-        if len(items) != 1 or items[0].get("id") is None:
+        if memory_id is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
-        card = self._admit(scope, items[0])
+        item = {"id": memory_id, "memory": sealed, "user_id": scope.user_id, "agent_id": scope.agent_id}
+        card = self._admit(scope, {**item, "metadata": metadata})
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
         self._relevance.remember(card)  # per-card features once, at write time
@@ -309,6 +367,8 @@ class MemoryGateway:
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
         """Search each scope separately with one query embedding; scores are cosine similarities."""
+        for case_id in {scope.case_id for scope in scopes}:
+            await self._ciphers.load(case_id)
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
@@ -317,8 +377,11 @@ class MemoryGateway:
         vector = question.vector
         candidates: list[Candidate] = []
         for scope in scopes:
+            cipher = self._ciphers.get(scope.case_id)
+            if cipher is None:
+                continue  # no key: nothing of this case can be read
             rows = store.storage.search_memories(
-                query_embedding=vector,
+                query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
                 user_id=scope.user_id,
                 agent_id=scope.agent_id,
                 filters=None,
@@ -332,6 +395,7 @@ class MemoryGateway:
         return self._relevance.score(question, candidates)
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._get_blocking, scope, card_id)
 
     def _get_blocking(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
@@ -344,6 +408,7 @@ class MemoryGateway:
         return self._admit(scope, item)
 
     async def list(self, scope: MemoryScope) -> list[StoredCard]:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._list_blocking, scope)
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
@@ -357,6 +422,7 @@ class MemoryGateway:
         return [c for c in cards if c.source_card_id == source_card_id]
 
     async def delete(self, scope: MemoryScope, card_id: str) -> bool:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._delete_blocking, scope, card_id)
 
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
@@ -370,6 +436,7 @@ class MemoryGateway:
         feature derived from them."""
         self._relevance.forget_case(case_id)
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
+        self._ciphers.forget(case_id)
 
     def _erase_blocking(self, user_id: str) -> None:
         store = self._store()

@@ -327,7 +327,7 @@ class RelevanceScorer:
         """The candidates with their signals. Derived session records are measured but compete with nothing
         and enter no statistics, so asking the same question again cannot change another card's signals."""
         features = {c.card.id: self._features(c.card) for c in candidates}
-        evidence = [c for c in candidates if not c.card.is_derived]
+        evidence = [c for c in candidates if c.card.may_be_evidence]
         distinct = list({_content_key(c.card.content): features[c.card.id] for c in evidence}.values())
         bm25 = _bm25_scores(question.features, distinct)
         scored = []
@@ -343,7 +343,7 @@ class RelevanceScorer:
                 "cosine": round(candidate.score, 6),
                 "coverage_mean": round(mean, 6),
                 "coverage_min": round(minimum, 6),
-                "bm25": 0.0 if candidate.card.is_derived else bm25.get(key, 0.0),
+                "bm25": 0.0 if not candidate.card.may_be_evidence else bm25.get(key, 0.0),
                 "margin": round(candidate.score - max(rivals, default=0.0), 6),
                 "entity_match": 1.0 if shared else 0.0,
                 "entity_miss": 1.0 if missing else 0.0,

@@ -16,9 +16,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-Verdict = Literal["known", "uncertain", "unknown"]
+from bureau.scope.vocabulary import Certainty
+
+Verdict = Certainty
 CAP_GAP = 0.001
 
 
@@ -46,10 +48,10 @@ class RelevancePolicy(Protocol):
 
 def _verdict(score: float, cuts: Cuts) -> Verdict:
     if score >= cuts.known:
-        return "known"
+        return Certainty.KNOWN
     if score >= cuts.uncertain:
-        return "uncertain"
-    return "unknown"
+        return Certainty.UNCERTAIN
+    return Certainty.UNKNOWN
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,7 +140,7 @@ class RoleVoiceResponder:
         # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the
         # fallback either, so the answer never quotes or cites what `filtered` reports.
         def usable(candidates: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
-            return tuple(c for c in candidates if c.card.id not in packet.filtered and not c.card.is_derived)
+            return tuple(c for c in candidates if c.card.id not in packet.filtered and c.card.may_be_evidence)
 
         request = dataclasses.replace(request, hits=usable(request.hits), borderline=usable(request.borderline))
         answer = evidence_answer(request, fallback_reason=reason)
