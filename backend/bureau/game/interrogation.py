@@ -173,7 +173,7 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
 
 def build_trace(searched: list[str], classified: Classified, answer: Answer, duration_ms: float) -> dict[str, Any]:
     """The X-ray. Uncertain candidates the model judged are `borderline_confirmed` hits or
-    `borderline_rejected` misses (`judged_by: "model"`); unjudged ones are misses marked `uncertain`."""
+    `borderline_rejected` misses (`judged_by: "model"`); unjudged ones are `uncertain` misses."""
     hits, misses = [], []
 
     def mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
         elif verdict is False:
             misses.append(mark(candidate, reason=MissReason.BORDERLINE_REJECTED, judged_by="model"))
         else:
-            misses.append(mark(candidate, reason=MissReason.BELOW_THRESHOLD, borderline=True, uncertain=True))
+            misses.append(mark(candidate, reason=MissReason.UNCERTAIN, borderline=True))
     misses += [mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],

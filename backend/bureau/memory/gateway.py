@@ -319,6 +319,10 @@ class MemoryGateway:
             source_card_id=metadata.get("source_card_id"),
         )
 
+    def relevance_feature_ids(self) -> set[str]:
+        """Card ids whose derived relevance features this process holds (in memory only): for erasure checks."""
+        return self._relevance.cached_card_ids()
+
     # ----- operations ----------------------------------------------------------------------------------
 
     def fence(self) -> None:

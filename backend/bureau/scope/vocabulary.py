@@ -90,6 +90,7 @@ class MissReason(StrEnum):
     """Why a candidate in a trace is not evidence."""
 
     BELOW_THRESHOLD = "below_threshold"
+    UNCERTAIN = "uncertain"  # close, maybe an answer; not judged by a model (evidence mode never guesses)
     BORDERLINE_REJECTED = "borderline_rejected"
     DERIVED_CONTEXT = "derived_context"
     DUPLICATE = "duplicate"

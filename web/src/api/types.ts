@@ -9,7 +9,7 @@ export type Space = Role | typeof BOARD;
 export type CaseLanguage = "en" | "zh";
 export type Audience = "operator" | "stage";
 export type ResponderMode = "evidence" | "role_voice";
-export type Certainty = "known" | "unknown";
+export type Certainty = "known" | "uncertain" | "unknown";
 
 export interface CardSource {
   role: Role;
@@ -63,7 +63,10 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+export type MissReason = "below_threshold" | "uncertain" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+
+/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` always among them. */
+export type Signals = Record<string, number>;
 
 export interface TraceHit {
   card_id: string;
@@ -72,6 +75,7 @@ export interface TraceHit {
   topic: string;
   memory_type: string;
   status: HitStatus;
+  signals?: Signals;
 }
 
 export interface TraceMiss {
@@ -81,6 +85,7 @@ export interface TraceMiss {
   topic: string;
   memory_type: string;
   reason: MissReason;
+  signals?: Signals;
 }
 
 export interface Trace {
@@ -91,6 +96,7 @@ export interface Trace {
   threshold: number;
   borderline_floor: number;
   duration_ms: number;
+  certainty?: Certainty;
   responder: ResponderMode;
   fallback_reason: string | null;
 }

@@ -82,7 +82,7 @@ function rememberTracedCards(known: Record<string, CardRef>, trace: Trace | null
 /** The evidence of a trace is its hits (confirmed borderline included); misses never count. */
 export function answerFromTrace(trace: Trace): RoleAnswer {
   const evidence = trace.hits.map((hit) => hit.card_id);
-  return { certainty: evidence.length > 0 ? "known" : "unknown", evidence };
+  return { certainty: trace.certainty ?? (evidence.length > 0 ? "known" : "unknown"), evidence };
 }
 
 function applySnapshot(state: ConsoleState, snapshot: OperatorSnapshot): ConsoleState {
@@ -106,7 +106,7 @@ function applyEvent(state: ConsoleState, event: LiveEvent): ConsoleState {
   switch (event.type) {
     case "answer.completed": {
       const { role, certainty, evidence } = event.data;
-      if (!isRole(role) || (certainty !== "known" && certainty !== "unknown")) return next;
+      if (!isRole(role) || (certainty !== "known" && certainty !== "uncertain" && certainty !== "unknown")) return next;
       const cited = Array.isArray(evidence) ? evidence.filter((id): id is string => typeof id === "string") : [];
       return { ...next, answerLog: logAnswer(state.answerLog, role, { certainty, evidence: cited }) };
     }

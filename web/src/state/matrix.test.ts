@@ -32,6 +32,12 @@ describe("who-knows-what matrix", () => {
     expect(matrix.detective).toEqual({ combination: "board", alibi: "not_asked" });
   });
 
+  it("never counts an uncertain answer as knowing, though it quotes the closest card", () => {
+    const uncertain: RoleAnswer = { certainty: "uncertain", evidence: ["b1"], question: combination.question! };
+    expect(deriveFactCell("detective", combination, [uncertain], indexWithBoardCopy())).toBe("uncertain");
+    expect(deriveFactCell("detective", alibi, [{ ...uncertain, question: "something else?" }], indexWithBoardCopy())).toBe("not_asked");
+  });
+
   it("says unknown only for the fact whose own question got no evidence", () => {
     const answers = [unknown(combination.question!)];
     expect(deriveFactCell("detective", combination, answers, indexWithBoardCopy())).toBe("unknown");

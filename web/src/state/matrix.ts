@@ -2,7 +2,7 @@ import { BOARD, ROLES, type Card, type KeyFact, type Role, type Space } from "..
 import type { AnswerLog, CardRef, RoleAnswer } from "./consoleState";
 
 /** How a role knows a key fact, judged from its answers so far (the newest that speaks to the fact wins). */
-export type FactCell = "own_memory" | "board" | "unknown" | "not_asked";
+export type FactCell = "own_memory" | "board" | "uncertain" | "unknown" | "not_asked";
 
 export type KnowledgeMatrix = Record<Role, Record<string, FactCell>>;
 
@@ -17,15 +17,18 @@ export function buildCardIndex(
   return index;
 }
 
-/** What one answer says about a fact: known (from where), unknown (only when it answered the fact's own
- * question), or nothing at all (an answer to some other question proves nothing about this fact). */
+/** What one answer says about a fact: known (from where), uncertain or unknown (only when it answered the
+ * fact's own question), or nothing at all (an answer to some other question proves nothing about this fact).
+ * An uncertain answer quotes its closest card, but is never counted as knowing. */
 function cellFromAnswer(role: Role, fact: KeyFact, answer: RoleAnswer, index: Map<string, CardRef>): FactCell | null {
+  const ownQuestion = Boolean(fact.question && answer.question?.trim() === fact.question.trim());
+  if (answer.certainty === "uncertain") return ownQuestion ? "uncertain" : null;
   const onTopic = answer.evidence
     .map((cardId) => index.get(cardId))
     .filter((ref): ref is CardRef => ref !== undefined && ref.topic === fact.topic);
   if (onTopic.some((ref) => ref.space === role)) return "own_memory";
   if (onTopic.some((ref) => ref.space === BOARD)) return "board";
-  if (fact.question && answer.question?.trim() === fact.question.trim()) return "unknown";
+  if (ownQuestion) return "unknown";
   return null;
 }
 

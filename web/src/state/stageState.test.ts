@@ -22,6 +22,10 @@ describe("describeRetrieval", () => {
     expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], verdict: "known" })).outcome).toBe("board");
     expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], private_hit_count: 2 })).outcome).toBe("own_memory_and_board");
   });
+
+  it("says 'found something close, not certain' for an uncertain retrieval, never 'found'", () => {
+    expect(describeRetrieval(retrieval({ verdict: "uncertain" })).outcome).toBe("uncertain");
+  });
 });
 
 describe("stageReducer", () => {

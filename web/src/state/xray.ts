@@ -14,6 +14,7 @@ export interface XrayMark {
   clamped: boolean;
   kind: MarkKind;
   isEvidence: boolean;
+  signals: Record<string, number>;
   /** Marks that would overlap stack into rows (0 = on the axis line). */
   row: number;
 }
@@ -110,6 +111,7 @@ function buildLane(space: Space, trace: Trace): XrayLane {
     clamped,
     kind: candidate.kind,
     isEvidence: candidate.isEvidence,
+    signals: candidate.signals ?? {},
     row: rows[index] ?? 0,
   }));
   return {
@@ -130,7 +132,7 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
   // Only candidates that could ever have been evidence: a session record ("I was asked…") often scores high,
   // and quoting it as the best candidate would contradict "nothing above the threshold".
   const scores = trace.misses
-    .filter((miss) => miss.reason === "below_threshold" || miss.reason === "borderline_rejected")
+    .filter((miss) => miss.reason === "below_threshold" || miss.reason === "uncertain" || miss.reason === "borderline_rejected")
     .map((miss) => miss.score);
   return {
     kind: "nothing_found",

@@ -18,7 +18,7 @@ export function AnswerCard({ answer }: { answer: AskedAnswer | null }) {
           <div className="answer__top">
             <span className="answer__who">{t("answer.byRole", { role: t(`role.${answer.role}`) })}</span>
             <span className={`badge badge--${answer.certainty}`} data-testid="certainty">
-              {t(answer.certainty === "known" ? "certainty.known" : "certainty.unknown")}
+              {t(`certainty.${answer.certainty}`)}
             </span>
           </div>
           <p className="answer__text">{answer.answer}</p>

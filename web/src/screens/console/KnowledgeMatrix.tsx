@@ -5,6 +5,7 @@ import { useI18n } from "../../i18n/I18n";
 const CELL_KEYS = {
   own_memory: "cell.own_memory",
   board: "cell.board",
+  uncertain: "cell.uncertain",
   unknown: "cell.unknown",
   not_asked: "cell.not_asked",
 } as const satisfies Record<FactCell, string>;

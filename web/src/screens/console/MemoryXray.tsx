@@ -192,6 +192,13 @@ function ScoreChart({ xray, labelId }: { xray: Xray; labelId: string }) {
   );
 }
 
+/** "cosine 0.42 · coverage_mean 0.94 · …": every signal the relevance model weighed, in the server's order. */
+function formatSignals(signals: Record<string, number>): string {
+  return Object.entries(signals)
+    .map(([name, value]) => `${name} ${value.toFixed(2)}`)
+    .join(" · ");
+}
+
 function CandidateTable({ xray }: { xray: Xray }) {
   const { t } = useI18n();
   const marks = xray.lanes.flatMap((lane) => lane.marks).sort((a, b) => b.score - a.score);
@@ -206,6 +213,7 @@ function CandidateTable({ xray }: { xray: Xray }) {
             <th scope="col">{t("xray.col.topic")}</th>
             <th scope="col">{t("xray.col.score")}</th>
             <th scope="col">{t("xray.col.outcome")}</th>
+            <th scope="col">{t("xray.col.signals")}</th>
           </tr>
         </thead>
         <tbody>
@@ -218,6 +226,7 @@ function CandidateTable({ xray }: { xray: Xray }) {
               <td>{mark.topic}</td>
               <td>{mark.clamped ? t("xray.clamped", { score: formatScore(mark.score) }) : formatScore(mark.score)}</td>
               <td>{t(`kind.${mark.kind}`)}</td>
+              <td className="xray__signals">{formatSignals(mark.signals)}</td>
             </tr>
           ))}
         </tbody>
