@@ -36,6 +36,7 @@ from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
+SESSION_MEMORY_TYPE = "session"
 SESSION_MEMORY_TTL = timedelta(hours=24)
 _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
 
@@ -249,7 +250,7 @@ class Interrogation:
             content=template.format(question=question),
             topic="session",
             kind="note",
-            memory_type="session",
+            memory_type=SESSION_MEMORY_TYPE,
             trust="low",
             created_by="system",
             expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
@@ -258,11 +259,9 @@ class Interrogation:
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
         """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again."""
+        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
         try:
-            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-            for stale in sessions[:-SESSION_MEMORY_KEEP]:
-                await self.gateway.delete(scope, stale.id)
+            await self.gateway.trim(scope, SESSION_MEMORY_TYPE, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
 
