@@ -28,9 +28,11 @@ from bureau.answering.base import (
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
-from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
+from bureau.ledger.record import INTERROGATION, RecordDraft
+from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 
 log = logging.getLogger("bureau.game")
@@ -165,6 +167,32 @@ def build_trace(
     }
 
 
+def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
+    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
+    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+
+
+def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Which card in which space each hit was: the ingredients of whatever was derived from the trace."""
+    return [{"card_id": hit["card_id"], "space": hit["space"]} for hit in trace["hits"]]
+
+
+def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
+    """The case-record entry of one interrogation: content-free summary, sealed text."""
+    return RecordDraft(
+        kind=INTERROGATION,
+        roles=[role],
+        audience=answer_readers(role, trace).label,
+        summary={
+            "trace": trace,
+            "provenance": provenance(trace),
+            "ingredients": [hit["card_id"] for hit in trace["hits"]],
+        },
+        body={"question": question, "answer": answer},
+    )
+
+
 Commit = Callable[..., Awaitable[CaseRecord]]
 
 
@@ -238,7 +266,7 @@ class Interrogation:
             [(scope, session_card)],
             _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
+            record=interrogation_entry(role, state["question"], answer.text, trace),
         )
         await self._apply_retention(scope)
         return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}

@@ -16,6 +16,7 @@ from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
+from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
     LOADING,
@@ -75,11 +76,16 @@ class Bureau:
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
         spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
-        trace = await self.ledger.get_trace(case_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace)
+        last = await self.ledger.last_interrogation(case_id)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
 
     async def snapshot(self, case_id: str) -> dict[str, Any]:
         return operator_snapshot(await self.state(case_id))
+
+    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
+        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+        case = await self.require_case(case_id)
+        return case, await self.ledger.case_record(case_id)
 
     # ----- commands ------------------------------------------------------------------------------------
 
