@@ -75,7 +75,8 @@ def stage_record_entry(entry: RecordEntry) -> Payload:
     if entry.audience == SEALED_LABEL:
         return {**base, "sealed": True}
     results = entry.summary.get("results", [])
-    return {**base, "sealed": False, "retrievals": [stage_retrieval(r.get("trace")) for r in results]}
+    retrievals = [stage_retrieval(r.get("trace")) for r in results]
+    return {**base, "sealed": False, "roles": list(entry.roles), "retrievals": retrievals}
 
 
 def stage_record(entries: list[RecordEntry]) -> list[Payload]:
@@ -116,6 +117,19 @@ def _publication_completed(payload: Payload) -> Payload:
     }
 
 
+def _cross_examination(payload: Payload) -> Payload:
+    """A sealed conclusion is announced and nothing else; an open one shows each role's public retrieval."""
+    if payload.get("sealed", True):
+        return {**_case_only(payload), "sealed": True}
+    retrievals = [stage_retrieval(trace) for trace in payload.get("traces", [])]
+    return {**_case_only(payload), "sealed": False, "roles": list(payload.get("roles", [])), "retrievals": retrievals}
+
+
+def _card_erased(payload: Payload) -> Payload:
+    """Which board copies disappeared (public ids); the private card's id and space stay private."""
+    return {**_case_only(payload), "board_card_ids": list(payload.get("board_card_ids", []))}
+
+
 _STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
     "case.created": _case_only,
     "case.reset": _case_only,
@@ -124,6 +138,8 @@ _STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
     "retrieval.completed": _retrieval,
     "publication.started": _publication_started,
     "publication.completed": _publication_completed,
+    "cross_examination.completed": _cross_examination,
+    "card.erased": _card_erased,
 }
 
 

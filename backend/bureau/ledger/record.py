@@ -133,6 +133,3 @@ class RecordLedger(TransactionRunner):
         """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
         found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
         return found[0] if found else None
-
-    async def redact_card(self, case_id: str, card_id: str) -> int:
-        return await self._run(lambda s: redact_card(s, case_id, card_id))
