@@ -22,6 +22,7 @@ from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import Role, readable_scopes
+from bureau.scope.vocabulary import EventType
 
 _TOGETHER = {"en": "Together: ", "zh": "综合来看："}
 _NOBODY = {"en": "None of them knows.", "zh": "他们都不知道。"}
@@ -120,7 +121,7 @@ class CrossExamination:
             body={"question": question, "answers": {r.role: r.answer.text for r in results}, "conclusion": text},
         )
         event = PendingEvent(
-            "cross_examination.completed",
+            EventType.CROSS_EXAMINATION_COMPLETED,
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
         await self._commit(case_id, [], [event], expected_version=expected_version, record=draft)

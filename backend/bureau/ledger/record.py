@@ -18,10 +18,11 @@ from sqlalchemy.orm import Session
 from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
+from bureau.scope.vocabulary import RecordKind
 from bureau.sealing import CaseCipher, SealError
 
-INTERROGATION = "interrogation"
-CROSS_EXAMINATION = "cross_examination"
+INTERROGATION = RecordKind.INTERROGATION
+CROSS_EXAMINATION = RecordKind.CROSS_EXAMINATION
 
 
 @dataclass(frozen=True, slots=True)
