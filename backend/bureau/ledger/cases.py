@@ -20,6 +20,7 @@ from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationR
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
 from bureau.ledger.transactions import (
     CaseMissingError,
+    LedgerConflictError,
     TransactionRunner,
     VersionMismatchError,
     aware,
@@ -171,7 +172,12 @@ class CaseLedger(TransactionRunner):
                 return None
             return keys.create_key(session, case_id)
 
-        return await (self._run(work) if create else self._read(work))
+        if not create:
+            return await self._read(work)
+        try:
+            return await self._run(work)
+        except LedgerConflictError:  # another instance created it at the same moment: use theirs
+            return await self._read(lambda session: keys.case_key(session, case_id))
 
     async def erase_card(
         self,
