@@ -1,7 +1,8 @@
 """The delivery gate: the one place that decides what the public (stage) audience may receive.
 
 Allow-list only. Every stage-bound payload, snapshot or SSE frame (live or replayed), is built here from
-named public fields; an event type without a projection projects to nothing.
+named public fields. Every `EventType` is named in `STAGE_PROJECTIONS`: either a projection or `None`
+(private: never sent to the stage). A type the table does not know projects to nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
 from bureau.scope.audience import SEALED_LABEL, Audience, Principal, readers_of_space
 from bureau.scope.keys import BOARD, ROLES
+from bureau.scope.vocabulary import Certainty, EventType
 
 Payload = dict[str, Any]
 
@@ -43,7 +45,7 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         "public_hits": public_hits,
         "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
-        "verdict": trace.get("certainty") or ("known" if hits else "unknown"),
+        "verdict": trace.get("certainty") or (Certainty.KNOWN if hits else Certainty.UNKNOWN),
         "duration_ms": trace.get("duration_ms"),
     }
 
@@ -75,7 +77,8 @@ def stage_record_entry(entry: RecordEntry) -> Payload:
     if entry.audience == SEALED_LABEL:
         return {**base, "sealed": True}
     results = entry.summary.get("results", [])
-    return {**base, "sealed": False, "retrievals": [stage_retrieval(r.get("trace")) for r in results]}
+    retrievals = [stage_retrieval(r.get("trace")) for r in results]
+    return {**base, "sealed": False, "roles": list(entry.roles), "retrievals": retrievals}
 
 
 def stage_record(entries: list[RecordEntry]) -> list[Payload]:
@@ -116,14 +119,30 @@ def _publication_completed(payload: Payload) -> Payload:
     }
 
 
-_STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
-    "case.created": _case_only,
-    "case.reset": _case_only,
-    "case.erased": _case_only,
-    "memory.written": _memory_written,
-    "retrieval.completed": _retrieval,
-    "publication.started": _publication_started,
-    "publication.completed": _publication_completed,
+def _cross_examination(payload: Payload) -> Payload:
+    """A sealed conclusion is announced and nothing else; an open one shows each role's public retrieval."""
+    if payload.get("sealed", True):
+        return {**_case_only(payload), "sealed": True}
+    retrievals = [stage_retrieval(trace) for trace in payload.get("traces", [])]
+    return {**_case_only(payload), "sealed": False, "roles": list(payload.get("roles", [])), "retrievals": retrievals}
+
+
+def _card_erased(payload: Payload) -> Payload:
+    """Which board copies disappeared (public ids); the private card's id and space stay private."""
+    return {**_case_only(payload), "board_card_ids": list(payload.get("board_card_ids", []))}
+
+
+STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
+    EventType.CASE_CREATED: _case_only,
+    EventType.CASE_RESET: _case_only,
+    EventType.CASE_ERASED: _case_only,
+    EventType.MEMORY_WRITTEN: _memory_written,
+    EventType.RETRIEVAL_COMPLETED: _retrieval,
+    EventType.ANSWER_COMPLETED: None,  # the answer's certainty and evidence derive from private cards
+    EventType.PUBLICATION_STARTED: _publication_started,
+    EventType.PUBLICATION_COMPLETED: _publication_completed,
+    EventType.CROSS_EXAMINATION_COMPLETED: _cross_examination,
+    EventType.CARD_ERASED: _card_erased,
 }
 
 
@@ -131,5 +150,8 @@ def project_event(audience: Audience, event_type: str, payload: Payload) -> Payl
     """What `audience` may receive of one event; None means the frame is not sent at all."""
     if audience is Audience.OPERATOR:
         return payload  # events never carry whisper/question text or card content (see the ledger)
-    projection = _STAGE_PROJECTIONS.get(event_type)
+    try:
+        projection = STAGE_PROJECTIONS[EventType(event_type)]
+    except ValueError:  # not a type this server knows (e.g. written by a newer version): private
+        return None
     return projection(payload) if projection else None

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from bureau.game.compensation import discard_card
 from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
@@ -20,7 +20,9 @@ from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
+from bureau.scope.audience import Readers, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
+from bureau.scope.vocabulary import EventType, PublicationState
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -41,7 +43,7 @@ class Publisher:
     async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
         """Returns (public card view, idempotent)."""
         source = await self.gateway.get(role_scope(case_id, role), card_id)
-        if source is None or source.is_derived:
+        if source is None or not source.may_be_evidence:
             raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
         try:
             return await self._publish(source)
@@ -57,7 +59,7 @@ class Publisher:
             reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
             if reserved:
                 return await self._run_owned(source, owner), False
-            if record.state == "ready" and record.public_card_id:
+            if record.state == PublicationState.READY and record.public_card_id:
                 copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
                 if copy is not None:
                     return card_view(copy), True
@@ -82,15 +84,17 @@ class Publisher:
             copy = await self._find_or_write_copy(board, source)
             self.fault("after_board_write")
             self.fault("before_mark_ready")
+            if not await self._still_private(source):
+                raise CardNotFoundError(source.id)  # erased or reset while we wrote the copy: undo it
             done = await self.ledger.complete_publication(
                 case_id,
                 source.id,
                 owner,
                 copy.id,
                 [
-                    PendingEvent("memory.written", {"card": card_event_view(copy)}),
+                    PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(copy)}),
                     PendingEvent(
-                        "publication.completed",
+                        EventType.PUBLICATION_COMPLETED,
                         {
                             "role": source.space,
                             "source_card_id": source.id,
@@ -109,6 +113,14 @@ class Publisher:
         if done is None:
             return await self._lost_lease(board, source, copy)
         return card_view(copy)
+
+    async def _still_private(self, source: StoredCard) -> bool:
+        """Publishing is the one way anything widens, so it is checked again at the moment it happens: the
+        source must still be this role's own private card in this case."""
+        current = await self.gateway.get(role_scope(source.case_id, cast(Role, source.space)), source.id)
+        if current is None or current.is_derived:
+            return False
+        return readers_of_space(current.space) == Readers.of(source.space)
 
     async def _find_or_write_copy(self, board: MemoryScope, source: StoredCard) -> StoredCard:
         """Reconcile first: a crashed attempt may already have written the copy."""
@@ -132,7 +144,7 @@ class Publisher:
     async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
-        if record is None or (record.state == "ready" and record.public_card_id != copy.id):
+        if record is None or (record.state == PublicationState.READY and record.public_card_id != copy.id):
             # Our copy lost: nobody holds a reservation any more (reset), or another copy won. A pending
             # owner who took over keeps it: it finds our copy by source id and adopts it.
             await self._compensate(board, copy)

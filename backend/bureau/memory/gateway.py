@@ -2,7 +2,8 @@
 
 Every call takes a `MemoryScope` built by the server. Every card read back is re-checked against the
 scope that was asked for, so a store filter bug drops a card instead of leaking it. Embedded seekdb
-is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread.
+is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread; a
+remote server gets a pool of `BUREAU_MEMORY_POOL_SIZE` threads instead.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
+from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
 from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
@@ -144,14 +147,25 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
 
 
 class MemoryGateway:
-    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, keys: CaseKeySource) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embeddings,
+        worker_slot: int = 0,
+        *,
+        keys: CaseKeySource,
+        prepare: bool = False,
+    ) -> None:
         self._settings = settings
         self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._worker_slot = worker_slot
+        self._prepare = prepare  # `bureau setup`: may create the remote database and collection
         self._backend = settings.memory_backend
         self._memory: Any = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
+        workers = settings.memory_pool_size if settings.remote_store else 1
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self.foreign_hits_dropped = 0
@@ -181,6 +195,9 @@ class MemoryGateway:
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self._settings.remote_store:
+            # Created once by `bureau setup`: instances creating one collection at once can crash the server.
+            (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
         with _isolated_from_working_directory():
             from powermem import Memory
 
@@ -290,9 +307,9 @@ class MemoryGateway:
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", "fact"),
-            trust=metadata.get("trust", "medium"),
-            created_by=metadata.get("created_by", "system"),
+            memory_type=metadata.get("card_memory_type", MemoryType.FACT),
+            trust=metadata.get("trust", Trust.MEDIUM),
+            created_by=metadata.get("created_by", CreatedBy.SYSTEM),
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),
@@ -446,7 +463,7 @@ class MemoryGateway:
         return await self._run(self._trim_blocking, scope, memory_type, keep)
 
     def _trim_blocking(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
-        rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=memory_type)
+        rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=str(memory_type))
         cards = [c for c in (self._admit(scope, row) for row in rows) if c is not None and c.memory_type == memory_type]
         stale = sorted(cards, key=lambda c: (c.created_at, int(c.id)))[:-keep] if keep else cards
         self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in stale])
