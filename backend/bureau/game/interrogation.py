@@ -41,6 +41,7 @@ from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
+security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 SESSION_MEMORY_TTL = timedelta(hours=24)
@@ -101,6 +102,15 @@ def classify(candidates: list[Candidate], role: str, policy: RelevancePolicy, la
         else:
             result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
+
+
+def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The delivery rule on a role's search: an item reaches the role only if its readership admits the
+    role (its own space, the board). The gateway already re-checks scopes; this is the audience check."""
+    kept = [c for c in candidates if readers_of_space(c.card.space).admits(role)]
+    if len(kept) != len(candidates):
+        security_log.warning("security: %d search result(s) withheld from %s", len(candidates) - len(kept), role)
+    return kept
 
 
 class InterrogationState(TypedDict, total=False):
@@ -275,7 +285,7 @@ class Interrogation:
         scopes = readable_scopes(state["case_id"], state["role"])
         # Session records take search slots too: fetch enough that they can never crowd out a real card.
         limit = self.settings.search_limit + SESSION_MEMORY_KEEP + 1
-        candidates = await self.gateway.search(scopes, state["question"], limit)
+        candidates = admitted_for(state["role"], await self.gateway.search(scopes, state["question"], limit))
         policy, language = self.gateway.relevance_policy, question_language(state["question"])
         return {
             "searched": [scope.space for scope in scopes],
@@ -328,11 +338,9 @@ class Interrogation:
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
         """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again."""
+        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
         try:
-            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-            for stale in sessions[:-SESSION_MEMORY_KEEP]:
-                await self.gateway.delete(scope, stale.id)
+            await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
 
