@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
@@ -111,6 +111,16 @@ def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
     if len(kept) != len(candidates):
         security_log.warning("security: %d search result(s) withheld from %s", len(candidates) - len(kept), role)
     return kept
+
+
+async def search_and_classify(
+    gateway: MemoryGateway, settings: Settings, scopes: Sequence[MemoryScope], role: Role, question: str
+) -> Classified:
+    """The role's scoped search, the audience check, then the relevance policy on every candidate."""
+    # Session records take search slots too: fetch enough that they can never crowd out a real card.
+    limit = settings.search_limit + SESSION_MEMORY_KEEP + 1
+    candidates = admitted_for(role, await gateway.search(scopes, question, limit))
+    return classify(candidates, role, gateway.relevance_policy, question_language(question))
 
 
 class InterrogationState(TypedDict, total=False):
@@ -220,9 +230,10 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
 
 
 def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
-    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
-    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
-    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+    """An answer is derived from the question put to `role` and from every card it used (hits, and the card an
+    uncertain answer quotes): the narrowest readership of them all (a role's own answer is that role's, even
+    when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(item["space"]) for item in provenance(trace)))
 
 
 def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -283,14 +294,8 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        # Session records take search slots too: fetch enough that they can never crowd out a real card.
-        limit = self.settings.search_limit + SESSION_MEMORY_KEEP + 1
-        candidates = admitted_for(state["role"], await self.gateway.search(scopes, state["question"], limit))
-        policy, language = self.gateway.relevance_policy, question_language(state["question"])
-        return {
-            "searched": [scope.space for scope in scopes],
-            "classified": classify(candidates, state["role"], policy, language),
-        }
+        classified = await search_and_classify(self.gateway, self.settings, scopes, state["role"], state["question"])
+        return {"searched": [scope.space for scope in scopes], "classified": classified}
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
         classified = state["classified"]

@@ -362,6 +362,7 @@ class MemoryGateway:
             with contextlib.suppress(Exception):
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
             raise
+        self._relevance.remember_many(written)  # per-card features once, at write time, in one batch
         return written
 
     def _add_blocking(
@@ -391,7 +392,6 @@ class MemoryGateway:
         card = self._admit(scope, {**item, "metadata": metadata})
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
-        self._relevance.remember(card)  # per-card features once, at write time
         return card
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:

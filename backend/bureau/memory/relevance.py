@@ -52,6 +52,7 @@ SIGNALS: tuple[str, ...] = (
     "type_miss",
 )
 CARD_CACHE_SIZE = 20_000
+_EMBED_BATCH = 256
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -278,15 +279,28 @@ class RelevanceScorer:
 
     # -- per-card features ------------------------------------------------------------------------------
     def remember(self, card: StoredCard) -> CardFeatures:
-        text = analyse(card.content)
-        vectors = self._embed(list(text.words)) if self._words else []
-        features = CardFeatures(card.case_id, card.content, text, _unit_rows(vectors))
+        return self.remember_many([card])[0]
+
+    def remember_many(self, cards: Sequence[StoredCard]) -> list[CardFeatures]:
+        """Features of many cards; each distinct word is embedded once, in batches (a reset writes many)."""
+        texts = {card.content: analyse(card.content) for card in cards}
+        words = list(dict.fromkeys(w for text in texts.values() for w in text.words)) if self._words else []
+        vectors: dict[str, list[float]] = {}
+        for start in range(0, len(words), _EMBED_BATCH):
+            batch = words[start : start + _EMBED_BATCH]
+            vectors.update(zip(batch, self._embed(batch), strict=True))
+        out = []
+        for card in cards:
+            text = texts[card.content]
+            rows = [vectors[w] for w in text.words] if self._words else []
+            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows)))
         with self._lock:
-            self._cards[card.id] = features
-            self._cards.move_to_end(card.id)
+            for card, features in zip(cards, out, strict=True):
+                self._cards[card.id] = features
+                self._cards.move_to_end(card.id)
             while len(self._cards) > CARD_CACHE_SIZE:
                 self._cards.popitem(last=False)
-        return features
+        return out
 
     def _features(self, card: StoredCard) -> CardFeatures:
         with self._lock:
