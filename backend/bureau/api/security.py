@@ -14,10 +14,13 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bureau.api.errors import ApiError
+from bureau.api.errors import ApiError, error_body
+from bureau.api.transport import is_api_path
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import Ledger, LedgerError
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -25,6 +28,7 @@ CSRF_COOKIE = "bureau_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 PASSCODE_HEADER = "X-Bureau-Passcode"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PRINCIPAL_STATE = "principal"  # request.state key: resolved once, by SignedInFirst or the dependency
 
 
 def token_hash(token: str) -> str:
@@ -43,26 +47,35 @@ class Principal:
 
 
 class PasscodeThrottle:
-    """At most `limit` failed attempts per client in `window_s`; then 429 with Retry-After."""
+    """Failed sign-ins per client and per screen (audience): at most `limit` in `window_s`, then 429.
+
+    A wrong passcode could have been aimed at either screen, so it counts against both. A success opens
+    one screen and clears only that screen's count: holding the stage passcode gives no fresh guesses at
+    the operator passcode. Counters live in this process (one place, for a later shared store).
+    """
 
     def __init__(self, limit: int = 5, window_s: float = 300.0) -> None:
         self.limit, self.window_s = limit, window_s
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self._failures: dict[tuple[str, Audience], deque[float]] = defaultdict(deque)
 
-    def retry_after(self, client: str) -> int:
+    def retry_after(self, client: str, audience: Audience) -> int:
         now = time.monotonic()
-        failures = self._failures[client]
+        failures = self._failures[(client, audience)]
         while failures and failures[0] <= now - self.window_s:
             failures.popleft()
         if len(failures) < self.limit:
             return 0
         return max(1, int(failures[0] + self.window_s - now) + 1)
 
-    def fail(self, client: str) -> None:
-        self._failures[client].append(time.monotonic())
+    def retry_after_any(self, client: str) -> int:
+        return max(self.retry_after(client, audience) for audience in Audience)
 
-    def succeed(self, client: str) -> None:
-        self._failures.pop(client, None)
+    def fail(self, client: str) -> None:
+        for audience in Audience:
+            self._failures[(client, audience)].append(time.monotonic())
+
+    def succeed(self, client: str, audience: Audience) -> None:
+        self._failures.pop((client, audience), None)
 
 
 class AccessControl:
@@ -76,6 +89,9 @@ class AccessControl:
         return not self.settings.passcodes_enabled
 
     async def principal(self, request: Request) -> Principal:
+        cached = getattr(request.state, PRINCIPAL_STATE, None)
+        if isinstance(cached, Principal):
+            return cached
         if self.open_mode:
             return Principal(Audience.OPERATOR, None, None)
         token = request.cookies.get(SESSION_COOKIE)
@@ -133,14 +149,18 @@ class AccessControl:
         if self.open_mode:
             return
         client = request.client.host if request.client else "unknown"
-        wait = self.throttle.retry_after(client)
+        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
+        # A wrong passcode is refused while any screen is throttled, the right one while its own screen is:
+        # while the operator screen is throttled, a wrong guess and the operator passcode look alike (429).
+        wait = (
+            self.throttle.retry_after_any(client) if audience is None else self.throttle.retry_after(client, audience)
+        )
         if wait:
             raise ApiError(429, "RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
-        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
         if audience is None:
             self.throttle.fail(client)
             raise ApiError(401, "ACCESS_REQUIRED", "Wrong passcode.")
-        self.throttle.succeed(client)
+        self.throttle.succeed(client, audience)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
         await self.ledger.create_session(
@@ -180,3 +200,30 @@ class AccessControl:
 
 def _csrf_matches(principal: Principal, sent: str) -> bool:
     return bool(principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash))
+
+
+PUBLIC_API_PATHS = frozenset({"/api/health", "/api/ready", "/api/session"})
+
+
+class SignedInFirst:
+    """Passcode mode: an anonymous request to a protected API route gets 401 before its body is read, so
+    nobody learns anything from how a body is parsed. The resolved principal is kept for the route."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and is_api_path(scope["path"]) and scope["path"] not in PUBLIC_API_PATHS:
+            access: AccessControl = scope["app"].state.services.access
+            if not access.open_mode:
+                try:
+                    principal = await access.principal(Request(scope))
+                except LedgerError:
+                    principal = None  # the route's own check meets the same fault and answers 503
+                if principal is not None and principal.audience is None:
+                    body = error_body("ACCESS_REQUIRED", "Sign in with a passcode first.")
+                    await JSONResponse(body, status_code=401)(scope, receive, send)
+                    return
+                if principal is not None:
+                    scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+        await self.app(scope, receive, send)
