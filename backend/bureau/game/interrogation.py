@@ -25,10 +25,13 @@ from bureau.answering.base import (
     AnswerRequest,
     Responder,
 )
+from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
+from bureau.game.knowledge import cells_for_answer
+from bureau.game.scenario_schema import KeyFact
 from bureau.game.views import card_event_view
-from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
+from bureau.ledger.repository import CaseRecord, PendingEvent, RoleAnswerRecord, TraceRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
@@ -87,6 +90,7 @@ class InterrogationState(TypedDict, total=False):
     question: str
     language: str
     expected_version: int | None
+    key_facts: tuple[KeyFact, ...]
     started: float
     classified: Classified
     answer: Answer
@@ -129,6 +133,7 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
         "evidence": list(answer.evidence),
         "responder": answer.responder,
         "fallback_reason": answer.fallback_reason,
+        "conflicts": [conflict.as_dict() for conflict in answer.conflicts],
     }
 
 
@@ -184,7 +189,13 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
+        self,
+        case_id: str,
+        role: Role,
+        question: str,
+        language: str,
+        expected_version: int | None,
+        key_facts: tuple[KeyFact, ...] = (),
     ) -> dict[str, Any]:
         state = await self.graph.ainvoke(
             {
@@ -193,6 +204,7 @@ class Interrogation:
                 "question": question,
                 "language": language,
                 "expected_version": expected_version,
+                "key_facts": key_facts,
                 "started": time.perf_counter(),
             }
         )
@@ -217,8 +229,8 @@ class Interrogation:
             hits=tuple(classified.hits),
             borderline=tuple(classified.borderline),
         )
-        answer = await self.responder.answer(request)
-        return {"answer": validate_answer(answer, request)}
+        answer = validate_answer(await self.responder.answer(request), request)
+        return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
 
     async def _persist(self, state: InterrogationState) -> dict[str, Any]:
         case_id, role, answer = state["case_id"], state["role"], state["answer"]
@@ -232,15 +244,25 @@ class Interrogation:
             answer,
             (time.perf_counter() - state["started"]) * 1000,
         )
+        now = datetime.now(UTC)
+        result = {"answer": answer.text, **answer_summary(answer), "trace": trace}
+        cells = cells_for_answer(
+            state.get("key_facts", ()),
+            role,
+            state["question"],
+            _evidence_cards(state["classified"], answer),
+            (conflict.topic for conflict in answer.conflicts),
+        )
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
             _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
+            trace=TraceRecord(case_id, role, trace, now),
+            answer=RoleAnswerRecord(case_id, role, {**result, "asked_at": now.isoformat()}, cells, now),
         )
         await self._apply_retention(scope)
-        return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
+        return {"result": result}
 
     async def _remember_being_asked(self, scope: MemoryScope, question: str, language: str) -> StoredCard:
         """Session memory in the role's own space (its narrowest audience). Context, never evidence."""
@@ -265,6 +287,12 @@ class Interrogation:
                 await self.gateway.delete(scope, stale.id)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
+def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
+    """The cards an answer cites, in citation order."""
+    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
+    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
 
 
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:

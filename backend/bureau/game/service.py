@@ -74,7 +74,16 @@ class Bureau:
         case = await self.require_case(case_id)
         spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
         trace = await self.ledger.get_trace(case_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace)
+        answers = tuple(await self.ledger.get_role_answers(case_id))
+        translations = tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == case.scenario_id)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace, answers, translations)
+
+    async def latest_case_id(self) -> str:
+        """The newest active case, for a stage that follows the operator from case to case."""
+        case = await self.ledger.latest_active_case()
+        if case is None:
+            raise CaseNotFoundError("latest")
+        return case.id
 
     async def snapshot(self, case_id: str) -> dict[str, Any]:
         return operator_snapshot(await self.state(case_id))
@@ -139,7 +148,8 @@ class Bureau:
         # is refused: the question is kept as session memory.
         text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
         case = await self._check_version(case_id, expected_version)
-        return await self.interrogation.run(case_id, role, text, case.language, expected_version)
+        key_facts = tuple(self.scenario(case.scenario_id, case.language).key_facts)
+        return await self.interrogation.run(case_id, role, text, case.language, expected_version, key_facts)
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bureau.game.scenario_schema import Scenario
-from bureau.ledger.repository import CaseRecord, TraceRecord
+from bureau.ledger.repository import CaseRecord, RoleAnswerRecord, TraceRecord
 from bureau.memory.types import StoredCard
 
 
@@ -41,6 +41,25 @@ class CaseState:
     scenario: Scenario
     spaces: dict[str, list[StoredCard]]
     last_trace: TraceRecord | None
+    answers: tuple[RoleAnswerRecord, ...] = ()
+    # The scenario in every language it ships in, for labels in the interface language (not only the case's).
+    translations: tuple[Scenario, ...] = ()
+
+
+def topic_labels(translations: tuple[Scenario, ...]) -> dict[str, dict[str, str]]:
+    labels: dict[str, dict[str, str]] = {}
+    for scenario in translations:
+        for topic, label in scenario.topics.items():
+            labels.setdefault(topic, {})[scenario.language] = label
+    return labels
+
+
+def _key_facts(scenario: Scenario, translations: tuple[Scenario, ...]) -> list[dict[str, Any]]:
+    labels: dict[str, dict[str, str]] = {}
+    for other in translations:
+        for fact in other.key_facts:
+            labels.setdefault(fact.id, {})[other.language] = fact.label
+    return [{**fact.model_dump(), "labels": labels.get(fact.id, {})} for fact in scenario.key_facts]
 
 
 def operator_snapshot(state: CaseState) -> dict[str, Any]:
@@ -59,8 +78,12 @@ def operator_snapshot(state: CaseState) -> dict[str, Any]:
             "title": scenario.title,
             "description": scenario.description,
             "preset_questions": list(scenario.preset_questions),
-            "key_facts": [fact.model_dump() for fact in scenario.key_facts],
+            "key_facts": _key_facts(scenario, state.translations),
+            "topic_labels": topic_labels(state.translations),
         },
         "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
         "last_trace": state.last_trace.trace if state.last_trace else None,
+        # Each role's latest answer with its trace, and the who-knows-what matrix, as kept with the case.
+        "answers": {record.role: record.answer for record in state.answers},
+        "knowledge": {record.role: record.knowledge for record in state.answers},
     }

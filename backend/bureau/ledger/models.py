@@ -109,3 +109,17 @@ class ProcessSlotRow(Base):
     slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     owner: Mapped[str] = mapped_column(String(64))
     heartbeat_at: Mapped[datetime]
+
+
+class RoleAnswerRow(Base):
+    """Each role's latest answer (with its trace) and its row of the who-knows-what matrix, kept with the
+    case so a reload or a second console sees the same state. Operator-only data."""
+
+    __tablename__ = "role_answers"
+
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16), primary_key=True)
+    answer: Mapped[dict[str, Any]]
+    # fact id -> own_memory | board | conflicting | unknown; facts no answer spoke to are absent
+    knowledge: Mapped[dict[str, Any]]
+    updated_at: Mapped[datetime]

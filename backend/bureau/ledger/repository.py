@@ -26,6 +26,7 @@ from bureau.ledger.models import (
     SessionRow,
     TraceRow,
 )
+from bureau.ledger.role_answers import RoleAnswerRecord, forget_role_answers, role_answers, store_role_answer
 
 T = TypeVar("T")
 SLOT_COUNT = 1024
@@ -239,11 +240,18 @@ class Ledger:
         expected_version: int | None = None,
         status: str | None = None,
         trace: TraceRecord | None = None,
+        answer: RoleAnswerRecord | None = None,
         forget_state: bool = False,
     ) -> CaseRecord:
-        """Bump the case version and append its events in one transaction. Optionally store the last trace,
-        or forget publications and the trace (a reset)."""
-        extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
+        """Bump the case version and append its events in one transaction. Optionally store the last trace
+        and a role's answer, or forget publications, the trace and the answers (a reset)."""
+
+        def extra(session: Session) -> None:
+            if answer is not None:
+                store_role_answer(session, answer)
+            if forget_state:
+                _forget_case_state(session, case_id)
+
         return await self._change(case_id, events, expected_version, status, trace, extra)
 
     async def _change(
@@ -307,6 +315,7 @@ class Ledger:
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
             session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+            forget_role_answers(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
@@ -341,6 +350,19 @@ class Ledger:
             if row is None:
                 return None
             return TraceRecord(row.case_id, row.role, dict(row.trace), _aware(row.created_at))
+
+        return await self._read(work)
+
+    async def get_role_answers(self, case_id: str) -> list[RoleAnswerRecord]:
+        return await self._read(lambda session: role_answers(session, case_id))
+
+    async def latest_active_case(self) -> CaseRecord | None:
+        """The newest case that is in play: what a following stage shows."""
+
+        def work(session: Session) -> CaseRecord | None:
+            stmt = select(CaseRow).where(CaseRow.status == ACTIVE).order_by(CaseRow.created_at.desc(), CaseRow.id)
+            row = session.scalars(stmt.limit(1)).first()
+            return _case(row) if row else None
 
         return await self._read(work)
 
@@ -658,6 +680,7 @@ class _LostLease(Exception):
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:
-    """Publications and the last trace: what a reset returns to nothing."""
+    """Publications, the last trace and the role answers: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
     session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+    forget_role_answers(session, case_id)
