@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening
 
 install: $(STAMP) web
 
@@ -56,6 +56,10 @@ screenshots: web
 
 benchmark: $(STAMP)
 	$(BIN)/python scripts/benchmark.py
+
+# Precision / recall of the content screening on tests/data/screening_set.yaml, and its cost per text.
+eval-screening: $(STAMP)
+	$(BIN)/python scripts/eval_screening.py
 
 calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate_threshold.py

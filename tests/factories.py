@@ -18,7 +18,6 @@ def card(
     trust: str = "high",
     source_role: str | None = None,
     case_id: str = CASE_ID,
-    topic: str = "vault",
 ) -> StoredCard:
     """A stored card as retrieval returns it; a board card with `source_role` is a published copy."""
     return StoredCard(
@@ -26,7 +25,7 @@ def card(
         case_id=case_id,
         space=space,
         content=content,
-        topic=topic,
+        topic="vault",
         kind="secret",
         visibility="public" if space == "bulletin_board" else "private",
         memory_type=memory_type,

@@ -218,7 +218,7 @@ test("at 390 px console and stage stack: no horizontal scroll, no overlapping pa
   await expectNoHorizontalScroll(page);
   expect(await page.locator(".console__body .panel").count()).toBeGreaterThan(4);
   await expectNoOverlap(page, ".role-rail, .console__body .panel");
-  await screenshot(page, "console-zh-390", true);
+  await screenshot(page, "console-zh-390x844", true);
 
   const stage = new StagePage(await context.newPage(), "never-shown");
   await stage.page.setViewportSize({ width: 390, height: 844 });
@@ -226,7 +226,7 @@ test("at 390 px console and stage stack: no horizontal scroll, no overlapping pa
   await expect(stage.retrieval()).toHaveAttribute("data-outcome", "own_memory");
   await expectNoHorizontalScroll(stage.page);
   await expectNoOverlap(stage.page, ".stage-tile, .stage-retrieval, .stage-board");
-  await screenshot(stage.page, "stage-zh-390", true);
+  await screenshot(stage.page, "stage-zh-390x844", true);
 });
 
 test("the stage at /stage/latest follows the operator to a new case", async ({ page, caseFor }) => {

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bureau.game.views import CaseState
+from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
-from bureau.scope.audience import Audience
+from bureau.scope.audience import SEALED_LABEL, Audience, Principal, readers_of_space
 from bureau.scope.keys import BOARD, ROLES
 
 Payload = dict[str, Any]
@@ -35,13 +36,13 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
     if not trace:
         return None
     hits = trace.get("hits", [])
-    public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if h.get("space") == BOARD]
+    public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if _public(h.get("space"))]
     public_ids = {h["card_id"] for h in public_hits}
     return {
         "role": trace.get("role"),
         "searched_scopes": list(trace.get("searched_scopes", [])),
         "public_hits": public_hits,
-        "private_hit_count": sum(1 for h in hits if h.get("space") != BOARD),
+        "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
         "verdict": trace.get("certainty") or ("known" if hits else "unknown"),
         # Only a disagreement between board cards: one involving a private card is the operator's to see.
@@ -61,9 +62,29 @@ def stage_snapshot(state: CaseState) -> Payload:
             "language": state.case.language,
         },
         "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
-        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD]],
-        "last_retrieval": stage_retrieval(state.last_trace.trace if state.last_trace else None),
+        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
+        "last_retrieval": stage_retrieval(state.last_trace),
     }
+
+
+def _public(space: str | None) -> bool:
+    """The audience check every stage-bound item passes: its readership must admit the stage."""
+    return space in (*ROLES, BOARD) and readers_of_space(space).admits(Principal.STAGE)
+
+
+def stage_record_entry(entry: RecordEntry) -> Payload:
+    """One record entry as the public sees it. A sealed conclusion is announced, nothing more."""
+    base: Payload = {"id": entry.id, "kind": entry.kind, "created_at": entry.created_at.isoformat()}
+    if entry.kind != CROSS_EXAMINATION:
+        return {**base, **(stage_retrieval(entry.summary.get("trace")) or {})}
+    if entry.audience == SEALED_LABEL:
+        return {**base, "sealed": True}
+    results = entry.summary.get("results", [])
+    return {**base, "sealed": False, "retrievals": [stage_retrieval(r.get("trace")) for r in results]}
+
+
+def stage_record(entries: list[RecordEntry]) -> list[Payload]:
+    return [stage_record_entry(entry) for entry in entries]
 
 
 def _case_only(payload: Payload) -> Payload:

@@ -28,12 +28,12 @@ from bureau.answering.base import (
 from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
-from bureau.game.knowledge import cells_for_answer
-from bureau.game.scenario_schema import KeyFact
 from bureau.game.views import card_event_view
-from bureau.ledger.repository import CaseRecord, PendingEvent, RoleAnswerRecord, TraceRecord
+from bureau.ledger.record import INTERROGATION, RecordDraft
+from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 
 log = logging.getLogger("bureau.game")
@@ -90,7 +90,6 @@ class InterrogationState(TypedDict, total=False):
     question: str
     language: str
     expected_version: int | None
-    key_facts: tuple[KeyFact, ...]
     started: float
     classified: Classified
     answer: Answer
@@ -169,6 +168,32 @@ def build_trace(
     }
 
 
+def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
+    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
+    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+
+
+def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Which card in which space each hit was: the ingredients of whatever was derived from the trace."""
+    return [{"card_id": hit["card_id"], "space": hit["space"]} for hit in trace["hits"]]
+
+
+def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
+    """The case-record entry of one interrogation: content-free summary, sealed text."""
+    return RecordDraft(
+        kind=INTERROGATION,
+        roles=[role],
+        audience=answer_readers(role, trace).label,
+        summary={
+            "trace": trace,
+            "provenance": provenance(trace),
+            "ingredients": [hit["card_id"] for hit in trace["hits"]],
+        },
+        body={"question": question, "answer": answer},
+    )
+
+
 Commit = Callable[..., Awaitable[CaseRecord]]
 
 
@@ -189,13 +214,7 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self,
-        case_id: str,
-        role: Role,
-        question: str,
-        language: str,
-        expected_version: int | None,
-        key_facts: tuple[KeyFact, ...] = (),
+        self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
     ) -> dict[str, Any]:
         state = await self.graph.ainvoke(
             {
@@ -204,7 +223,6 @@ class Interrogation:
                 "question": question,
                 "language": language,
                 "expected_version": expected_version,
-                "key_facts": key_facts,
                 "started": time.perf_counter(),
             }
         )
@@ -244,25 +262,15 @@ class Interrogation:
             answer,
             (time.perf_counter() - state["started"]) * 1000,
         )
-        now = datetime.now(UTC)
-        result = {"answer": answer.text, **answer_summary(answer), "trace": trace}
-        cells = cells_for_answer(
-            state.get("key_facts", ()),
-            role,
-            state["question"],
-            _evidence_cards(state["classified"], answer),
-            (conflict.topic for conflict in answer.conflicts),
-        )
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
             _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=TraceRecord(case_id, role, trace, now),
-            answer=RoleAnswerRecord(case_id, role, {**result, "asked_at": now.isoformat()}, cells, now),
+            record=interrogation_entry(role, state["question"], answer.text, trace),
         )
         await self._apply_retention(scope)
-        return {"result": result}
+        return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
     async def _remember_being_asked(self, scope: MemoryScope, question: str, language: str) -> StoredCard:
         """Session memory in the role's own space (its narrowest audience). Context, never evidence."""

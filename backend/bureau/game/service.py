@@ -15,6 +15,7 @@ from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
+from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
     LOADING,
@@ -73,10 +74,12 @@ class Bureau:
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
         spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
-        trace = await self.ledger.get_trace(case_id)
-        answers = tuple(await self.ledger.get_role_answers(case_id))
-        translations = tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == case.scenario_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace, answers, translations)
+        last = await self.ledger.last_interrogation(case_id)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
+
+    def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
+        """The scenario in every language it ships in (labels in the interface language, not only the case's)."""
+        return tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == scenario_id)
 
     async def latest_case_id(self) -> str:
         """The newest active case, for a stage that follows the operator from case to case."""
@@ -86,7 +89,16 @@ class Bureau:
         return case.id
 
     async def snapshot(self, case_id: str) -> dict[str, Any]:
-        return operator_snapshot(await self.state(case_id))
+        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
+        case record, so a reload or a second console sees what this one saw."""
+        state = await self.state(case_id)
+        interrogations = await self.ledger.interrogations(case_id)
+        return operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
+
+    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
+        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+        case = await self.require_case(case_id)
+        return case, await self.ledger.case_record(case_id)
 
     # ----- commands ------------------------------------------------------------------------------------
 
@@ -148,8 +160,7 @@ class Bureau:
         # is refused: the question is kept as session memory.
         text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
         case = await self._check_version(case_id, expected_version)
-        key_facts = tuple(self.scenario(case.scenario_id, case.language).key_facts)
-        return await self.interrogation.run(case_id, role, text, case.language, expected_version, key_facts)
+        return await self.interrogation.run(case_id, role, text, case.language, expected_version)
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bureau.game.knowledge import fold_knowledge, latest_answers
 from bureau.game.scenario_schema import Scenario
-from bureau.ledger.repository import CaseRecord, RoleAnswerRecord, TraceRecord
+from bureau.ledger.record import RecordEntry
+from bureau.ledger.repository import CaseRecord
 from bureau.memory.types import StoredCard
 
 
@@ -40,13 +43,15 @@ class CaseState:
     case: CaseRecord
     scenario: Scenario
     spaces: dict[str, list[StoredCard]]
-    last_trace: TraceRecord | None
-    answers: tuple[RoleAnswerRecord, ...] = ()
-    # The scenario in every language it ships in, for labels in the interface language (not only the case's).
-    translations: tuple[Scenario, ...] = ()
+    last_interrogation: RecordEntry | None
+
+    @property
+    def last_trace(self) -> dict[str, Any] | None:
+        return self.last_interrogation.summary.get("trace") if self.last_interrogation else None
 
 
 def topic_labels(translations: tuple[Scenario, ...]) -> dict[str, dict[str, str]]:
+    """Topic -> {language: label}, from every language file of the scenario."""
     labels: dict[str, dict[str, str]] = {}
     for scenario in translations:
         for topic, label in scenario.topics.items():
@@ -62,7 +67,11 @@ def _key_facts(scenario: Scenario, translations: tuple[Scenario, ...]) -> list[d
     return [{**fact.model_dump(), "labels": labels.get(fact.id, {})} for fact in scenario.key_facts]
 
 
-def operator_snapshot(state: CaseState) -> dict[str, Any]:
+def operator_snapshot(
+    state: CaseState, interrogations: Sequence[RecordEntry] = (), translations: tuple[Scenario, ...] = ()
+) -> dict[str, Any]:
+    """`interrogations`: the case record's interrogations, oldest first; `translations`: the scenario in
+    every language, for labels in the interface language."""
     scenario = state.scenario
     return {
         "case": {
@@ -78,12 +87,12 @@ def operator_snapshot(state: CaseState) -> dict[str, Any]:
             "title": scenario.title,
             "description": scenario.description,
             "preset_questions": list(scenario.preset_questions),
-            "key_facts": _key_facts(scenario, state.translations),
-            "topic_labels": topic_labels(state.translations),
+            "key_facts": _key_facts(scenario, translations or (scenario,)),
+            "topic_labels": topic_labels(translations or (scenario,)),
         },
         "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
-        "last_trace": state.last_trace.trace if state.last_trace else None,
-        # Each role's latest answer with its trace, and the who-knows-what matrix, as kept with the case.
-        "answers": {record.role: record.answer for record in state.answers},
-        "knowledge": {record.role: record.knowledge for record in state.answers},
+        "last_trace": state.last_trace,
+        # Each role's latest answer with its trace, and the who-knows-what matrix, from the case record.
+        "answers": latest_answers(interrogations),
+        "knowledge": fold_knowledge(scenario.key_facts, interrogations),
     }

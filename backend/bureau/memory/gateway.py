@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
@@ -21,10 +22,12 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
+from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
+from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
 security_log = logging.getLogger("bureau.security")
@@ -140,14 +143,16 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
 
 
 class MemoryGateway:
-    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0) -> None:
+    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, keys: CaseKeySource) -> None:
         self._settings = settings
+        self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._worker_slot = worker_slot
         self._backend = settings.memory_backend
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self.foreign_hits_dropped = 0
         self.dims = 0
 
@@ -248,18 +253,39 @@ class MemoryGateway:
                 item.get("id"),
             )
             return None
-        card = self._to_card(item, metadata)
+        content = self._opened(scope.case_id, item.get("memory") or item.get("content") or "")
+        if content is None:
+            return None  # sealed under a key that no longer exists: the case was erased
+        card = self._to_card(item, metadata, content)
         if card.expires_at is not None and card.expires_at <= datetime.now(UTC):
             return None
         return card
 
+    def _opened(self, case_id: str, stored: str) -> str | None:
+        """Card text as written: sealed text opened with the case key; text from before sealing as it is."""
+        if not is_sealed(stored):
+            return stored
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            return None
+        try:
+            return cipher.open(stored)
+        except SealError:
+            return None
+
+    def _cipher(self, case_id: str) -> CaseCipher:
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            raise MemoryUnavailableError("no sealing key for the case")
+        return cipher
+
     @staticmethod
-    def _to_card(item: dict[str, Any], metadata: dict[str, Any]) -> StoredCard:
+    def _to_card(item: dict[str, Any], metadata: dict[str, Any], content: str) -> StoredCard:
         return StoredCard(
             id=str(item["id"]),
             case_id=metadata["case_id"],
             space=metadata["space"],
-            content=item.get("memory") or item.get("content") or "",
+            content=content,
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
@@ -274,29 +300,53 @@ class MemoryGateway:
 
     # ----- operations ----------------------------------------------------------------------------------
 
+    def fence(self) -> None:
+        """Refuse every later write: another process may now generate the same card ids."""
+        self.fenced = True
+
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        if self.fenced:
+            raise WorkerIdLostError("worker id lease lost")
+        await self._ciphers.load(scope.case_id, create=True)
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
         )
 
     def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
-        result = self._store().add(
-            draft.content,
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            metadata=_card_metadata(scope, draft),
-            infer=False,
+        # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
+        # itself, rotates the vector and seals the text under the case key, and writes through the storage
+        # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
+        cipher = self._cipher(scope.case_id)
+        sealed = cipher.seal(draft.content)
+        metadata = _card_metadata(scope, draft)
+        now = datetime.now(UTC)
+        memory_id = self._store().storage.add_memory(
+            {
+                "content": sealed,
+                "embedding": cipher.rotate(self._embedder.embed_query(draft.content)),
+                "user_id": scope.user_id,
+                "agent_id": scope.agent_id,
+                "run_id": None,
+                "hash": hashlib.md5(sealed.encode(), usedforsecurity=False).hexdigest(),
+                "category": "",
+                "metadata": metadata,
+                "filters": {},
+                "created_at": now,
+                "updated_at": now,
+            }
         )
-        items = result.get("results") or []
-        if len(items) != 1 or items[0].get("id") is None:
+        if memory_id is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
-        card = self._admit(scope, items[0])
+        item = {"id": memory_id, "memory": sealed, "user_id": scope.user_id, "agent_id": scope.agent_id}
+        card = self._admit(scope, {**item, "metadata": metadata})
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
         return card
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
         """Search each scope separately with one query embedding; scores are cosine similarities."""
+        for case_id in {scope.case_id for scope in scopes}:
+            await self._ciphers.load(case_id)
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
@@ -304,8 +354,11 @@ class MemoryGateway:
         vector = self._embedder.embed_query(query)
         candidates: list[Candidate] = []
         for scope in scopes:
+            cipher = self._ciphers.get(scope.case_id)
+            if cipher is None:
+                continue  # no key: nothing of this case can be read
             rows = store.storage.search_memories(
-                query_embedding=vector,
+                query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
                 user_id=scope.user_id,
                 agent_id=scope.agent_id,
                 filters=None,
@@ -319,6 +372,7 @@ class MemoryGateway:
         return candidates
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._get_blocking, scope, card_id)
 
     def _get_blocking(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
@@ -331,6 +385,7 @@ class MemoryGateway:
         return self._admit(scope, item)
 
     async def list(self, scope: MemoryScope) -> list[StoredCard]:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._list_blocking, scope)
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
@@ -344,6 +399,7 @@ class MemoryGateway:
         return [c for c in cards if c.source_card_id == source_card_id]
 
     async def delete(self, scope: MemoryScope, card_id: str) -> bool:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._delete_blocking, scope, card_id)
 
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
@@ -354,6 +410,7 @@ class MemoryGateway:
     async def erase_case(self, case_id: str) -> None:
         """Remove every card of a case, in every space (role spaces and board copies alike)."""
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
+        self._ciphers.forget(case_id)
 
     def _erase_blocking(self, user_id: str) -> None:
         store = self._store()

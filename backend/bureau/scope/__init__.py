@@ -1,6 +1,6 @@
 """Pure scope logic: roles, spaces, composite keys and audiences. No I/O lives here."""
 
-from bureau.scope.audience import Audience, Visibility
+from bureau.scope.audience import Audience, Principal, Readers, Visibility, narrowest
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, Space, composite_key, readable_scopes
 
 __all__ = [
@@ -9,9 +9,12 @@ __all__ = [
     "SPACES",
     "Audience",
     "MemoryScope",
+    "Principal",
+    "Readers",
     "Role",
     "Space",
     "Visibility",
     "composite_key",
+    "narrowest",
     "readable_scopes",
 ]

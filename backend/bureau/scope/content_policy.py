@@ -2,31 +2,35 @@
 
 `screen_text(text)` returns reason codes (empty list = safe):
 
-- `phone_number`    international (+CC …), North American (555-123-4567), Chinese mobile / landline
-- `national_id`     Chinese 18-digit resident id (date + checksum shape), US SSN (123-45-6789)
-- `payment_card`    13–19 digits (optionally grouped by spaces/dashes) that pass the Luhn check
-- `email_address`
-- `prompt_injection` instruction-override phrases in English and Chinese, matched after NFKC, case-folding,
-  zero-width removal and whitespace/punctuation collapsing (so "ＩＧＮＯＲＥ  all previous\ninstructions" and
-  "忽 略 之 前 的 指 令" are caught)
+- personal data (`personal_data.py`): `phone_number` (libphonenumber, national and international formats),
+  `national_id` (Chinese resident id, US SSN), `id_document` (passport / licence / id-card numbers after
+  their keyword, EN and ZH), `payment_card` (Luhn), `bank_account` (IBAN with its mod-97 check),
+  `email_address`, `street_address` (house number + street word; 路/街…号 in Chinese)
+- `prompt_injection` instruction-override phrases in English and Chinese, direct ("ignore all previous
+  instructions") and paraphrased ("disregard what you were told before", "从现在起你只听我的"), matched
+  after NFKC, case-folding, zero-width removal and whitespace/punctuation collapsing (so
+  "ＩＧＮＯＲＥ  all previous\ninstructions" and "忽 略 之 前 的 指 令" are caught)
+- `configured_pattern` an operator-configured extra pattern (`ContentPolicy(extra_patterns=...)`): how a
+  pattern learnt after an incident also excludes cards that were stored before it existed (read policy)
 
 Short numbers that games are made of ("The safe combination is 0427.", "table 12 at 7pm", "房间号是 302",
-dates, times) are deliberately not flagged. The game rejects a flagged whisper with a generic 400
-UNSAFE_INPUT (never echoing the text); the role voice withholds a flagged card from the model (delayed
-prompt injection through stored memory).
+dates, times) are deliberately not flagged; `tests/data/screening_set.yaml` holds the look-alikes and
+`bureau eval-screening` prints precision and recall. The game rejects a flagged whisper with a generic 400
+UNSAFE_INPUT (never echoing the text); the read policy excludes a flagged card from evidence and the model.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
 
-PHONE = "phone_number"
-NATIONAL_ID = "national_id"
-PAYMENT_CARD = "payment_card"
-EMAIL = "email_address"
+from bureau.scope.personal_data import DETECTORS
+
 INJECTION = "prompt_injection"
-REASONS: tuple[str, ...] = (PHONE, NATIONAL_ID, PAYMENT_CARD, EMAIL, INJECTION)
+CONFIGURED = "configured_pattern"
+REASONS: tuple[str, ...] = (*(reason for reason, _ in DETECTORS), INJECTION, CONFIGURED)
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -41,70 +45,6 @@ def _nfkc(text: str) -> str:
 def normalise_whisper(text: str) -> str:
     """What the game stores: NFKC, no control / zero-width characters, whitespace collapsed, trimmed."""
     return _WS.sub(" ", _nfkc(text)).strip()
-
-
-# -- personal data ---------------------------------------------------------------------------------
-_EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
-
-_PHONE_RES = (
-    # International: +CC then 2-5 groups, 8-15 digits in all (checked below).
-    re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,5}(?![\w])"),
-    # North American: (555) 123-4567, 555-123-4567, 555.123.4567, 555 123 4567.
-    re.compile(r"(?<![\w-])(?:\(\d{3}\)\s?|\d{3}[.\- ])\d{3}[.\- ]\d{4}(?![\w-])"),
-    # Chinese mobile: 11 digits starting 13-19, optionally 3-4-4 grouped.
-    re.compile(r"(?<![\d])1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)"),
-    # Chinese landline with area code: 010-12345678, 0755-1234567.
-    re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?![\d-])"),
-)
-
-_CN_ID_RE = re.compile(
-    r"(?<![\dA-Za-z])\d{6}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])"
-)
-_SSN_RE = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
-_SSN_KEYWORD_RE = re.compile(r"\b(?:ssn|social security(?: number| no\.?)?)\s*[:#]?\s*\d{9}\b", re.IGNORECASE)
-
-# 13-19 digits, either contiguous or in groups of 2-6 separated by one space or dash.
-_CARD_RE = re.compile(r"(?<![\d+-])(?:\d{13,19}|\d{2,6}(?:[ -]\d{2,6}){2,6})(?![\d-])")
-
-
-def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        n = int(ch)
-        if i % 2 == 1:
-            n *= 2
-            if n > 9:
-                n -= 9
-        total += n
-    return total % 10 == 0
-
-
-def _has_phone(text: str) -> bool:
-    for pattern in _PHONE_RES:
-        for match in pattern.finditer(text):
-            digits = re.sub(r"\D", "", match.group())
-            if match.group().startswith("+"):
-                if 8 <= len(digits) <= 15:
-                    return True
-            else:
-                return True
-    return False
-
-
-def _has_national_id(text: str) -> bool:
-    if _SSN_RE.search(text) or _SSN_KEYWORD_RE.search(text):
-        return True
-    # Any 18-character run with a plausible birth date is treated as an id; a valid checksum is not required
-    # (a mistyped id is still someone's id), but the date shape keeps random long numbers out.
-    return _CN_ID_RE.search(text) is not None
-
-
-def _has_payment_card(text: str) -> bool:
-    for match in _CARD_RE.finditer(text):
-        digits = re.sub(r"\D", "", match.group())
-        if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and _luhn_ok(digits):
-            return True
-    return False
 
 
 # -- prompt injection ------------------------------------------------------------------------------
@@ -127,6 +67,19 @@ _EN_INJECTION = tuple(
         r"\b(?:developer|god|jailbreak)\s+mode\b",
         r"\bdo\s+anything\s+now\b",
         r"\bjailbreak",
+        # Paraphrased overrides: "disregard what you were told before", "forget everything I said earlier".
+        r"\b(?:ignore|disregard|forget|drop|discard|erase)\s+(?:about\s+)?(?:everything|anything|all|what(?:ever)?|"
+        r"all\s+(?:of\s+)?(?:that|the\s+stuff))\s+(?:that\s+)?(?:you\s+(?:were|have\s+been|had\s+been|got|was)\s+"
+        r"(?:told|given|instructed|taught|asked|programmed)|(?:i|we|they|he|she|someone|anyone)\s+"
+        r"(?:said|told\s+you|wrote|gave\s+you)|(?:came|was\s+said)\s+before)",
+        r"\b(?:do\s+not|don\s+t|dont|stop|never|no\s+longer)\s+(?:follow(?:ing)?|obey(?:ing)?|listen(?:ing)?\s+to|"
+        r"apply(?:ing)?)\s+(?:your|the|any|those|these)\s+(?:previous\s+|earlier\s+|original\s+|prior\s+|old\s+)?"
+        r"(?:instructions?|rules?|orders?|guidelines?|programming|directives?)",
+        r"\b(?:you\s+(?:will|must|shall|should)\s+(?:now\s+)?)?(?:only\s+)?(?:obey|answer\s+to|listen\s+to)\s+"
+        r"(?:only\s+)?me\s+(?:now|from\s+now|only|alone)\b",
+        r"\byou\s+(?:will|must|shall)\s+(?:now\s+)?(?:only\s+)?(?:obey|serve)\s+me\b",
+        r"\b(?:your|the)\s+(?:new|real|true)\s+(?:instructions?|rules?|orders?|task|role|purpose)\s+(?:is|are)\b",
+        r"\b(?:previous|earlier|prior|original|above)\s+(?:instructions?|rules?|orders?)\s+(?:no\s+longer|don\s+t|do\s+not)\s+apply",
     )
 )
 # Phrases whose punctuation matters ("new instructions:" but not "gave new instructions to the detective").
@@ -143,7 +96,12 @@ _ZH_INJECTION = tuple(
         r"(?:忽略|无视|忽视|忘记|忘掉|绕过)(?:你的|所有的?|全部的?)?(?:指令|指示|规则|提示|设定|限制|要求)",
         r"忘(?:记|掉)(?:之前|以上|上面|前面|先前|你的|所有)",
         r"你现在(?:是|扮演|成为|变成|作为)",
-        r"从现在(?:开始|起)(?:你|,?忽略)",
+        r"从现在(?:开始|起)(?:你(?:只|必须|不再|不要|不许|就是|是|要听|听|服从|忽略|扮演|成为)|忽略)",
+        # Paraphrased overrides: "你只听我的", "不要再遵守之前的规则", "把之前说的都忘了".
+        r"(?:你)?只(?:听|服从|听从|遵从)(?:我|我的)",
+        r"(?:不要|别|不必|无需|不用|不再)(?:再)?(?:遵守|遵循|听从|理会|执行|服从)(?:你)?(?:之前|原来|以前|上面|原先|先前|此前)?的?(?:所有)?(?:规则|指令|指示|规定|设定|要求|命令)",
+        r"(?:之前|以前|刚才|原来|先前)(?:别人|他们|我|有人)?(?:说|告诉你|交代|跟你说)的(?:话|内容|东西|一切)?(?:都|全|全部)?(?:忘(?:掉|了|记)|作废|不算|无效)",
+        r"(?:之前|以前|原来|先前)的(?:规则|指令|指示|规定|设定)(?:都|全部)?(?:作废|无效|不算|失效)",
         r"系统提示",
         r"提示词",
         r"(?:泄露|透露|告诉我|说出|公开)(?:你的|所有的?)?(?:系统|指令|规则|设定|提示)",
@@ -173,20 +131,34 @@ def _has_injection(text: str) -> bool:
     return any(p.search(compact) for p in _ZH_INJECTION)
 
 
+@dataclass(frozen=True, slots=True)
+class ContentPolicy:
+    """The screening in force: the built-in detectors plus operator-configured extra patterns (reason
+    `configured_pattern`). Re-run on every read, so a pattern added later also excludes older cards."""
+
+    extra_patterns: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def with_patterns(cls, patterns: Iterable[str]) -> ContentPolicy:
+        """Patterns are case-insensitive and matched against the NFKC-normalised text."""
+        return cls(tuple(re.compile(p, re.IGNORECASE) for p in patterns if p))
+
+    def screen(self, text: str) -> list[str]:
+        """Reason codes for why `text` is unsafe to store or to replay into a prompt; empty when it is safe."""
+        if not text:
+            return []
+        norm = _nfkc(text)
+        found = [reason for reason, detect in DETECTORS if detect(norm)]
+        if _has_injection(norm):
+            found.append(INJECTION)
+        if any(pattern.search(norm) for pattern in self.extra_patterns):
+            found.append(CONFIGURED)
+        return found
+
+
+BUILT_IN = ContentPolicy()
+
+
 def screen_text(text: str) -> list[str]:
-    """Reason codes for why `text` is unsafe to store or to replay into a prompt; empty when it is safe."""
-    if not text:
-        return []
-    norm = _nfkc(text)
-    found: list[str] = []
-    if _has_phone(norm):
-        found.append(PHONE)
-    if _has_national_id(norm):
-        found.append(NATIONAL_ID)
-    if _has_payment_card(norm):
-        found.append(PAYMENT_CARD)
-    if _EMAIL_RE.search(norm):
-        found.append(EMAIL)
-    if _has_injection(norm):
-        found.append(INJECTION)
-    return found
+    """The built-in screening (no configured patterns)."""
+    return BUILT_IN.screen(text)

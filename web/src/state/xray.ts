@@ -2,9 +2,9 @@ import { BOARD, ROLES, type Role, type Space, type Trace } from "../api/types";
 
 /** How a candidate is drawn. Every miss reason the chart has no glyph of its own for is an `excluded` mark
  * labelled with its reason (expired, failed validation, not evidence by type, owner mismatch, duplicate, …). */
-export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "borderline_rejected" | "filtered_unsafe" | "excluded";
+export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "borderline_rejected" | "duplicate" | "filtered_unsafe" | "excluded";
 
-const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "borderline_rejected", "filtered_unsafe"]);
+const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "borderline_rejected", "duplicate", "filtered_unsafe"]);
 const CONTEXT_REASON = "derived_context";
 
 export interface XrayMark {
@@ -220,7 +220,17 @@ export function buildXray(trace: Trace, cardCounts: Partial<Record<Space, number
 }
 
 /** The mark kinds present in a chart, in legend order, so the legend lists only what is drawn. */
-export type LegendEntry = "hit_own" | "hit_board" | "borderline_confirmed" | "miss" | "borderline_rejected" | "filtered_unsafe" | "excluded" | "context" | "not_searched";
+export type LegendEntry =
+  | "hit_own"
+  | "hit_board"
+  | "borderline_confirmed"
+  | "miss"
+  | "borderline_rejected"
+  | "duplicate"
+  | "filtered_unsafe"
+  | "excluded"
+  | "context"
+  | "not_searched";
 
 export function legendEntries(xray: Xray): LegendEntry[] {
   const marks = xray.lanes.flatMap((lane) => (lane.searched ? lane.marks : []));
@@ -232,6 +242,6 @@ export function legendEntries(xray: Xray): LegendEntry[] {
   }
   if (xray.context) present.add("context");
   if (xray.lanes.some((lane) => !lane.searched)) present.add("not_searched");
-  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "borderline_rejected", "filtered_unsafe", "excluded", "context", "not_searched"];
+  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "not_searched"];
   return order.filter((entry) => present.has(entry));
 }

@@ -113,6 +113,8 @@ function MarkGlyph({ mark, x, y }: { mark: XrayMark; x: number; y: number }) {
       return <path d={`M${x - 7} ${y - 7} L${x + 7} ${y + 7} M${x + 7} ${y - 7} L${x - 7} ${y + 7}`} className="xray-mark xray-mark--filtered" />;
     case "below_threshold":
       return <circle cx={x} cy={y} r={7} className={`xray-mark xray-mark--miss${mark.justBelow ? " xray-mark--near" : ""}`} />;
+    case "duplicate":
+      return <rect x={x - 6} y={y - 6} width={12} height={12} className="xray-mark xray-mark--miss" />;
   }
 }
 
@@ -297,6 +299,7 @@ const LEGEND: Record<LegendEntry, { glyph: string; tone: string }> = {
   borderline_confirmed: { glyph: "◎", tone: "own" },
   miss: { glyph: "●", tone: "miss" },
   borderline_rejected: { glyph: "◆", tone: "miss" },
+  duplicate: { glyph: "■", tone: "miss" },
   filtered_unsafe: { glyph: "✕", tone: "miss" },
   excluded: { glyph: "✕", tone: "miss" },
   context: { glyph: "○", tone: "miss" },

@@ -11,7 +11,6 @@ import pytest
 import helpers
 from bureau.game.knowledge import cells_for_answer
 from bureau.game.scenario_schema import KeyFact
-from factories import card
 from helpers import NewCase
 
 MOLE_QUESTION = {"en": "Who is the mole?", "zh": "内鬼是谁？"}
@@ -119,14 +118,16 @@ async def test_the_stage_can_follow_the_newest_active_case(client: httpx.AsyncCl
 
 
 def test_matrix_cells_speak_only_to_the_facts_an_answer_addresses() -> None:
+    """Pure: one answer's cells, from its cited hits and the question asked."""
     facts = [
         KeyFact(id="combination", label="Safe combination", topic="safe_combination", question="Code?"),
         KeyFact(id="alibi", label="Alibi", topic="suspect_alibi", question="Alibi?"),
         KeyFact(id="handler", label="Handler", topic="handler"),
     ]
-    own = card("1", "The code is 0427.", space="detective", topic="safe_combination")
-    copy = card("2", "The code is 0427.", space="bulletin_board", topic="safe_combination")
+    own = {"card_id": "1", "space": "detective", "topic": "safe_combination"}
+    copy = {"card_id": "2", "space": "bulletin_board", "topic": "safe_combination"}
     assert cells_for_answer(facts, "detective", "Code?", [], []) == {"combination": "unknown"}
+    assert cells_for_answer(facts, "detective", None, [], []) == {}  # text dropped after an erased card
     assert cells_for_answer(facts, "detective", "Something else?", [], []) == {}
     assert cells_for_answer(facts, "detective", "Code?", [copy], []) == {"combination": "board"}
     assert cells_for_answer(facts, "detective", "Code?", [copy, own], []) == {"combination": "own_memory"}
