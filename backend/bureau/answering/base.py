@@ -7,8 +7,8 @@ from typing import Literal, Protocol
 
 from bureau.answering.conflicts import Conflict
 from bureau.memory.types import Candidate
+from bureau.scope.vocabulary import Certainty
 
-Certainty = Literal["known", "unknown"]
 ResponderName = Literal["evidence", "role_voice"]
 
 # Fallback reasons: why an answer came from the evidence responder instead of the role voice

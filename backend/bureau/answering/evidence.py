@@ -6,6 +6,7 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.answering.conflicts import find_conflicts
 from bureau.memory.types import StoredCard
 from bureau.scope import BOARD
+from bureau.scope.vocabulary import Certainty
 
 _UNKNOWN = {
     "en": "No evidence in {role}'s memory or on the bulletin board answers this.",
@@ -48,7 +49,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         role = _ROLE_NAMES[lang].get(request.role, request.role)
         return Answer(
             text=_UNKNOWN[lang].format(role=role),
-            certainty="unknown",
+            certainty=Certainty.UNKNOWN,
             evidence=(),
             responder="evidence",
             fallback_reason=fallback_reason,
@@ -62,8 +63,8 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         provenance = _provenance(candidate.card, lang) if candidate.card.id in disputed else ""
         parts.append(_KNOWN_PREFIX[lang].format(where=where + provenance) + candidate.card.content)
     return Answer(
-        text=("" if lang == "zh" else " ").join(parts).strip(),
-        certainty="known",
+        text=" ".join(parts),
+        certainty=Certainty.KNOWN,
         evidence=tuple(c.card.id for c in cited),
         responder="evidence",
         fallback_reason=fallback_reason,

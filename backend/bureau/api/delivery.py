@@ -1,7 +1,8 @@
 """The delivery gate: the one place that decides what the public (stage) audience may receive.
 
 Allow-list only. Every stage-bound payload, snapshot or SSE frame (live or replayed), is built here from
-named public fields; an event type without a projection projects to nothing.
+named public fields. Every `EventType` is named in `STAGE_PROJECTIONS`: either a projection or `None`
+(private: never sent to the stage). A type the table does not know projects to nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
 from bureau.scope.audience import SEALED_LABEL, Audience, Principal, readers_of_space
 from bureau.scope.keys import BOARD, ROLES
+from bureau.scope.vocabulary import Certainty, EventType
 
 Payload = dict[str, Any]
 
@@ -44,7 +46,7 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         "public_hits": public_hits,
         "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
-        "verdict": trace.get("certainty") or ("known" if hits else "unknown"),
+        "verdict": trace.get("certainty") or (Certainty.KNOWN if hits else Certainty.UNKNOWN),
         # Only a disagreement between board cards: one involving a private card is the operator's to see.
         "conflicting": any(
             set(conflict.get("card_ids", [])) <= public_ids for conflict in trace.get("conflicts", []) or []
@@ -121,14 +123,15 @@ def _publication_completed(payload: Payload) -> Payload:
     }
 
 
-_STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
-    "case.created": _case_only,
-    "case.reset": _case_only,
-    "case.erased": _case_only,
-    "memory.written": _memory_written,
-    "retrieval.completed": _retrieval,
-    "publication.started": _publication_started,
-    "publication.completed": _publication_completed,
+STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
+    EventType.CASE_CREATED: _case_only,
+    EventType.CASE_RESET: _case_only,
+    EventType.CASE_ERASED: _case_only,
+    EventType.MEMORY_WRITTEN: _memory_written,
+    EventType.RETRIEVAL_COMPLETED: _retrieval,
+    EventType.ANSWER_COMPLETED: None,  # the answer's certainty and evidence derive from private cards
+    EventType.PUBLICATION_STARTED: _publication_started,
+    EventType.PUBLICATION_COMPLETED: _publication_completed,
 }
 
 
@@ -136,5 +139,8 @@ def project_event(audience: Audience, event_type: str, payload: Payload) -> Payl
     """What `audience` may receive of one event; None means the frame is not sent at all."""
     if audience is Audience.OPERATOR:
         return payload  # events never carry whisper/question text or card content (see the ledger)
-    projection = _STAGE_PROJECTIONS.get(event_type)
+    try:
+        projection = STAGE_PROJECTIONS[EventType(event_type)]
+    except ValueError:  # not a type this server knows (e.g. written by a newer version): private
+        return None
     return projection(payload) if projection else None

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from bureau.api.delivery import project_event
 from bureau.ledger.repository import EventRecord, Ledger
 from bureau.scope.audience import Audience
+from bureau.scope.vocabulary import EventType
 
 log = logging.getLogger("bureau.events")
 RETRY_MS = 2000
@@ -101,7 +102,7 @@ async def event_stream(
             if data is not None:
                 yield format_frame(event, data)
                 next_ping = loop.time() + heartbeat_s
-            if event.type == "case.erased":
+            if event.type == EventType.CASE_ERASED:
                 return
         if batch:
             continue

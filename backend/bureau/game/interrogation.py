@@ -35,6 +35,7 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
@@ -49,7 +50,7 @@ class Classified:
 
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
-    misses: list[tuple[Candidate, str]] = field(default_factory=list)
+    misses: list[tuple[Candidate, MissReason]] = field(default_factory=list)
 
 
 def _content_key(text: str) -> str:
@@ -66,12 +67,12 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         if candidate.card.id in seen_ids:
             continue
         seen_ids.add(candidate.card.id)
-        if candidate.card.is_derived:
-            result.misses.append((candidate, "derived_context"))
+        if not candidate.card.may_be_evidence:
+            result.misses.append((candidate, MissReason.DERIVED_CONTEXT))
             continue
         key = _content_key(candidate.card.content)
         if key in seen_content:
-            result.misses.append((candidate, "duplicate"))
+            result.misses.append((candidate, MissReason.DUPLICATE))
             continue
         if candidate.score >= threshold:
             seen_content.add(key)
@@ -79,7 +80,7 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         elif candidate.score >= threshold - band:
             result.borderline.append(candidate)
         else:
-            result.misses.append((candidate, "below_threshold"))
+            result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
 
 
@@ -114,13 +115,13 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
     usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
-    if not allowed and answer.certainty == "known":
+    if not allowed and answer.certainty == Certainty.KNOWN:
         return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
         return evidence_answer(usable, CITATION_OUTSIDE)
-    if answer.certainty == "known" and not answer.evidence:
+    if answer.certainty == Certainty.KNOWN and not answer.evidence:
         return evidence_answer(usable, KNOWN_WITHOUT_CITATION)
-    if answer.certainty == "unknown" and usable.hits:
+    if answer.certainty == Certainty.UNKNOWN and usable.hits:
         return evidence_answer(usable, DECLINED_EVIDENCE)
     return answer
 
@@ -142,19 +143,19 @@ def build_trace(
     hits, misses = [], []
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         else:
-            hits.append(_mark(candidate, status="hit"))
+            hits.append(_mark(candidate, status=HitStatus.HIT))
     for candidate in classified.borderline:
         verdict = answer.borderline_verdicts.get(candidate.card.id)
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         elif verdict is True:
-            hits.append(_mark(candidate, status="borderline_confirmed"))
+            hits.append(_mark(candidate, status=HitStatus.BORDERLINE_CONFIRMED))
         elif verdict is False:
-            misses.append(_mark(candidate, reason="borderline_rejected"))
+            misses.append(_mark(candidate, reason=MissReason.BORDERLINE_REJECTED))
         else:
-            misses.append(_mark(candidate, reason="below_threshold", borderline=True))
+            misses.append(_mark(candidate, reason=MissReason.BELOW_THRESHOLD, borderline=True))
     misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],
@@ -278,10 +279,10 @@ class Interrogation:
         draft = CardDraft(
             content=template.format(question=question),
             topic="session",
-            kind="note",
-            memory_type="session",
-            trust="low",
-            created_by="system",
+            kind=Kind.NOTE,
+            memory_type=MemoryType.SESSION,
+            trust=Trust.LOW,
+            created_by=CreatedBy.SYSTEM,
             expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
         )
         return await self.gateway.write(scope, draft)
@@ -306,7 +307,7 @@ def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
     """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
     return [
-        PendingEvent("memory.written", {"card": card_event_view(session_card)}),
-        PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
-        PendingEvent("answer.completed", {"role": role, **answer_summary(answer)}),
+        PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
+        PendingEvent(EventType.RETRIEVAL_COMPLETED, {k: v for k, v in trace.items() if k != "evidence"}),
+        PendingEvent(EventType.ANSWER_COMPLETED, {"role": role, **answer_summary(answer)}),
     ]

@@ -16,14 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import screen_text
 from bureau.scope.keys import ROLES, Role
+from bureau.scope.vocabulary import Kind, MemoryType, Trust
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_CARD_CHARS = 280
 
-Kind = Literal["secret", "clue", "alibi", "tip", "rumor", "observation", "preference", "note"]
+# The memory types a scenario may load: `MemoryType` values that may be evidence (a test holds this to the
+# vocabulary); a Literal of plain strings so a wrong value's error message lists them readably.
 ScenarioMemoryType = Literal["fact", "rumor", "observation", "preference"]
-Trust = Literal["high", "medium", "low"]
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
@@ -50,8 +51,8 @@ class ScenarioCard(_Strict):
     content: str = Field(min_length=1, max_length=MAX_CARD_CHARS)
     topic: str = Field(pattern=_TOPIC, max_length=64)
     kind: Kind
-    memory_type: ScenarioMemoryType = "fact"
-    trust: Trust = "medium"
+    memory_type: ScenarioMemoryType = MemoryType.FACT
+    trust: Trust = Trust.MEDIUM
 
     @field_validator("content")
     @classmethod

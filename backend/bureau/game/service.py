@@ -29,6 +29,7 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -108,7 +109,7 @@ class Bureau:
         await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
             await self._load_cards(case_id, scenario)
-            event = PendingEvent("case.created", {"scenario_id": scenario.id, "language": scenario.language})
+            event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
             await self._commit(case_id, [event], status=ACTIVE)
         except BaseException:
             await self._purge_quietly(case_id)
@@ -123,7 +124,7 @@ class Bureau:
         written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
         # Always the version we read: of two resets at once, one commits and the other undoes its cards.
         await self._commit_or_undo(
-            case_id, written, [PendingEvent("case.reset", {})], expected_version=case.version, forget_state=True
+            case_id, written, [PendingEvent(EventType.CASE_RESET, {})], expected_version=case.version, forget_state=True
         )
         for scope, card in old:
             await discard_card(self.gateway, self.ledger, scope, card.id, "reset")
@@ -147,9 +148,15 @@ class Bureau:
         content = checked_text(text, MAX_CARD_CHARS)
         await self._check_version(case_id, expected_version)
         scope = role_scope(case_id, role)
-        draft = CardDraft(content=content, topic="whisper", kind="secret", memory_type="fact", created_by="operator")
+        draft = CardDraft(
+            content=content,
+            topic="whisper",
+            kind=Kind.SECRET,
+            memory_type=MemoryType.FACT,
+            created_by=CreatedBy.OPERATOR,
+        )
         card = await self.gateway.write(scope, draft)
-        event = PendingEvent("memory.written", {"card": card_event_view(card)})
+        event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
         return {"card": card_view(card)}
 
@@ -223,7 +230,7 @@ class Bureau:
                         kind=card.kind,
                         memory_type=card.memory_type,
                         trust=card.trust,
-                        created_by="scenario",
+                        created_by=CreatedBy.SCENARIO,
                     )
                     written.append((scope, await self.gateway.write(scope, draft)))
         except BaseException:

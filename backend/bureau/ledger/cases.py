@@ -25,9 +25,9 @@ from bureau.ledger.transactions import (
     aware,
     utcnow,
 )
+from bureau.scope.vocabulary import CaseStatus, EventType
 
-# Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
-LOADING, ACTIVE, ERASING = "loading", "active", "erasing"
+LOADING, ACTIVE, ERASING = CaseStatus.LOADING, CaseStatus.ACTIVE, CaseStatus.ERASING
 log = logging.getLogger("bureau.ledger")
 
 
@@ -161,7 +161,7 @@ class CaseLedger(TransactionRunner):
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
                 return None
-            return event_record(append_event(session, case_id, PendingEvent("case.erased", {}), 0))
+            return event_record(append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0))
 
         erased = await self._run(work)
         if not await asyncio.to_thread(checkpoint_wal, self.engine):

@@ -27,6 +27,7 @@ from bureau.memory.embedders import self_check
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
 from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
@@ -289,9 +290,9 @@ class MemoryGateway:
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", "fact"),
-            trust=metadata.get("trust", "medium"),
-            created_by=metadata.get("created_by", "system"),
+            memory_type=metadata.get("card_memory_type", MemoryType.FACT),
+            trust=metadata.get("trust", Trust.MEDIUM),
+            created_by=metadata.get("created_by", CreatedBy.SYSTEM),
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-CreatedBy = Literal["scenario", "operator", "agent", "system"]
-# Memory types that record the conversation itself: context for the X-ray, never evidence.
-DERIVED_MEMORY_TYPES: frozenset[str] = frozenset({"session", "task_state"})
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust, may_be_evidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +15,9 @@ class CardDraft:
     content: str
     topic: str
     kind: str
-    memory_type: str = "fact"
-    trust: str = "medium"
-    created_by: CreatedBy = "operator"
+    memory_type: str = MemoryType.FACT
+    trust: str = Trust.MEDIUM
+    created_by: str = CreatedBy.OPERATOR
     expires_at: datetime | None = None
     source_role: str | None = None
     source_card_id: str | None = None
@@ -45,7 +42,12 @@ class StoredCard:
 
     @property
     def is_derived(self) -> bool:
-        return self.memory_type in DERIVED_MEMORY_TYPES
+        """Recorded from the conversation itself (a session or task-state record), not told to the role."""
+        return not may_be_evidence(self.memory_type)
+
+    @property
+    def may_be_evidence(self) -> bool:
+        return may_be_evidence(self.memory_type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,7 @@ def build_packet(request: AnswerRequest) -> EvidencePacket:
             if card.id in seen:
                 continue
             seen.add(card.id)
-            if card.is_derived:
+            if not card.may_be_evidence:
                 filtered[card.id] = DERIVED_MEMORY
             elif screen_text(card.content):
                 filtered[card.id] = UNSAFE_CONTENT
