@@ -38,6 +38,7 @@ from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
+security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 SESSION_MEMORY_TTL = timedelta(hours=24)
@@ -82,6 +83,15 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         else:
             result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
+
+
+def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The delivery rule on a role's search: an item reaches the role only if its readership admits the
+    role (its own space, the board). The gateway already re-checks scopes; this is the audience check."""
+    kept = [c for c in candidates if readers_of_space(c.card.space).admits(role)]
+    if len(kept) != len(candidates):
+        security_log.warning("security: %d search result(s) withheld from %s", len(candidates) - len(kept), role)
+    return kept
 
 
 class InterrogationState(TypedDict, total=False):
@@ -231,7 +241,9 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        candidates = await self.gateway.search(scopes, state["question"], self.settings.search_limit)
+        candidates = admitted_for(
+            state["role"], await self.gateway.search(scopes, state["question"], self.settings.search_limit)
+        )
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
         return {
             "searched": [scope.space for scope in scopes],

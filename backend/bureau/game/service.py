@@ -9,11 +9,13 @@ from typing import Any
 from bureau.answering.base import Responder
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
-from bureau.game.errors import CaseNotFoundError, ScenarioNotFoundError, VersionConflictError
+from bureau.game.cross_examination import CrossExamination
+from bureau.game.errors import CardNotFoundError, CaseNotFoundError, ScenarioNotFoundError, VersionConflictError
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
+from bureau.game.subject_access import subject_access_view
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
@@ -28,7 +30,7 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
-from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
+from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType
 
 log = logging.getLogger("bureau.game")
@@ -50,6 +52,7 @@ class Bureau:
         self.ledger = ledger
         self.scenarios = load_builtin_scenarios()
         self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
+        self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
 
     # ----- queries -------------------------------------------------------------------------------------
@@ -100,6 +103,12 @@ class Bureau:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
         case = await self.require_case(case_id)
         return case, await self.ledger.case_record(case_id)
+
+    async def subject_access(self, case_id: str) -> dict[str, Any]:
+        """Which spaces hold which cards, every board copy with its source, every derived artifact with its
+        ingredients and audience."""
+        state = await self.state(case_id)
+        return subject_access_view(state, await self.ledger.case_record(case_id))
 
     # ----- commands ------------------------------------------------------------------------------------
 
@@ -168,6 +177,44 @@ class Bureau:
         text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
         case = await self._check_version(case_id, expected_version)
         return await self.interrogation.run(case_id, role, text, case.language, expected_version)
+
+    async def cross_examine(
+        self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
+    ) -> dict[str, Any]:
+        """One question to several roles, each searched in its own scopes; a joint conclusion whose audience
+        is the narrowest of its ingredients (sealed when it mixes two roles' private cards)."""
+        text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
+        case = await self._check_version(case_id, expected_version)
+        return await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
+
+    async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
+        """Erase one private card: its board copies go with it, and every record entry derived from either
+        is marked and loses its text. The ledger commits first; a store delete that fails afterwards
+        becomes a cleanup task, so the card is gone from the game at once and from the store soon after."""
+        await self._check_version(case_id, expected_version)
+        card = await self._private_card(case_id, card_id)
+        board = board_scope(case_id)
+        copies = await self.gateway.find_by_source(board, card.id)
+        event = PendingEvent(
+            EventType.CARD_ERASED,
+            {"space": card.space, "card_id": card.id, "board_card_ids": [c.id for c in copies]},
+        )
+        try:
+            await self.ledger.erase_card(case_id, card.id, [c.id for c in copies], [event], expected_version)
+        except CaseMissingError as exc:
+            raise CaseNotFoundError(case_id) from exc
+        except VersionMismatchError as exc:
+            raise VersionConflictError(await self.snapshot(case_id)) from exc
+        for copy in copies:
+            await discard_card(self.gateway, self.ledger, board, copy.id, "card_erased")
+        await discard_card(self.gateway, self.ledger, role_scope(case_id, card.space), card.id, "card_erased")
+
+    async def _private_card(self, case_id: str, card_id: str) -> StoredCard:
+        for role in ROLES:
+            card = await self.gateway.get(role_scope(case_id, role), card_id)
+            if card is not None:
+                return card
+        raise CardNotFoundError(card_id)  # a board copy, another case's card and no card at all look alike
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None

@@ -17,9 +17,10 @@ from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
-from bureau.ledger.record import RecordDraft, append_entry, forget_entries
+from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
 from bureau.ledger.transactions import (
     CaseMissingError,
+    LedgerConflictError,
     TransactionRunner,
     VersionMismatchError,
     aware,
@@ -181,7 +182,34 @@ class CaseLedger(TransactionRunner):
                 return None
             return keys.create_key(session, case_id)
 
-        return await (self._run(work) if create else self._read(work))
+        if not create:
+            return await self._read(work)
+        try:
+            return await self._run(work)
+        except LedgerConflictError:  # another instance created it at the same moment: use theirs
+            return await self._read(lambda session: keys.case_key(session, case_id))
+
+    async def erase_card(
+        self,
+        case_id: str,
+        card_id: str,
+        copy_ids: list[str],
+        events: Sequence[PendingEvent],
+        expected_version: int | None = None,
+    ) -> CaseRecord:
+        """One private card is erased: its publication is forgotten and every record entry derived from it or
+        from one of its board copies is marked (and loses its text), with the case's version and events."""
+
+        def extra(session: Session) -> None:
+            session.execute(
+                delete(PublicationRow).where(
+                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == card_id
+                )
+            )
+            for erased in (card_id, *copy_ids):
+                redact_card(session, case_id, erased)
+
+        return await self._change(case_id, events, expected_version, extra=extra)
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:

@@ -18,10 +18,11 @@ from sqlalchemy.orm import Session
 from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
+from bureau.scope.vocabulary import RecordKind
 from bureau.sealing import CaseCipher, SealError
 
-INTERROGATION = "interrogation"
-CROSS_EXAMINATION = "cross_examination"
+INTERROGATION = RecordKind.INTERROGATION
+CROSS_EXAMINATION = RecordKind.CROSS_EXAMINATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,3 @@ class RecordLedger(TransactionRunner):
         """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
         found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
         return found[0] if found else None
-
-    async def redact_card(self, case_id: str, card_id: str) -> int:
-        return await self._run(lambda s: redact_card(s, case_id, card_id))

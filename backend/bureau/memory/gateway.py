@@ -2,7 +2,8 @@
 
 Every call takes a `MemoryScope` built by the server. Every card read back is re-checked against the
 scope that was asked for, so a store filter bug drops a card instead of leaking it. Embedded seekdb
-is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread.
+is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread; a
+remote server gets a pool of `BUREAU_MEMORY_POOL_SIZE` threads instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
+from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
@@ -144,14 +146,25 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
 
 
 class MemoryGateway:
-    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, keys: CaseKeySource) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embeddings,
+        worker_slot: int = 0,
+        *,
+        keys: CaseKeySource,
+        prepare: bool = False,
+    ) -> None:
         self._settings = settings
         self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._worker_slot = worker_slot
+        self._prepare = prepare  # `bureau setup`: may create the remote database and collection
         self._backend = settings.memory_backend
         self._memory: Any = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
+        workers = settings.memory_pool_size if settings.remote_store else 1
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self.foreign_hits_dropped = 0
@@ -181,6 +194,9 @@ class MemoryGateway:
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self._settings.remote_store:
+            # Created once by `bureau setup`: instances creating one collection at once can crash the server.
+            (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
         with _isolated_from_working_directory():
             from powermem import Memory
 

@@ -196,6 +196,8 @@ export const LIVE_EVENT_TYPES = [
   "answer.completed",
   "publication.started",
   "publication.completed",
+  "cross_examination.completed",
+  "card.erased",
 ] as const;
 
 /** Records the system derives from conversations ("I was asked X"): context, never evidence, never publishable. */
