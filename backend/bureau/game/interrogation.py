@@ -301,11 +301,9 @@ class Interrogation:
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
         """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again."""
+        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
         try:
-            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-            for stale in sessions[:-SESSION_MEMORY_KEEP]:
-                await self.gateway.delete(scope, stale.id)
+            await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
 
