@@ -171,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     for module in (health, session, cases, stage):
         app.include_router(module.router)
+    app.include_router(stage.follow_router)
     _mount_web(app, settings.web_dist or REPO_WEB_DIST)
     return app
 
