@@ -69,7 +69,10 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+export type MissReason = "below_threshold" | "uncertain" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+
+/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` among them. */
+export type Signals = Record<string, number>;
 
 export interface TraceHit {
   card_id: string;
@@ -78,6 +81,7 @@ export interface TraceHit {
   topic: string;
   memory_type: string;
   status: HitStatus;
+  signals?: Signals;
 }
 
 export interface TraceMiss {
@@ -87,6 +91,7 @@ export interface TraceMiss {
   topic: string;
   memory_type: string;
   reason: MissReason;
+  signals?: Signals;
 }
 
 export interface Trace {
@@ -98,6 +103,7 @@ export interface Trace {
   borderline_floor: number;
   duration_ms: number;
   conflicts?: Conflict[];
+  certainty?: Certainty;
   responder: ResponderMode;
   fallback_reason: string | null;
 }
@@ -108,7 +114,7 @@ export interface StoredAnswer extends InterrogationResult {
 }
 
 /** How a role knows a key fact, as the server keeps it; facts no answer spoke to are absent. */
-export type KnownCell = "own_memory" | "board" | "conflicting" | "unknown";
+export type KnownCell = "own_memory" | "board" | "conflicting" | "uncertain" | "unknown";
 
 export interface OperatorSnapshot {
   case: CaseInfo;
