@@ -9,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
-from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from fastapi import Request, Response
@@ -20,7 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from bureau.api.errors import ApiError, error_body
 from bureau.api.transport import is_api_path
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger, LedgerError
+from bureau.ledger.repository import Ledger, LedgerError, utcnow
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -51,38 +49,41 @@ class PasscodeThrottle:
 
     A wrong passcode could have been aimed at either screen, so it counts against both. A success opens
     one screen and clears only that screen's count: holding the stage passcode gives no fresh guesses at
-    the operator passcode. Counters live in this process (one place, for a later shared store).
+    the operator passcode. Counted in the ledger, so every instance of a deployment shares them (N replicas
+    do not allow N times the guesses).
     """
 
-    def __init__(self, limit: int = 5, window_s: float = 300.0) -> None:
+    def __init__(self, ledger: Ledger, limit: int = 5, window_s: float = 300.0) -> None:
+        self.ledger = ledger
         self.limit, self.window_s = limit, window_s
-        self._failures: dict[tuple[str, Audience], deque[float]] = defaultdict(deque)
 
-    def retry_after(self, client: str, audience: Audience) -> int:
-        now = time.monotonic()
-        failures = self._failures[(client, audience)]
-        while failures and failures[0] <= now - self.window_s:
-            failures.popleft()
-        if len(failures) < self.limit:
+    @staticmethod
+    def _key(client: str, audience: Audience) -> str:
+        return f"{client}\n{audience.value}"
+
+    async def retry_after(self, client: str, audience: Audience) -> int:
+        count, oldest = await self.ledger.recent_failures(self._key(client, audience), self.window_s)
+        if count < self.limit or oldest is None:
             return 0
-        return max(1, int(failures[0] + self.window_s - now) + 1)
+        remaining = (oldest - utcnow()).total_seconds() + self.window_s
+        return max(1, int(remaining) + 1)
 
-    def retry_after_any(self, client: str) -> int:
-        return max(self.retry_after(client, audience) for audience in Audience)
+    async def retry_after_any(self, client: str) -> int:
+        return max([await self.retry_after(client, audience) for audience in Audience])
 
-    def fail(self, client: str) -> None:
+    async def fail(self, client: str) -> None:
         for audience in Audience:
-            self._failures[(client, audience)].append(time.monotonic())
+            await self.ledger.record_failure(self._key(client, audience))
 
-    def succeed(self, client: str, audience: Audience) -> None:
-        self._failures.pop((client, audience), None)
+    async def succeed(self, client: str, audience: Audience) -> None:
+        await self.ledger.clear_failures(self._key(client, audience))
 
 
 class AccessControl:
     def __init__(self, settings: Settings, ledger: Ledger) -> None:
         self.settings = settings
         self.ledger = ledger
-        self.throttle = PasscodeThrottle()
+        self.throttle = PasscodeThrottle(ledger)
 
     @property
     def open_mode(self) -> bool:
@@ -152,15 +153,16 @@ class AccessControl:
         audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
         # A wrong passcode is refused while any screen is throttled, the right one while its own screen is:
         # while the operator screen is throttled, a wrong guess and the operator passcode look alike (429).
-        wait = (
-            self.throttle.retry_after_any(client) if audience is None else self.throttle.retry_after(client, audience)
-        )
+        if audience is None:
+            wait = await self.throttle.retry_after_any(client)
+        else:
+            wait = await self.throttle.retry_after(client, audience)
         if wait:
             raise ApiError(429, "RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
         if audience is None:
-            self.throttle.fail(client)
+            await self.throttle.fail(client)
             raise ApiError(401, "ACCESS_REQUIRED", "Wrong passcode.")
-        self.throttle.succeed(client, audience)
+        await self.throttle.succeed(client, audience)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
         await self.ledger.create_session(

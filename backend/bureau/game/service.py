@@ -83,8 +83,23 @@ class Bureau:
         last = await self.ledger.last_interrogation(case_id)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
 
+    def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
+        """The scenario in every language it ships in (labels in the interface language, not only the case's)."""
+        return tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == scenario_id)
+
+    async def latest_case_id(self) -> str:
+        """The newest active case, for a stage that follows the operator from case to case."""
+        case = await self.ledger.latest_active_case()
+        if case is None:
+            raise CaseNotFoundError("latest")
+        return case.id
+
     async def snapshot(self, case_id: str) -> dict[str, Any]:
-        return operator_snapshot(await self.state(case_id))
+        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
+        case record, so a reload or a second console sees what this one saw."""
+        state = await self.state(case_id)
+        interrogations = await self.ledger.interrogations(case_id)
+        return operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
