@@ -55,6 +55,7 @@ from bureau.config import Settings
 from bureau.memory.types import Candidate
 from bureau.scope import BOARD, ROLES
 from bureau.scope.content_policy import screen_text
+from bureau.scope.memory_policy import may_replay
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ def build_packet(request: AnswerRequest) -> EvidencePacket:
             if card.id in seen:
                 continue
             seen.add(card.id)
-            if card.is_derived:
+            if not may_replay(card.facts):  # the policy table: type and creator trust (derived, agent, untrusted)
                 filtered[card.id] = DERIVED_MEMORY
             elif screen_text(card.content):
                 filtered[card.id] = UNSAFE_CONTENT

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bureau.game.scenario_schema import Language
 from bureau.scope.keys import Role
+from bureau.scope.memory_policy import MemoryType
 
 
 class _Body(BaseModel):
@@ -25,6 +26,9 @@ class WhisperBody(Versioned):
     role: Role
     # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
     text: str = Field(max_length=2000)
+    # Any type may be named; the memory policy decides (403 MEMORY_TYPE_FORBIDDEN, 400 PREFERENCE_KEY_UNKNOWN).
+    memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
+    key: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class InterrogationBody(Versioned):

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -30,13 +30,13 @@ from bureau.config import Settings
 from bureau.game.views import card_event_view
 from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
 from bureau.memory.gateway import MemoryGateway
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.memory_policy import MemoryType, TrustLevel, WritePath
 
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
-SESSION_MEMORY_TTL = timedelta(hours=24)
 _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
 
 
@@ -89,6 +89,7 @@ class InterrogationState(TypedDict, total=False):
     expected_version: int | None
     started: float
     classified: Classified
+    excluded: list[Excluded]
     answer: Answer
     result: dict[str, Any]
 
@@ -164,6 +165,15 @@ def build_trace(
     }
 
 
+def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
+    """Each candidate the read policy excluded joins the misses with its reason (`expired`,
+    `failed_validation`, `type_not_evidence`); records outside the scope are only counted (nothing of them,
+    not even an id, is shown)."""
+    shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
+    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: -m["score"])
+    trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
+
+
 Commit = Callable[..., Awaitable[CaseRecord]]
 
 
@@ -200,11 +210,14 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        candidates = await self.gateway.search(scopes, state["question"], self.settings.search_limit)
+        # The read policy (owner key, expiry, type, screening now) runs in the gateway before classification:
+        # only what passes can be a hit, a borderline candidate or reach a model.
+        retrieval = await self.gateway.retrieve(scopes, state["question"], self.settings.search_limit)
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
         return {
             "searched": [scope.space for scope in scopes],
-            "classified": classify(candidates, state["role"], threshold, band),
+            "classified": classify(retrieval.candidates, state["role"], threshold, band),
+            "excluded": retrieval.excluded,
         }
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
@@ -232,6 +245,7 @@ class Interrogation:
             answer,
             (time.perf_counter() - state["started"]) * 1000,
         )
+        with_read_policy(trace, state.get("excluded", []))
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
@@ -249,10 +263,10 @@ class Interrogation:
             content=template.format(question=question),
             topic="session",
             kind="note",
-            memory_type="session",
+            memory_type=MemoryType.SESSION,
             trust="low",
-            created_by="system",
-            expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
+            created_by=TrustLevel.SYSTEM,
+            path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
         )
         return await self.gateway.write(scope, draft)
 

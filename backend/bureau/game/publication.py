@@ -21,6 +21,7 @@ from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, Pub
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
+from bureau.scope.memory_policy import MemoryType, parse_trust
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -121,9 +122,10 @@ class Publisher:
             content=source.content,
             topic=source.topic,
             kind=source.kind,
-            memory_type=source.memory_type,
+            memory_type=MemoryType(source.memory_type),
             trust=source.trust,
-            created_by="agent",
+            created_by=parse_trust(source.created_by),  # a copy is exactly as trusted as its source
+            key=source.key,
             source_role=source.space,
             source_card_id=source.id,
         )

@@ -28,9 +28,16 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
+from bureau.scope.memory_policy import MemoryType, TrustLevel, WritePath, check_type
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
+# What a whispered card is, in the game's terms, by the memory type the operator chose.
+_WHISPER_KIND = {
+    MemoryType.LONG_TERM_KNOWLEDGE: "secret",
+    MemoryType.OPERATIONAL_MEMORY: "note",
+    MemoryType.USER_PREFERENCE: "preference",
+}
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -122,11 +129,28 @@ class Bureau:
         await self.gateway.erase_case(case_id)
         await self.ledger.delete_case(case_id, tombstone=announce)
 
-    async def whisper(self, case_id: str, role: Role, text: str, expected_version: int | None = None) -> dict[str, Any]:
-        content = checked_text(text, MAX_CARD_CHARS)
+    async def whisper(
+        self,
+        case_id: str,
+        role: Role,
+        text: str,
+        expected_version: int | None = None,
+        memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
+        check_type(memory_type, TrustLevel.OPERATOR, WritePath.ORDINARY, key)
+        content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
         await self._check_version(case_id, expected_version)
         scope = role_scope(case_id, role)
-        draft = CardDraft(content=content, topic="whisper", kind="secret", memory_type="fact", created_by="operator")
+        draft = CardDraft(
+            content=content,
+            topic=key or "whisper",
+            kind=_WHISPER_KIND[memory_type],
+            memory_type=memory_type,
+            created_by=TrustLevel.OPERATOR,
+            key=key,
+        )
         card = await self.gateway.write(scope, draft)
         event = PendingEvent("memory.written", {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
@@ -137,7 +161,9 @@ class Bureau:
     ) -> dict[str, Any]:
         # A question may try to talk its way out of the scope (harmless, and shown live), but personal data
         # is refused: the question is kept as session memory.
-        text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
+        text = checked_text(
+            question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
+        )
         case = await self._check_version(case_id, expected_version)
         return await self.interrogation.run(case_id, role, text, case.language, expected_version)
 
@@ -202,7 +228,8 @@ class Bureau:
                         kind=card.kind,
                         memory_type=card.memory_type,
                         trust=card.trust,
-                        created_by="scenario",
+                        created_by=TrustLevel.SCENARIO,
+                        key=card.key,
                     )
                     written.append((scope, await self.gateway.write(scope, draft)))
         except BaseException:

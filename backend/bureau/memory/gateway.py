@@ -22,9 +22,10 @@ from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
 from bureau.memory.embedders import self_check
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, Retrieval, StoredCard
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
+from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
 
 log = logging.getLogger("bureau.memory")
 security_log = logging.getLogger("bureau.security")
@@ -118,7 +119,9 @@ def _parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
+def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    expires_at = draft.expires_at or retention.expiry(draft.memory_type, now)
     metadata: dict[str, Any] = {
         "scope_key": scope.key,
         "case_id": scope.case_id,
@@ -126,13 +129,15 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
         "visibility": visibility_of_space(scope.space).value,
         "topic": draft.topic,
         "kind": draft.kind,
-        "card_memory_type": draft.memory_type,
+        "card_memory_type": draft.memory_type.value,
         "trust": draft.trust,
-        "created_by": draft.created_by,
-        "created_at": datetime.now(UTC).isoformat(),
+        "created_by": draft.created_by.value,
+        "created_at": now.isoformat(),
     }
-    if draft.expires_at is not None:
-        metadata["expires_at"] = draft.expires_at.isoformat()
+    if draft.key is not None:
+        metadata["preference_key"] = draft.key
+    if expires_at is not None:
+        metadata["expires_at"] = expires_at.isoformat()
     if draft.source_card_id is not None:
         metadata["source_role"] = draft.source_role
         metadata["source_card_id"] = draft.source_card_id
@@ -148,7 +153,11 @@ class MemoryGateway:
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
+        self.screening = settings.content_policy
+        self.retention = settings.retention
         self.foreign_hits_dropped = 0
+        self.expired_purged = 0
         self.dims = 0
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -230,8 +239,10 @@ class MemoryGateway:
 
     # ----- scope re-check ------------------------------------------------------------------------------
 
-    def _admit(self, scope: MemoryScope, item: dict[str, Any]) -> StoredCard | None:
-        """Defence in depth: a card is returned only if every scope marker matches the scope asked for."""
+    def _examine(self, scope: MemoryScope, item: dict[str, Any], now: datetime) -> tuple[StoredCard | None, str]:
+        """Defence in depth: a card is returned only if every scope marker matches the scope asked for and
+        it has not expired. Otherwise (None, reason): `owner_mismatch` (counted, logged without content) or
+        `expired` (the caller purges it)."""
         metadata = item.get("metadata") or {}
         matches = (
             item.get("user_id") == scope.user_id
@@ -247,11 +258,23 @@ class MemoryGateway:
                 scope.key,
                 item.get("id"),
             )
-            return None
+            return None, OWNER_MISMATCH
         card = self._to_card(item, metadata)
-        if card.expires_at is not None and card.expires_at <= datetime.now(UTC):
-            return None
-        return card
+        if card.expires_at is not None and card.expires_at <= now:
+            return card, EXPIRED
+        return card, ""
+
+    def _admit(self, scope: MemoryScope, item: dict[str, Any]) -> StoredCard | None:
+        card, reason = self._examine(scope, item, datetime.now(UTC))
+        if reason == EXPIRED and card is not None:
+            self._purge_blocking(scope, [card])
+        return card if not reason else None
+
+    def _purge_blocking(self, scope: MemoryScope, cards: Sequence[StoredCard]) -> None:
+        """Expired records are invisible and purged on the read that finds them (on the memory worker)."""
+        for card in cards:
+            if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
+                self.expired_purged += 1
 
     @staticmethod
     def _to_card(item: dict[str, Any], metadata: dict[str, Any]) -> StoredCard:
@@ -263,18 +286,23 @@ class MemoryGateway:
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", "fact"),
+            memory_type=metadata.get("card_memory_type", ""),
             trust=metadata.get("trust", "medium"),
-            created_by=metadata.get("created_by", "system"),
+            created_by=metadata.get("created_by", "untrusted"),  # a creator we cannot name is trusted least
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),
             source_card_id=metadata.get("source_card_id"),
+            key=metadata.get("preference_key"),
+            owner=metadata.get("scope_key", ""),
         )
 
     # ----- operations ----------------------------------------------------------------------------------
 
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        """Every write passes the policy table (type × creator × path, preference key and value, screening)
+        here, at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
+        check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
         )
@@ -284,25 +312,32 @@ class MemoryGateway:
             draft.content,
             user_id=scope.user_id,
             agent_id=scope.agent_id,
-            metadata=_card_metadata(scope, draft),
+            metadata=_card_metadata(scope, draft, self.retention),
             infer=False,
         )
         items = result.get("results") or []
         if len(items) != 1 or items[0].get("id") is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
-        card = self._admit(scope, items[0])
+        card, _ = self._examine(scope, items[0], datetime.now(UTC))  # already expired: still what was written
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
         return card
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
-        """Search each scope separately with one query embedding; scores are cosine similarities."""
+        """Candidates that pass the read policy, nothing else (see `retrieve` for what was excluded)."""
+        return (await self.retrieve(scopes, query, limit)).candidates
+
+    async def retrieve(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> Retrieval:
+        """Search each scope separately with one query embedding; scores are cosine similarities. The read
+        policy runs on every hit: a foreign or expired record, one whose type is never evidence, or one that
+        fails the screening *now* is excluded, with its reason (a foreign record without its id)."""
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
-    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
+    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         store = self._store()
         vector = self._embedder.embed_query(query)
-        candidates: list[Candidate] = []
+        now = datetime.now(UTC)
+        result = Retrieval()
         for scope in scopes:
             rows = store.storage.search_memories(
                 query_embedding=vector,
@@ -312,11 +347,22 @@ class MemoryGateway:
                 limit=limit,
                 query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
             )
+            expired: list[StoredCard] = []
             for row in rows or []:
-                card = self._admit(scope, row)
-                if card is not None:
-                    candidates.append(Candidate(card, _to_cosine(self._backend, row.get("score", 0.0))))
-        return candidates
+                score = _to_cosine(self._backend, row.get("score", 0.0))
+                card, reason = self._examine(scope, row, now)
+                if card is None:
+                    result.excluded.append(Excluded(None, scope.space, score, reason))
+                    continue
+                if reason == EXPIRED:
+                    expired.append(card)
+                reason = reason or read_exclusion(card.facts, now, self.screening) or ""
+                if reason:
+                    result.excluded.append(Excluded(card, card.space, score, reason))
+                else:
+                    result.candidates.append(Candidate(card, score))
+            self._purge_blocking(scope, expired)
+        return result
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
         return await self._run(self._get_blocking, scope, card_id)
@@ -335,8 +381,15 @@ class MemoryGateway:
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
         result = self._store().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=_LIST_LIMIT)
-        cards = [self._admit(scope, item) for item in result.get("results") or []]
-        return sorted((c for c in cards if c is not None), key=lambda c: (c.created_at, c.id))
+        now, cards, expired = datetime.now(UTC), [], []
+        for item in result.get("results") or []:
+            card, reason = self._examine(scope, item, now)
+            if card is not None and reason == EXPIRED:
+                expired.append(card)
+            elif card is not None and not reason:
+                cards.append(card)
+        self._purge_blocking(scope, expired)
+        return sorted(cards, key=lambda c: (c.created_at, c.id))
 
     async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> list[StoredCard]:
         """Board copies of one source card: how a crashed publication finds its copy again."""

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
-CreatedBy = Literal["scenario", "operator", "agent", "system"]
-# Memory types that record the conversation itself: context for the X-ray, never evidence.
-DERIVED_MEMORY_TYPES: frozenset[str] = frozenset({"session", "task_state"})
+from bureau.scope.memory_policy import DERIVED_TYPES, MemoryType, RecordFacts, TrustLevel, WritePath
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,10 +15,12 @@ class CardDraft:
     content: str
     topic: str
     kind: str
-    memory_type: str = "fact"
-    trust: str = "medium"
-    created_by: CreatedBy = "operator"
-    expires_at: datetime | None = None
+    memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
+    trust: str = "medium"  # how credible the content is (high|medium|low); the creator's trust is created_by
+    created_by: TrustLevel = TrustLevel.OPERATOR
+    path: WritePath = WritePath.ORDINARY
+    key: str | None = None  # user_preference only: the allow-listed preference key
+    expires_at: datetime | None = None  # None: the type's configured retention decides
     source_role: str | None = None
     source_card_id: str | None = None
 
@@ -42,10 +41,16 @@ class StoredCard:
     expires_at: datetime | None = None
     source_role: str | None = None
     source_card_id: str | None = None
+    key: str | None = None
+    owner: str = ""  # the composite key stored with the record (checked against the scope on every read)
 
     @property
     def is_derived(self) -> bool:
-        return self.memory_type in DERIVED_MEMORY_TYPES
+        return self.memory_type in DERIVED_TYPES
+
+    @property
+    def facts(self) -> RecordFacts:
+        return RecordFacts(self.memory_type, self.created_by, self.content, self.expires_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,23 @@ class Candidate:
 
     card: StoredCard
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A search hit the read policy kept out of evidence, with its reason. `card` is None for a record
+    outside the requested scope: nothing of it (not even its id) leaves the gateway."""
+
+    card: StoredCard | None
+    space: str
+    score: float
+    reason: str
+
+
+@dataclass(slots=True)
+class Retrieval:
+    candidates: list[Candidate] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
 
 
 class MemoryUnavailableError(RuntimeError):
