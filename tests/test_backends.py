@@ -81,6 +81,7 @@ def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_
         BUREAU_SEEKDB_HOST="127.0.0.1",
         BUREAU_SEEKDB_PORT=str(seekdb_server),
         BUREAU_SEEKDB_DATABASE="bureau",
+        BUREAU_WORKER_ID="1",  # its SQLite ledger is local: a shared store needs an explicit worker id
     ).start()
     try:
         play_four_acts(server, "seekdb-remote")

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bureau.scope.content_policy import ContentPolicy
@@ -46,7 +46,14 @@ class Settings(BaseSettings):
     seekdb_password: SecretStr = SecretStr("")
     seekdb_database: str = "bureau"
     memory_collection: str = "bureau_cards"
-    snowflake_worker_id: int | None = Field(default=None, ge=0, le=1023)
+    # Snowflake worker slot 0..1023 for this process's card ids. Unset: leased from the ledger.
+    worker_id: int | None = Field(
+        default=None,
+        ge=0,
+        le=1023,
+        validation_alias=AliasChoices("worker_id", "BUREAU_WORKER_ID", "BUREAU_SNOWFLAKE_WORKER_ID"),
+    )
+    worker_heartbeat_s: float = Field(default=30.0, gt=0, le=60)  # worker lease renewal; stale after 120 s
 
     # Embeddings and relevance
     embedder: EmbedderName = "local"
@@ -124,6 +131,15 @@ class Settings(BaseSettings):
         return self.database_url or f"sqlite:///{(self.data_dir / 'bureau.db').resolve()}"
 
     @property
+    def remote_store(self) -> bool:
+        return self.memory_backend == "seekdb" and bool(self.seekdb_host)
+
+    @property
+    def shared_ledger(self) -> bool:
+        """A ledger other machines can reach. A SQLite file is only shared by processes on one host."""
+        return not self.effective_database_url.startswith("sqlite")
+
+    @property
     def passcodes_enabled(self) -> bool:
         return bool(self.operator_passcode.get_secret_value() or self.stage_passcode.get_secret_value())
 
@@ -144,6 +160,19 @@ class Settings(BaseSettings):
     @property
     def is_production(self) -> bool:
         return self.env == "production"
+
+    @model_validator(mode="after")
+    def _check_worker_identity(self) -> Settings:
+        """Instances sharing a remote store must not share a Snowflake worker id: writes are REPLACE INTO,
+        so two writers with one id silently overwrite each other's cards. Each SQLite ledger leases slot 0."""
+        if self.remote_store and not self.shared_ledger and self.worker_id is None:
+            raise UnsafeSettingsError(
+                "Refusing to start: the memory store at BUREAU_SEEKDB_HOST is shared, but the ledger is a local "
+                "SQLite file, so every instance would lease the same Snowflake worker id and instances would "
+                "silently overwrite each other's cards. Point BUREAU_DATABASE_URL at the shared PostgreSQL "
+                "ledger, or give this instance its own BUREAU_WORKER_ID (0-1023, distinct per instance)."
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_production(self) -> Settings:

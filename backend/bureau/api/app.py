@@ -22,10 +22,10 @@ from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
 from bureau.api.routes import cases, health, session, stage
 from bureau.api.security import AccessControl
-from bureau.config import Settings, get_settings
+from bureau.config import Settings, UnsafeSettingsError, get_settings
 from bureau.game.service import Bureau
 from bureau.ledger.database import create_ledger_engine, migrate
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import Ledger, LedgerConflictError
 from bureau.memory.embedders import build_embedder
 from bureau.memory.gateway import MemoryGateway
 
@@ -33,10 +33,10 @@ log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
 MAINTENANCE_INTERVAL_S = 5.0
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
-SLOT_HEARTBEAT_S = 30.0
+SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
 
-async def start_services(settings: Settings) -> tuple[Services, int | None, str]:
+async def start_services(settings: Settings) -> tuple[Services, int, str]:
     """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client."""
     started = time.perf_counter()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -46,10 +46,7 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
     await asyncio.to_thread(migrate, engine, lock)
     ledger = Ledger(engine)
     owner = secrets.token_hex(8)
-    slot = settings.snowflake_worker_id
-    claimed = None
-    if slot is None:
-        slot = claimed = await ledger.claim_slot(owner)
+    slot = await _claim_worker_id(ledger, owner, settings.worker_id)
     gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
     log.info(
         "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
@@ -69,14 +66,25 @@ async def start_services(settings: Settings) -> tuple[Services, int | None, str]
         access=AccessControl(settings, ledger),
     )
     log.info("ready in %.1f s", time.perf_counter() - started)
-    return svc, claimed, owner
+    return svc, slot, owner
 
 
-async def stop_services(svc: Services, slot: int | None, owner: str) -> None:
+async def _claim_worker_id(ledger: Ledger, owner: str, wanted: int | None) -> int:
+    """Lease a Snowflake slot from the ledger; a configured id is leased too, so two instances given the
+    same BUREAU_WORKER_ID over one shared ledger cannot both start."""
+    try:
+        return await ledger.claim_slot(owner, stale_after_s=SLOT_STALE_S, wanted=wanted)
+    except LedgerConflictError:
+        raise UnsafeSettingsError(
+            f"Refusing to start: BUREAU_WORKER_ID={wanted} is held by another live instance of this ledger. "
+            "Give each instance its own id, or leave it unset to lease a free one."
+        ) from None
+
+
+async def stop_services(svc: Services, slot: int, owner: str) -> None:
     await svc.gateway.close()
-    if slot is not None:
-        with contextlib.suppress(Exception):
-            await svc.ledger.release_slot(slot, owner)
+    with contextlib.suppress(Exception):
+        await svc.ledger.release_slot(slot, owner)
     svc.ledger.engine.dispose()
 
 
@@ -97,14 +105,24 @@ async def _maintenance(svc: Services) -> None:
 
 
 async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
-    """Renew this process's Snowflake slot lease on its own timer, well inside the 120 s stale limit."""
-    while True:
-        await asyncio.sleep(SLOT_HEARTBEAT_S)
+    """Renew this process's Snowflake slot lease on its own timer, well inside the stale limit. When the
+    lease is lost (taken over, or not renewed for so long that another process may take it), fence the
+    gateway: no more store writes, /api/ready answers 503, an orchestrator restarts the instance."""
+    interval = svc.settings.worker_heartbeat_s
+    renewed = time.monotonic()
+    while not svc.gateway.fenced:
+        await asyncio.sleep(interval)
         try:
-            if not await svc.ledger.heartbeat_slot(slot, owner):
-                log.error("lost the Snowflake slot %s to another process: restart this one", slot)
+            if await svc.ledger.heartbeat_slot(slot, owner):
+                renewed = time.monotonic()
+                continue
+            log.error("lost worker id %s to another process: writes refused; restart this instance", slot)
         except Exception as exc:
-            log.warning("slot heartbeat failed: %s", type(exc).__name__)
+            log.warning("worker id heartbeat failed: %s", type(exc).__name__)
+            if time.monotonic() - renewed < SLOT_STALE_S - 2 * interval:
+                continue
+            log.error("worker id %s not renewed for too long: writes refused; restart this instance", slot)
+        svc.gateway.fence()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -118,8 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
             asyncio.create_task(_maintenance(svc), name="maintenance"),
         ]
-        if slot is not None:
-            tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
+        tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
         try:
             yield
         finally:

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
-from bureau.memory.types import MemoryUnavailableError
+from bureau.memory.types import MemoryUnavailableError, WorkerIdLostError
 from bureau.scope import memory_policy as policy
 
 log = logging.getLogger("bureau.api")
@@ -83,6 +83,15 @@ def _storage_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _worker_id_lost(request: Request, exc: Exception) -> JSONResponse:
+    log.error("refused %s %s: this instance lost its worker id lease", request.method, request.url.path)
+    return JSONResponse(
+        error_body("WORKER_ID_LOST", "This instance can no longer write safely; nothing was changed. Retry."),
+        status_code=503,
+        headers={"Retry-After": "2"},
+    )
+
+
 def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     # Locations and error types only: pydantic's default body would echo the rejected input back.
@@ -118,6 +127,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     for storage_error in (MemoryUnavailableError, LedgerError):
         app.add_exception_handler(storage_error, _storage_error)
+    app.add_exception_handler(WorkerIdLostError, _worker_id_lost)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

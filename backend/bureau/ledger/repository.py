@@ -599,8 +599,9 @@ class Ledger:
 
     # ----- process slots (Snowflake worker ids) --------------------------------------------------------
 
-    async def claim_slot(self, owner: str, stale_after_s: float = 120.0) -> int:
-        """Lease the lowest free Snowflake slot, so no two live processes generate the same card ids."""
+    async def claim_slot(self, owner: str, stale_after_s: float = 120.0, wanted: int | None = None) -> int:
+        """Lease the lowest free Snowflake slot (or exactly `wanted`), so no two live processes sharing this
+        ledger generate the same card ids. A `wanted` slot held by a live process raises LedgerConflictError."""
 
         def work(session: Session) -> int:
             now = utcnow()
@@ -609,7 +610,7 @@ class Ledger:
                 slot: _aware(beat)
                 for slot, beat in session.execute(select(ProcessSlotRow.slot, ProcessSlotRow.heartbeat_at))
             }
-            for slot in range(SLOT_COUNT):
+            for slot in range(SLOT_COUNT) if wanted is None else (wanted,):
                 beat = taken.get(slot)
                 if beat is None:
                     session.add(ProcessSlotRow(slot=slot, owner=owner, heartbeat_at=now))
@@ -623,12 +624,16 @@ class Ledger:
                     )
                     if session.execute(stmt).rowcount == 1:
                         return slot
+            if wanted is not None:
+                raise LedgerConflictError(f"worker id {wanted} is held by another live process")
             raise LedgerError("no free process slot")
 
         for _ in range(5):
             try:
                 return await self._run(work)
             except LedgerConflictError:
+                if wanted is not None:
+                    raise
                 continue  # another process took the same slot first
         raise LedgerError("could not claim a process slot")
 

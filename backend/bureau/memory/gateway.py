@@ -22,7 +22,15 @@ from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
 from bureau.memory.embedders import self_check
-from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, Retrieval, StoredCard
+from bureau.memory.types import (
+    Candidate,
+    CardDraft,
+    Excluded,
+    MemoryUnavailableError,
+    Retrieval,
+    StoredCard,
+    WorkerIdLostError,
+)
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
@@ -153,6 +161,7 @@ class MemoryGateway:
         self._memory: Any = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
         self.screening = settings.content_policy
         self.retention = settings.retention
@@ -299,10 +308,16 @@ class MemoryGateway:
 
     # ----- operations ----------------------------------------------------------------------------------
 
+    def fence(self) -> None:
+        """Refuse every later write: another process may now generate the same card ids."""
+        self.fenced = True
+
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
         """Every write passes the policy table (type × creator × path, preference key and value, screening)
         here, at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
         check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
+        if self.fenced:
+            raise WorkerIdLostError("worker id lease lost")
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
         )

@@ -80,3 +80,8 @@ class Retrieval:
 
 class MemoryUnavailableError(RuntimeError):
     """The store could not answer. Mapped to 503 MEMORY_UNAVAILABLE; never carries user text."""
+
+
+class WorkerIdLostError(MemoryUnavailableError):
+    """This process lost its Snowflake worker id: a new card could overwrite another process's card.
+    Mapped to 503 WORKER_ID_LOST; the process stays fenced (no store writes) until it is restarted."""

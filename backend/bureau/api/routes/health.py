@@ -35,7 +35,10 @@ async def health(svc: ServicesDep) -> dict[str, Any]:
 
 @router.get("/ready")
 async def ready(svc: ServicesDep) -> JSONResponse:
-    """A real round trip to the memory store now, not a cached flag."""
+    """A real round trip to the memory store now, not a cached flag; never ready once the worker id is lost."""
+    if svc.gateway.fenced:
+        body = error_body("WORKER_ID_LOST", "This instance lost its worker id lease and refuses writes.")
+        return JSONResponse(body, status_code=503)
     svc.last_ping_ok = await svc.gateway.ping()
     if svc.last_ping_ok:
         return JSONResponse({"status": "ready"})
