@@ -3,7 +3,7 @@
     .venv/bin/python scripts/eval_screening.py [--set tests/data/screening_set.yaml] [--rounds 20]
 
 A positive counts as found when its own reason code is raised; precision is over every text flagged with
-any reason. Numbers, not assertions (tests/test_screening_set.py holds the rules that must not break).
+any reason. Numbers, not assertions (tests/unit/scope/test_screening_set.py holds the rules that must not break).
 """
 
 from __future__ import annotations

@@ -7,9 +7,12 @@ client (`client` fixture) or a client of a live `bureau serve` process.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from live_server import LiveServer
 
 # The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
 NewCase = Callable[..., Awaitable[dict[str, Any]]]
@@ -41,3 +44,24 @@ async def snapshot(client: httpx.AsyncClient, case_id: str) -> dict[str, Any]:
     response = await client.get(f"/api/cases/{case_id}")
     assert response.status_code == 200
     return response.json()
+
+
+def play_four_acts(server: LiveServer, backend: str) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        assert http.get("/api/health").json()["memory"]["backend"] == backend
+        case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
+        case_id, secret = case["case"]["id"], informant_secret_card(case)
+
+        def ask(role: str) -> dict:
+            return http.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": QUESTION}).json()
+
+        assert ask("detective")["certainty"] == "unknown"
+        assert ask("informant")["evidence"] == [secret["id"]]
+        published = http.post(f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]})
+        assert published.status_code == 201
+        detective = ask("detective")
+        assert detective["certainty"] == "known"
+        assert detective["evidence"] == [published.json()["public_card"]["id"]]
+        assert 0.4 <= detective["trace"]["hits"][0]["score"] <= 1.0  # a cosine, not an RRF rank
+        assert http.delete(f"/api/cases/{case_id}").status_code == 204
+        assert http.get(f"/api/cases/{case_id}").status_code == 404

@@ -63,7 +63,7 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "filtered_unsafe";
+export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
 
 export interface TraceHit {
   card_id: string;

@@ -32,7 +32,7 @@ describe("UI strings", () => {
     const required = [
       ...ROLES.map((role) => `role.${role}`),
       `space.${BOARD}`,
-      ...["hit", "borderline_confirmed", "below_threshold", "borderline_rejected", "derived_context", "filtered_unsafe"].map((kind) => `kind.${kind}`),
+      ...["hit", "borderline_confirmed", "below_threshold", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe"].map((kind) => `kind.${kind}`),
     ];
     for (const key of required) expect(keys).toContain(key);
     expect(LIVE_EVENT_TYPES.length).toBeGreaterThan(0);

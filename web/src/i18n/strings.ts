@@ -24,6 +24,9 @@ export const en = {
   "error.network": "The server is not answering. The screen recovers by itself when it is back.",
   "error.unavailable": "Memory is unavailable right now. Try again in a moment.",
   "error.retryIn": "Busy; retry in {n} s.",
+  "error.crashTitle": "This screen hit an error it cannot draw.",
+  "error.crashBody": "Nothing was lost: the case is safe on the server. Reload to continue.",
+  "error.reload": "Reload",
 
   "lobby.heading": "Open a case",
   "lobby.intro": "Pick a scenario, start a case, then open the stage on the projector.",
@@ -134,6 +137,7 @@ export const en = {
   "kind.borderline_rejected": "borderline, rejected",
   "kind.derived_context": "context, not evidence",
   "kind.filtered_unsafe": "filtered: unsafe",
+  "kind.duplicate": "duplicate of a card already counted",
 
   "board.heading": "Bulletin board",
   "board.empty": "Nothing published yet.",
@@ -202,6 +206,9 @@ export const zh: Record<MessageKey, string> = {
   "error.network": "服务器没有响应。恢复后页面会自动重连。",
   "error.unavailable": "记忆服务暂时不可用，请稍后再试。",
   "error.retryIn": "正忙，请在 {n} 秒后重试。",
+  "error.crashTitle": "此页面遇到无法显示的错误。",
+  "error.crashBody": "没有丢失任何内容：案件安全保存在服务器上。重新加载即可继续。",
+  "error.reload": "重新加载",
 
   "lobby.heading": "开启案件",
   "lobby.intro": "选择剧本并开启案件，然后在投影上打开舞台页。",
@@ -312,6 +319,7 @@ export const zh: Record<MessageKey, string> = {
   "kind.borderline_rejected": "边界，已拒绝",
   "kind.derived_context": "上下文，不是证据",
   "kind.filtered_unsafe": "已过滤：不安全",
+  "kind.duplicate": "重复：同一内容已计入",
 
   "board.heading": "公告板",
   "board.empty": "还没有发布任何内容。",

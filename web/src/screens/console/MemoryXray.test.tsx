@@ -1,5 +1,6 @@
 import { cleanup, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
+import { FixedLanguage } from "../../i18n/I18n";
 import { hit, miss, trace } from "../../test/fixtures";
 import { renderWithI18n } from "../../test/render";
 import { MemoryXray } from "./MemoryXray";
@@ -38,5 +39,25 @@ describe("<MemoryXray>", () => {
   it("invites a question before the first retrieval", () => {
     renderWithI18n(<MemoryXray trace={null} />);
     expect(screen.getByText(/No retrieval yet/)).toBeTruthy();
+  });
+  it("labels the board copy of an own card as a duplicate in both languages (asked again after publishing)", () => {
+    const asked = trace({
+      role: "informant",
+      searched_scopes: ["informant", "bulletin_board"],
+      hits: [hit("own", "informant", 0.8)],
+      misses: [miss("copy", "bulletin_board", 0.8, "duplicate")],
+    });
+    renderWithI18n(<MemoryXray trace={asked} />);
+    const copy = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="copy"]');
+    expect(copy?.getAttribute("data-kind")).toBe("duplicate");
+    expect(copy?.textContent).toContain("duplicate of a card already counted");
+    cleanup();
+    renderWithI18n(
+      <FixedLanguage language="zh">
+        <MemoryXray trace={asked} />
+      </FixedLanguage>,
+    );
+    const copyZh = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="copy"]');
+    expect(copyZh?.textContent).toContain("重复：同一内容已计入");
   });
 });

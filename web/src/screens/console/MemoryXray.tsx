@@ -90,6 +90,8 @@ function MarkGlyph({ mark, x, y }: { mark: XrayMark; x: number; y: number }) {
       return <path d={`M${x - 7} ${y - 7} L${x + 7} ${y + 7} M${x + 7} ${y - 7} L${x - 7} ${y + 7}`} className="xray-mark xray-mark--filtered" />;
     case "below_threshold":
       return <circle cx={x} cy={y} r={7} className="xray-mark xray-mark--miss" />;
+    case "duplicate":
+      return <rect x={x - 6} y={y - 6} width={12} height={12} className="xray-mark xray-mark--miss" />;
   }
 }
 
@@ -261,6 +263,7 @@ export function MemoryXray({ trace }: { trace: Trace | null }) {
         <span className="legend legend--miss">◆ {t("kind.borderline_rejected")}</span>
         <span className="legend legend--miss">○ {t("kind.derived_context")}</span>
         <span className="legend legend--miss">✕ {t("kind.filtered_unsafe")}</span>
+        <span className="legend legend--miss">■ {t("kind.duplicate")}</span>
       </p>
       <CandidateTable xray={xray} />
     </section>

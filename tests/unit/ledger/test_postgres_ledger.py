@@ -17,10 +17,10 @@ import pytest
 from sqlalchemy import Engine
 
 from bureau.ledger.database import create_ledger_engine, migrate
+from bureau.ledger.events import append_event
 from bureau.ledger.repository import Ledger, PendingEvent
-from helpers import informant_secret_card
+from helpers import informant_secret_card, play_four_acts
 from live_server import LiveServer, free_port
-from test_backends import play_four_acts
 
 
 def _pg_bin(name: str) -> str | None:
@@ -77,7 +77,7 @@ async def test_a_visible_event_means_every_earlier_event_is_visible(engine: Engi
     await ledger.create_case(case_id, "safe-combination", "en")
 
     def slow_commit(session) -> None:
-        Ledger._append(session, case_id, PendingEvent("memory.written", {}), 1)
+        append_event(session, case_id, PendingEvent("memory.written", {}), 1)
         time.sleep(0.5)  # this transaction holds a lower event id, uncommitted, for a while
 
     slow = asyncio.ensure_future(ledger._run(slow_commit))

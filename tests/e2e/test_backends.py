@@ -10,34 +10,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pylibseekdb
 import pymysql
 import pytest
 
-from helpers import QUESTION, informant_secret_card
+from helpers import play_four_acts
 from live_server import LiveServer, free_port
-
-
-def play_four_acts(server: LiveServer, backend: str) -> None:
-    with httpx.Client(base_url=server.url, timeout=60) as http:
-        assert http.get("/api/health").json()["memory"]["backend"] == backend
-        case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
-        case_id, secret = case["case"]["id"], informant_secret_card(case)
-
-        def ask(role: str) -> dict:
-            return http.post(f"/api/cases/{case_id}/interrogations", json={"role": role, "question": QUESTION}).json()
-
-        assert ask("detective")["certainty"] == "unknown"
-        assert ask("informant")["evidence"] == [secret["id"]]
-        published = http.post(f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]})
-        assert published.status_code == 201
-        detective = ask("detective")
-        assert detective["certainty"] == "known"
-        assert detective["evidence"] == [published.json()["public_card"]["id"]]
-        assert 0.4 <= detective["trace"]["hits"][0]["score"] <= 1.0  # a cosine, not an RRF rank
-        assert http.delete(f"/api/cases/{case_id}").status_code == 204
-        assert http.get(f"/api/cases/{case_id}").status_code == 404
 
 
 def test_sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from bureau.config import DEFAULT_THRESHOLDS
 from bureau.game.scenario_schema import ROLES, load_builtin_scenarios
 from bureau.memory.embedders import HashingEmbeddings, LocalUSEEmbeddings, cosine
+from live_server import REPO
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "calibrate_threshold.py"
+SCRIPT = REPO / "scripts" / "calibrate_threshold.py"
 FOOTBALL = ("Who won the football match?", "谁赢了足球比赛？")
 
 

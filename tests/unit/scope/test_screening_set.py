@@ -3,14 +3,13 @@ look-alike negative is rejected. `make eval-screening` prints the precision, rec
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
 from bureau.scope.content_policy import REASONS, ContentPolicy, screen_text
+from live_server import REPO
 
-SET = yaml.safe_load((Path(__file__).parent / "data" / "screening_set.yaml").read_text(encoding="utf-8"))
+SET = yaml.safe_load((REPO / "tests" / "data" / "screening_set.yaml").read_text(encoding="utf-8"))
 
 
 def test_the_set_is_large_enough_and_bilingual():

@@ -105,11 +105,11 @@ def test_validate_answer_keeps_certainty_a_retrieval_fact(
 def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -> None:
     """EventSource drops a named event nobody listens for: a type missing on either side fails silently."""
     import re
-    from pathlib import Path
 
     from bureau.api.delivery import _STAGE_PROJECTIONS
+    from live_server import REPO
 
-    source = (Path(__file__).resolve().parents[1] / "web/src/api/types.ts").read_text()
+    source = (REPO / "web/src/api/types.ts").read_text()
     block = re.search(r"LIVE_EVENT_TYPES = \[(.*?)\]", source, re.S)
     assert block is not None
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))

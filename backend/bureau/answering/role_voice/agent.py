@@ -1,0 +1,162 @@
+"""Agent hardening: a DeepAgents agent per role that has no tools, no subagents and no filesystem.
+
+How the agent is kept tool-less (deepagents 0.7.32): `create_deep_agent` always installs its
+`FilesystemMiddleware` (which insists on at least `read_file`) and, by default, a general-purpose subagent
+behind a `task` tool. We therefore
+
+1. give the chat model a private provider name (`bureau_role_voice`, via `_get_ls_params`) and register a
+   `HarnessProfile` under it that disables the general-purpose subagent (so no `SubAgentMiddleware` and no
+   `task` tool exist), excludes every built-in tool name (`_ToolExclusionMiddleware` strips them from every
+   model request and rejects any call naming them), and drops the summarization middleware;
+2. pass `tools=[]`, no subagents, and a replacement `FilesystemMiddleware(tools=["read_file"])` (the minimum
+   it accepts) with a deny-all `FilesystemPermission` on an in-state backend that holds no files;
+3. add our own `ToolLessMiddleware` (outermost `wrap_model_call`): it sends every model request with
+   `tools=[]` and aborts the run if the model answers with a tool call anyway, before any tool node runs; the
+   answer then falls back with `malformed_output`. A small `recursion_limit` backs this up.
+
+`tests/unit/answering/test_role_voice.py` proves the requests reaching the provider carry no `tools`, and that
+a rogue tool call costs exactly one model request and executes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import httpx
+from langgraph.errors import GraphRecursionError
+
+from bureau.answering.base import MALFORMED, PROVIDER_ERROR, TIMEOUT
+from bureau.answering.role_voice.prompt import system_prompt
+from bureau.answering.role_voice.reply import MalformedOutputError
+from bureau.config import Settings
+
+PROVIDER_KEY = "bureau_role_voice"
+BUILTIN_TOOL_NAMES: frozenset[str] = frozenset(
+    {"ls", "read_file", "write_file", "edit_file", "delete", "glob", "grep", "execute", "task", "write_todos"}
+)
+# Backstop only (ToolLessMiddleware already stops a tool round-trip); one answer needs a handful of steps.
+RECURSION_LIMIT = 8
+
+_profile_lock = threading.Lock()
+_profile_registered = False
+
+
+def _ensure_harness_profile() -> None:
+    global _profile_registered
+    with _profile_lock:
+        if _profile_registered:
+            return
+        from deepagents.profiles import (
+            GeneralPurposeSubagentProfile,
+            HarnessProfile,
+            register_harness_profile,
+        )
+
+        register_harness_profile(
+            PROVIDER_KEY,
+            HarnessProfile(
+                excluded_tools=BUILTIN_TOOL_NAMES,
+                general_purpose_subagent=GeneralPurposeSubagentProfile(enabled=False),
+                excluded_middleware=frozenset({"SummarizationMiddleware"}),
+            ),
+        )
+        _profile_registered = True
+
+
+def build_chat_model(settings: Settings) -> Any:
+    from langchain_openai import ChatOpenAI
+
+    class RoleVoiceChatOpenAI(ChatOpenAI):
+        """ChatOpenAI under a private provider name, so only our harness profile applies to it."""
+
+        def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> Any:
+            params = super()._get_ls_params(stop=stop, **kwargs)
+            params["ls_provider"] = PROVIDER_KEY
+            return params
+
+    return RoleVoiceChatOpenAI(
+        base_url=settings.llm_base_url,
+        # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client refuses an empty one.
+        api_key=settings.llm_api_key.get_secret_value() or "not-needed",
+        model=settings.llm_model,
+        timeout=settings.llm_timeout_s,
+        max_retries=0,
+        use_responses_api=False,
+    )
+
+
+class ToolCallAttemptError(RuntimeError):
+    """The model asked for a tool although none was offered."""
+
+
+def _tool_less_middleware() -> Any:
+    from langchain.agents.middleware import AgentMiddleware
+
+    def check(response: Any) -> Any:
+        messages = getattr(response, "result", None)
+        if messages is None:
+            inner = getattr(response, "model_response", None)
+            messages = getattr(inner, "result", None) if inner is not None else [response]
+        if any(getattr(m, "tool_calls", None) for m in messages or ()):
+            raise ToolCallAttemptError("tool call from a tool-less role")
+        return response
+
+    class ToolLessMiddleware(AgentMiddleware):
+        """Every model request goes out with no tools; a tool call in the reply aborts the run."""
+
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return check(handler(request.override(tools=[])))
+
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            return check(await handler(request.override(tools=[])))
+
+    return ToolLessMiddleware()
+
+
+def build_role_agent(model: Any, role: str, language: str) -> Any:
+    """A DeepAgents agent with no tools, no subagents and no filesystem access."""
+    from deepagents import create_deep_agent
+    from deepagents.backends import StateBackend
+    from deepagents.middleware.filesystem import FilesystemMiddleware, FilesystemPermission
+
+    _ensure_harness_profile()
+    deny_all = [FilesystemPermission(operations=["read", "write"], paths=["/**"], mode="deny")]
+    backend = StateBackend()
+    return create_deep_agent(
+        model=model,
+        tools=[],
+        subagents=[],
+        system_prompt=system_prompt(role, language),
+        backend=backend,
+        permissions=deny_all,
+        middleware=[
+            FilesystemMiddleware(backend=backend, tools=["read_file"], permissions=deny_all),
+            _tool_less_middleware(),
+        ],
+        name=f"role_voice_{role}_{language}",
+    )
+
+
+def last_ai_content(result: Any) -> Any:
+    messages = result.get("messages", []) if isinstance(result, dict) else []
+    for message in reversed(messages):
+        if getattr(message, "type", None) == "ai":
+            if getattr(message, "tool_calls", None):
+                raise MalformedOutputError("tool call")
+            return message.content
+    raise MalformedOutputError("no model message")
+
+
+def classify_error(exc: BaseException) -> str:
+    import openai
+
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return TIMEOUT
+    if isinstance(exc, ToolCallAttemptError):
+        return MALFORMED
+    if isinstance(exc, httpx.TimeoutException):
+        return TIMEOUT
+    if isinstance(exc, GraphRecursionError):  # the model tried to use a tool
+        return MALFORMED
+    return PROVIDER_ERROR

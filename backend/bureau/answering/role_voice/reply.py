@@ -1,0 +1,111 @@
+"""The model's reply: parsed strictly, then mapped back to card ids and checked against the rules."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bureau.answering.base import CITATION_OUTSIDE, CLAIMED_KNOWN, UNGROUNDED, Answer, AnswerRequest
+from bureau.answering.grounding import ungrounded_claims
+from bureau.answering.role_voice.packet import EvidencePacket
+
+
+class MalformedOutputError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    answer: str
+    certainty: str
+    cited: tuple[str, ...]
+    borderline: dict[str, bool]
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks
+        return "".join(
+            b.get("text", "") if isinstance(b, dict) else str(b)
+            for b in content
+            if not isinstance(b, dict) or b.get("type") in (None, "text")
+        )
+    raise MalformedOutputError("unsupported content type")
+
+
+def parse_reply(content: Any) -> ModelReply:
+    text = _THINK.sub("", _message_text(content)).strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise MalformedOutputError("not JSON") from exc
+    if not isinstance(data, dict):
+        raise MalformedOutputError("not an object")
+    answer, certainty = data.get("answer"), data.get("certainty")
+    cited = data.get("cited", [])
+    verdicts = data.get("borderline", {})
+    if verdicts is None:
+        verdicts = {}
+    if not isinstance(answer, str) or not answer.strip():
+        raise MalformedOutputError("answer missing")
+    if certainty not in ("known", "unknown"):
+        raise MalformedOutputError("certainty invalid")
+    if not isinstance(cited, list) or not all(isinstance(r, str) for r in cited):
+        raise MalformedOutputError("cited invalid")
+    if not isinstance(verdicts, dict) or not all(isinstance(v, bool) for v in verdicts.values()):
+        raise MalformedOutputError("borderline invalid")
+    return ModelReply(
+        answer=answer.strip(),
+        certainty=certainty,
+        cited=tuple(dict.fromkeys(r.strip() for r in cited)),
+        borderline={str(k).strip(): v for k, v in verdicts.items()},
+    )
+
+
+class ValidationFailure(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def validate_reply(request: AnswerRequest, packet: EvidencePacket, reply: ModelReply) -> Answer:
+    """Map the model's reply back to card ids and enforce the rules; raise ValidationFailure(reason)."""
+    borderline_refs = {i.ref: i for i in packet.borderline}
+    # Strict: a borderline ref without an explicit `true` is rejected.
+    verdicts = {ref: reply.borderline.get(ref) is True for ref in borderline_refs}
+    usable = {i.ref: i for i in packet.hits}
+    usable.update({ref: borderline_refs[ref] for ref, ok in verdicts.items() if ok})
+    borderline_verdicts = {borderline_refs[ref].card_id: ok for ref, ok in verdicts.items()}
+
+    if reply.certainty == "known" and not usable:
+        raise ValidationFailure(CLAIMED_KNOWN)
+    if any(ref not in usable for ref in reply.cited):
+        raise ValidationFailure(CITATION_OUTSIDE)
+    if reply.certainty == "known":
+        if not reply.cited:
+            raise ValidationFailure(UNGROUNDED)
+        sources = [usable[ref].candidate.card.content for ref in reply.cited]
+    else:
+        # "I don't know" may echo the question and mention usable evidence, but invent nothing.
+        sources = [request.question, *(i.candidate.card.content for i in usable.values())]
+    if ungrounded_claims(reply.answer, sources):
+        raise ValidationFailure(UNGROUNDED)
+    evidence = tuple(usable[ref].card_id for ref in reply.cited) if reply.certainty == "known" else ()
+    return Answer(
+        text=reply.answer,
+        certainty="known" if reply.certainty == "known" else "unknown",
+        evidence=evidence,
+        responder="role_voice",
+        borderline_verdicts=borderline_verdicts,
+        filtered=dict(packet.filtered),
+    )

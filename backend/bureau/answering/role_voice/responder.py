@@ -1,0 +1,144 @@
+"""The role voice responder: build the packet, call the role's agent within the budget, validate the reply;
+anything wrong, slow or failing falls back to the evidence responder with a specific `fallback_reason`."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import threading
+from typing import Any
+
+from bureau.answering.base import BUDGET, BUSY, MALFORMED, PROVIDER_ERROR, Answer, AnswerRequest
+from bureau.answering.evidence import evidence_answer
+from bureau.answering.role_voice.agent import (
+    RECURSION_LIMIT,
+    build_chat_model,
+    build_role_agent,
+    classify_error,
+    last_ai_content,
+)
+from bureau.answering.role_voice.budget import CallBudget
+from bureau.answering.role_voice.packet import EvidencePacket, build_packet
+from bureau.answering.role_voice.prompt import LANGUAGE_RULES, render_prompt
+from bureau.answering.role_voice.reply import MalformedOutputError, ValidationFailure, parse_reply, validate_reply
+from bureau.config import Settings
+from bureau.scope import ROLES
+
+log = logging.getLogger("bureau.answering.role_voice")
+
+
+class RoleVoiceResponder:
+    name = "role_voice"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        slot_wait_s: float = 0.5,
+        degraded_after: int = 3,
+        guard_margin_s: float = 0.5,
+    ) -> None:
+        self.settings = settings
+        self.guard_margin_s = guard_margin_s
+        self.budget = CallBudget(settings, slot_wait_s=slot_wait_s, degraded_after=degraded_after)
+        self._model: Any = None
+        self._agents: dict[tuple[str, str], Any] = {}
+        self._agents_lock = threading.Lock()
+
+    # -- health ------------------------------------------------------------------------------------
+    @property
+    def requests_used(self) -> int:
+        return self.budget.requests_used
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return self.budget.exhausted
+
+    @property
+    def degraded(self) -> bool:
+        """True when the budget is spent or the last N provider calls all failed."""
+        return self.budget.degraded
+
+    # -- agents ------------------------------------------------------------------------------------
+    def agent_for(self, role: str, language: str) -> Any:
+        key = (role, language if language in LANGUAGE_RULES else "en")
+        with self._agents_lock:
+            agent = self._agents.get(key)
+            if agent is None:
+                if self._model is None:
+                    self._model = build_chat_model(self.settings)
+                agent = build_role_agent(self._model, *key)
+                self._agents[key] = agent
+            return agent
+
+    def warm_up(self) -> None:
+        """Import LangChain and build every (role, language) agent now (~1.5 s once), not on the first
+        question. Call it at start-up (e.g. in a thread from the app lifespan); safe to skip."""
+        for role in ROLES:
+            for language in LANGUAGE_RULES:
+                self.agent_for(role, language)
+
+    # -- answering ---------------------------------------------------------------------------------
+    async def answer(self, request: AnswerRequest) -> Answer:
+        packet = EvidencePacket(hits=(), borderline=(), filtered={})
+        try:
+            packet = build_packet(request)
+            return await self._answer(request, packet)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # never raise to the caller
+            log.warning("role voice failed unexpectedly (%s); falling back", type(exc).__name__)
+            return self._fallback(request, packet, PROVIDER_ERROR)
+
+    async def _answer(self, request: AnswerRequest, packet: EvidencePacket) -> Answer:
+        if self.budget.exhausted:
+            return self._fallback(request, packet, BUDGET)
+        slots = await self.budget.acquire_slot()
+        if slots is None:
+            return self._fallback(request, packet, BUSY)
+        try:
+            if not self.budget.take():
+                return self._fallback(request, packet, BUDGET)
+            try:
+                content = await self._call_model(request, packet)
+                reply = parse_reply(content)
+            except MalformedOutputError:
+                self.budget.record(False)
+                return self._fallback(request, packet, MALFORMED)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.budget.record(False)
+                reason = classify_error(exc)
+                log.warning("role voice provider call failed: %s (%s)", reason, type(exc).__name__)
+                return self._fallback(request, packet, reason)
+            self.budget.record(True)
+        finally:
+            slots.release()
+        try:
+            answer = validate_reply(request, packet, reply)
+        except ValidationFailure as failure:
+            return self._fallback(request, packet, failure.reason)
+        return answer
+
+    async def _call_model(self, request: AnswerRequest, packet: EvidencePacket) -> Any:
+        from langchain_core.messages import HumanMessage
+
+        agent = self.agent_for(request.role, request.language)
+        call = agent.ainvoke(
+            {"messages": [HumanMessage(content=render_prompt(request, packet))]},
+            config={"recursion_limit": RECURSION_LIMIT},
+        )
+        result = await asyncio.wait_for(call, timeout=self.settings.llm_timeout_s + self.guard_margin_s)
+        return last_ai_content(result)
+
+    def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: str) -> Answer:
+        log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)
+        # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the
+        # fallback either, so the answer never quotes or cites what `filtered` reports.
+        hits = tuple(c for c in request.hits if c.card.id not in packet.filtered and not c.card.is_derived)
+        if len(hits) != len(request.hits):
+            request = dataclasses.replace(request, hits=hits)
+        answer = evidence_answer(request, fallback_reason=reason)
+        return dataclasses.replace(answer, filtered=dict(packet.filtered))

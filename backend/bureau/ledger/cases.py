@@ -1,0 +1,180 @@
+"""Cases: the case row and its version, every change committed together with its events, the last trace,
+and erasing a case's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
+from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow, TraceRow
+from bureau.ledger.transactions import (
+    CaseMissingError,
+    TransactionRunner,
+    VersionMismatchError,
+    aware,
+    utcnow,
+)
+
+# Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
+LOADING, ACTIVE, ERASING = "loading", "active", "erasing"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    id: str
+    scenario_id: str
+    language: str
+    status: str
+    version: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    case_id: str
+    role: str
+    trace: dict[str, Any]
+    created_at: datetime
+
+
+def case_record(row: CaseRow) -> CaseRecord:
+    return CaseRecord(row.id, row.scenario_id, row.language, row.status, row.version, aware(row.created_at))
+
+
+class CaseLedger(TransactionRunner):
+    async def create_case(self, case_id: str, scenario_id: str, language: str) -> CaseRecord:
+        def work(session: Session) -> CaseRecord:
+            now = utcnow()
+            row = CaseRow(
+                id=case_id,
+                scenario_id=scenario_id,
+                language=language,
+                status=LOADING,
+                version=0,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            return case_record(row)
+
+        return await self._run(work)
+
+    async def get_case(self, case_id: str) -> CaseRecord | None:
+        def work(session: Session) -> CaseRecord | None:
+            row = session.get(CaseRow, case_id)
+            return case_record(row) if row else None
+
+        return await self._read(work)
+
+    async def list_cases(self) -> list[CaseRecord]:
+        return await self._read(lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
+
+    async def change_case(
+        self,
+        case_id: str,
+        events: Sequence[PendingEvent],
+        *,
+        expected_version: int | None = None,
+        status: str | None = None,
+        trace: TraceRecord | None = None,
+        forget_state: bool = False,
+    ) -> CaseRecord:
+        """Bump the case version and append its events in one transaction. Optionally store the last trace,
+        or forget publications and the trace (a reset)."""
+        extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
+        return await self._change(case_id, events, expected_version, status, trace, extra)
+
+    async def _change(
+        self,
+        case_id: str,
+        events: Sequence[PendingEvent],
+        expected_version: int | None = None,
+        status: str | None = None,
+        trace: TraceRecord | None = None,
+        extra: Callable[[Session], None] | None = None,
+    ) -> CaseRecord:
+        """The one way a case changes: version bump, optional extra work of another aggregate, events."""
+
+        def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
+            row = session.get(CaseRow, case_id, with_for_update=True)
+            if row is None or row.status == ERASING:
+                raise CaseMissingError(case_id)  # an erase has begun: in-flight commands must undo, not commit
+            if expected_version is not None and row.version != expected_version:
+                raise VersionMismatchError(row.version)
+            new_version = row.version + 1
+            stmt = update(CaseRow).where(CaseRow.id == case_id, CaseRow.version == row.version)
+            values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
+            if status is not None:
+                values["status"] = status
+            if session.execute(stmt.values(**values)).rowcount != 1:
+                # Another process bumped it between our read and write.
+                current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
+                raise VersionMismatchError(current or 0)
+            if trace is not None:
+                session.merge(
+                    TraceRow(
+                        case_id=case_id,
+                        role=trace.role,
+                        trace=trace.trace,
+                        created_at=trace.created_at,
+                    )
+                )
+            if extra is not None:
+                extra(session)
+            rows = [append_event(session, case_id, item, new_version) for item in events]
+            session.flush()
+            session.refresh(row)
+            return case_record(row), [event_record(r) for r in rows]
+
+        case, committed = await self._run(work)
+        self._notify(committed)
+        return case
+
+    async def begin_erase(self, case_id: str) -> bool:
+        """Mark the case as being erased, so no command can commit into it any more. False if unknown."""
+
+        def work(session: Session) -> bool:
+            stmt = update(CaseRow).where(CaseRow.id == case_id).values(status=ERASING, updated_at=utcnow())
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
+
+    async def delete_case(self, case_id: str, *, tombstone: bool = True) -> None:
+        """Erase every ledger row of a case and (by default) leave one content-free tombstone event, so live
+        streams of the case learn that it is gone."""
+
+        def work(session: Session) -> EventRecord | None:
+            session.execute(delete(EventRow).where(EventRow.case_id == case_id))
+            session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
+            session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+            session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
+            session.execute(delete(CaseRow).where(CaseRow.id == case_id))
+            if not tombstone:
+                return None
+            return event_record(append_event(session, case_id, PendingEvent("case.erased", {}), 0))
+
+        erased = await self._run(work)
+        self._notify([erased] if erased else [])
+
+    # ----- the last trace ------------------------------------------------------------------------------
+
+    async def get_trace(self, case_id: str) -> TraceRecord | None:
+        def work(session: Session) -> TraceRecord | None:
+            row = session.get(TraceRow, case_id)
+            if row is None:
+                return None
+            return TraceRecord(row.case_id, row.role, dict(row.trace), aware(row.created_at))
+
+        return await self._read(work)
+
+
+def _forget_case_state(session: Session, case_id: str) -> None:
+    """Publications and the last trace: what a reset returns to nothing."""
+    session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
+    session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))

@@ -1,0 +1,71 @@
+"""The event outbox: events are appended inside the transaction of the change they record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from bureau.ledger.models import EventRow
+from bureau.ledger.transactions import TransactionRunner, aware, utcnow
+
+EVENT_APPEND_LOCK = 0x62757265  # advisory lock key ("bure") serialising event appends on PostgreSQL
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    id: int
+    case_id: str
+    type: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PendingEvent:
+    """An event to append in the same transaction as a change."""
+
+    type: str
+    payload: dict[str, Any]
+
+
+def event_record(row: EventRow) -> EventRecord:
+    return EventRecord(row.id, row.case_id, row.type, dict(row.payload), aware(row.created_at))
+
+
+def append_event(session: Session, case_id: str, event: PendingEvent, version: int) -> EventRow:
+    if session.get_bind().dialect.name == "postgresql":
+        # Ids come from a sequence, so without this two transactions can commit them out of order, and a
+        # stream whose cursor passed the later id would never see the earlier one. Held to commit.
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": EVENT_APPEND_LOCK})
+    row = EventRow(
+        case_id=case_id,
+        type=event.type,
+        payload={**event.payload, "case_id": case_id, "version": version},
+        created_at=utcnow(),
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+class EventLedger(TransactionRunner):
+    """Reads of the outbox (live streams and the cross-process watcher)."""
+
+    async def events_after(self, case_id: str, after_id: int, limit: int = 500) -> list[EventRecord]:
+        def work(session: Session) -> list[EventRecord]:
+            stmt = (
+                select(EventRow)
+                .where(EventRow.case_id == case_id, EventRow.id > after_id)
+                .order_by(EventRow.id)
+                .limit(limit)
+            )
+            return [event_record(r) for r in session.scalars(stmt)]
+
+        return await self._read(work)
+
+    async def latest_event_id(self) -> int:
+        return await self._read(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0))

@@ -1,0 +1,201 @@
+"""The publication Saga ledger: reserve (unique on case + source card), take over an expired lease, mark
+ready together with the case change, release. See docs/publish-saga.md."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
+from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
+from bureau.ledger.models import CaseRow, PublicationRow
+from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, aware, utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class PublicationRecord:
+    case_id: str
+    source_card_id: str
+    role: str
+    state: str
+    owner: str
+    lease_expires_at: datetime
+    public_card_id: str | None
+
+    def lease_live(self) -> bool:
+        return self.lease_expires_at > utcnow()
+
+
+def publication_record(row: PublicationRow) -> PublicationRecord:
+    return PublicationRecord(
+        row.case_id,
+        row.source_card_id,
+        row.role,
+        row.state,
+        row.owner,
+        aware(row.lease_expires_at),
+        row.public_card_id,
+    )
+
+
+class _LostLease(Exception):
+    pass
+
+
+class PublicationLedger(CaseLedger):
+    """Completing a publication is a case change (version bump + events), hence built on `CaseLedger`."""
+
+    async def reserve_publication(
+        self, case_id: str, source_card_id: str, role: str, owner: str, lease_s: float
+    ) -> tuple[bool, PublicationRecord]:
+        """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict."""
+
+        def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
+            now = utcnow()
+            case = session.get(CaseRow, case_id)
+            if case is None or case.status != ACTIVE:
+                raise CaseMissingError(case_id)
+            version = case.version
+            row = PublicationRow(
+                case_id=case_id,
+                source_card_id=source_card_id,
+                role=role,
+                state="pending",
+                owner=owner,
+                lease_expires_at=now + timedelta(seconds=lease_s),
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            session.flush()
+            started = PendingEvent("publication.started", {"role": role, "source_card_id": source_card_id})
+            return publication_record(row), event_record(append_event(session, case_id, started, version))
+
+        for _ in range(2):  # a conflicting row deleted before we could read it: insert once more
+            try:
+                record, started = await self._run(insert)
+            except LedgerConflictError:
+                existing = await self.get_publication(case_id, source_card_id)
+                if existing is not None:
+                    return False, existing
+                continue
+            self._notify([started])
+            return True, record
+        raise LedgerError("publication reservation kept conflicting")
+
+    async def get_publication(self, case_id: str, source_card_id: str) -> PublicationRecord | None:
+        def work(session: Session) -> PublicationRecord | None:
+            row = session.scalar(
+                select(PublicationRow).where(
+                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
+                )
+            )
+            return publication_record(row) if row else None
+
+        return await self._read(work)
+
+    async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
+        """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
+
+        def work(session: Session) -> bool:
+            now = utcnow()
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.state == "pending",
+                    PublicationRow.lease_expires_at <= now,
+                )
+                .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
+            )
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
+
+    async def complete_publication(
+        self, case_id: str, source_card_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
+    ) -> CaseRecord | None:
+        """Mark ready + bump the case + append the events, only if we still own the lease. None if we lost it."""
+
+        def mark(session: Session) -> None:
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.owner == owner,
+                    PublicationRow.state == "pending",
+                )
+                .values(state="ready", public_card_id=public_card_id, updated_at=utcnow())
+            )
+            if session.execute(stmt).rowcount != 1:
+                raise _LostLease
+
+        try:
+            return await self._change(case_id, events, extra=mark)
+        except _LostLease:
+            return None
+
+    async def reopen_lost_copy(
+        self, case_id: str, source_card_id: str, lost_card_id: str, owner: str, lease_s: float
+    ) -> bool:
+        """A `ready` row whose board copy is gone (deleted outside the Saga): take it back to pending, owned."""
+
+        def work(session: Session) -> bool:
+            now = utcnow()
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.state == "ready",
+                    PublicationRow.public_card_id == lost_card_id,
+                )
+                .values(
+                    state="pending",
+                    owner=owner,
+                    public_card_id=None,
+                    lease_expires_at=now + timedelta(seconds=lease_s),
+                    updated_at=now,
+                )
+            )
+            return session.execute(stmt).rowcount == 1
+
+        return await self._run(work)
+
+    async def is_published_copy(self, case_id: str, card_id: str) -> bool:
+        """Whether a ready publication points at this board card (then no cleanup may delete it)."""
+
+        def work(session: Session) -> bool:
+            stmt = select(PublicationRow.id).where(
+                PublicationRow.case_id == case_id,
+                PublicationRow.state == "ready",
+                PublicationRow.public_card_id == card_id,
+            )
+            return session.scalar(stmt) is not None
+
+        return await self._read(work)
+
+    async def release_publication(self, case_id: str, source_card_id: str, owner: str) -> None:
+        def work(session: Session) -> None:
+            session.execute(
+                delete(PublicationRow).where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.owner == owner,
+                    PublicationRow.state == "pending",
+                )
+            )
+
+        await self._run(work)
+
+    async def publications(self, case_id: str) -> list[PublicationRecord]:
+        def work(session: Session) -> list[PublicationRecord]:
+            stmt = select(PublicationRow).where(PublicationRow.case_id == case_id)
+            return [publication_record(r) for r in session.scalars(stmt)]
+
+        return await self._read(work)

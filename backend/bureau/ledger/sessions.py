@@ -1,0 +1,72 @@
+"""Operator and stage sessions: only SHA-256 hashes of the session and CSRF tokens are stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from bureau.ledger.models import SessionRow
+from bureau.ledger.transactions import TransactionRunner, aware, utcnow
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    token_hash: str
+    csrf_hash: str
+    audience: str
+    credential_tag: str | None
+    expires_at: datetime
+    revoked: bool
+
+    @property
+    def active(self) -> bool:
+        return not self.revoked and self.expires_at > utcnow()
+
+
+class SessionLedger(TransactionRunner):
+    async def create_session(
+        self, token_hash: str, csrf_hash: str, audience: str, credential_tag: str, ttl_s: int
+    ) -> None:
+        def work(session: Session) -> None:
+            now = utcnow()
+            session.add(
+                SessionRow(
+                    token_hash=token_hash,
+                    csrf_hash=csrf_hash,
+                    audience=audience,
+                    credential_tag=credential_tag,
+                    created_at=now,
+                    expires_at=now + timedelta(seconds=ttl_s),
+                )
+            )
+
+        await self._run(work)
+
+    async def get_session(self, token_hash: str) -> SessionRecord | None:
+        def work(session: Session) -> SessionRecord | None:
+            row = session.scalar(select(SessionRow).where(SessionRow.token_hash == token_hash))
+            if row is None:
+                return None
+            return SessionRecord(
+                row.token_hash,
+                row.csrf_hash,
+                row.audience,
+                row.credential_tag,
+                aware(row.expires_at),
+                row.revoked_at is not None,
+            )
+
+        return await self._read(work)
+
+    async def purge_expired_sessions(self) -> None:
+        await self._run(lambda s: s.execute(delete(SessionRow).where(SessionRow.expires_at <= utcnow())))
+
+    async def revoke_session(self, token_hash: str) -> None:
+        await self._run(
+            lambda s: s.execute(
+                update(SessionRow).where(SessionRow.token_hash == token_hash).values(revoked_at=utcnow())
+            )
+        )
