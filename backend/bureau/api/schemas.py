@@ -43,3 +43,30 @@ class PublicationBody(Versioned):
 
 class ResetBody(Versioned):
     pass
+
+
+class PolicyDecisionView(BaseModel):
+    """One row of the policy audit trail: reason codes and counts, never memory content."""
+
+    id: int
+    created_at: str
+    action: str
+    code: str
+    detail: str
+    memory_type: str
+    creator: str
+    space: str
+    count: int
+
+
+class PolicyDecisionPage(BaseModel):
+    decisions: list[PolicyDecisionView]
+    next_after: int | None  # pass as `after` for the next page; null when this page is the last
+
+
+class MemoryPolicyView(BaseModel):
+    """What the operator may write (the console's whisper box offers exactly this)."""
+
+    writable_types: list[MemoryType]
+    default_type: MemoryType
+    preference_keys: list[str]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from bureau.answering.base import (
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
+from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDecision
 from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
@@ -175,11 +177,34 @@ def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
 
 
 Commit = Callable[..., Awaitable[CaseRecord]]
+Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
+
+
+def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]) -> list[PolicyDecision]:
+    """The audit rows of one interrogation: the session record written, each read exclusion counted by
+    (reason, space, type, creator). Codes and counts only."""
+    written = PolicyDecision(WRITE_ACCEPTED, "ok", session_card.memory_type, session_card.created_by, role)
+    counts = Counter(
+        (e.reason, e.space, e.card.memory_type if e.card else "", e.card.created_by if e.card else "") for e in excluded
+    )
+    filtered = [
+        PolicyDecision(READ_FILTERED, reason, memory_type, creator, space, count)
+        for (reason, space, memory_type, creator), count in sorted(counts.items())
+    ]
+    return [written, *filtered]
 
 
 class Interrogation:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        gateway: MemoryGateway,
+        responder: Responder,
+        commit: Commit,
+        audit: Audit | None = None,
+    ) -> None:
         self.settings = settings
+        self._audit = audit
         self.gateway = gateway
         self.responder = responder
         self._commit_or_undo = commit
@@ -253,6 +278,8 @@ class Interrogation:
             expected_version=state.get("expected_version"),
             trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
         )
+        if self._audit is not None:
+            await self._audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
         await self._apply_retention(scope)
         return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 

@@ -126,6 +126,7 @@ class Publisher:
             trust=source.trust,
             created_by=parse_trust(source.created_by),  # a copy is exactly as trusted as its source
             key=source.key,
+            expires_at=source.expires_at,  # a copy never outlives its source's retention
             source_role=source.space,
             source_card_id=source.id,
         )

@@ -1,7 +1,7 @@
 """The ledger facade: one object over the aggregates, so callers keep one handle (`Ledger`).
 
 Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes
-and the last trace), `events` (the outbox), `publications` (the Saga), `cleanups`, `sessions`, `slots`.
+and the last trace), `events` (the outbox), `publications` (the Saga), `cleanups`, `sessions`, `slots`, `policy_audit`.
 State changes and the event that records them commit in one transaction.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, TraceRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
+from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
 from bureau.ledger.sessions import SessionLedger, SessionRecord
 from bureau.ledger.slots import SLOT_COUNT, SlotLedger
@@ -35,6 +36,8 @@ __all__ = [
     "LedgerConflictError",
     "LedgerError",
     "PendingEvent",
+    "PolicyDecision",
+    "PolicyDecisionRecord",
     "PublicationRecord",
     "SessionRecord",
     "TraceRecord",
@@ -43,5 +46,5 @@ __all__ = [
 ]
 
 
-class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, CaseLedger):
+class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, PolicyAuditLedger, CaseLedger):
     """Every aggregate of the ledger over one engine and one transaction runner."""

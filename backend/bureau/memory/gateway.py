@@ -406,6 +406,26 @@ class MemoryGateway:
         self._purge_blocking(scope, expired)
         return sorted(cards, key=lambda c: (c.created_at, c.id))
 
+    async def purge_expired(self, scope: MemoryScope) -> list[StoredCard]:
+        """Remove every expired record of a scope, paging through all of them (no limit). Returns what was
+        removed (the caller audits types and counts, never content)."""
+        return await self._run(self._purge_expired_blocking, scope)
+
+    def _purge_expired_blocking(self, scope: MemoryScope) -> list[StoredCard]:
+        store, now, offset, expired = self._store(), datetime.now(UTC), 0, []
+        while True:
+            page = store.get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=_LIST_LIMIT, offset=offset)
+            rows = page.get("results") or []
+            for item in rows:
+                card, reason = self._examine(scope, item, now)
+                if card is not None and reason == EXPIRED:
+                    expired.append(card)
+            if len(rows) < _LIST_LIMIT:
+                break
+            offset += len(rows)
+        self._purge_blocking(scope, expired)  # after the scan: deleting while paging would shift the pages
+        return expired
+
     async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> list[StoredCard]:
         """Board copies of one source card: how a crashed publication finds its copy again."""
         cards = await self.list(scope)

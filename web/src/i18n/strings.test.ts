@@ -22,7 +22,7 @@ describe("UI strings", () => {
   });
 
   it("actually translates: Chinese differs from English except for language names and symbols", () => {
-    const sameOnPurpose = new Set<MessageKey>(["lang.en", "lang.zh", "scopes.joiner", "cell.not_asked", "whisper.counter"]);
+    const sameOnPurpose = new Set<MessageKey>(["lang.en", "lang.zh", "scopes.joiner", "cell.not_asked", "whisper.counter", "policyLog.row"]);
     for (const key of keys) {
       if (!sameOnPurpose.has(key)) expect(zh[key], key).not.toBe(en[key]);
     }
@@ -32,7 +32,7 @@ describe("UI strings", () => {
     const required = [
       ...ROLES.map((role) => `role.${role}`),
       `space.${BOARD}`,
-      ...["hit", "borderline_confirmed", "below_threshold", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe"].map((kind) => `kind.${kind}`),
+      ...["hit", "borderline_confirmed", "below_threshold", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"].map((kind) => `kind.${kind}`),
     ];
     for (const key of required) expect(keys).toContain(key);
     expect(LIVE_EVENT_TYPES.length).toBeGreaterThan(0);

@@ -136,7 +136,7 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
     kind: "nothing_found",
     scopes: trace.searched_scopes,
     bestMissScore: scores.length > 0 ? Math.max(...scores) : null,
-    contextOnlyCount: trace.misses.filter((miss) => miss.reason === "derived_context").length,
+    contextOnlyCount: trace.misses.filter((miss) => miss.reason === "derived_context" || miss.reason === "type_not_evidence").length,
   };
 }
 

@@ -85,8 +85,11 @@ function MarkGlyph({ mark, x, y }: { mark: XrayMark; x: number; y: number }) {
     case "borderline_rejected":
       return <rect x={x - 7} y={y - 7} width={14} height={14} transform={`rotate(45 ${x} ${y})`} className="xray-mark xray-mark--miss" />;
     case "derived_context":
+    case "type_not_evidence":
       return <circle cx={x} cy={y} r={8} className="xray-mark xray-mark--context" />;
     case "filtered_unsafe":
+    case "expired":
+    case "failed_validation":
       return <path d={`M${x - 7} ${y - 7} L${x + 7} ${y + 7} M${x + 7} ${y - 7} L${x - 7} ${y + 7}`} className="xray-mark xray-mark--filtered" />;
     case "below_threshold":
       return <circle cx={x} cy={y} r={7} className="xray-mark xray-mark--miss" />;

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
-import { BOARD, type Card, type ResponderMode, type Role } from "../../api/types";
+import { BOARD, type Card, type MemoryPolicy, type ResponderMode, type Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { useLiveSnapshot } from "../../live/useLiveSnapshot";
@@ -13,6 +13,7 @@ import { BulletinBoard } from "./BulletinBoard";
 import { ConsoleHeader } from "./ConsoleHeader";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
+import { PolicyLog } from "./PolicyLog";
 import { PrivateCards } from "./PrivateCards";
 import { QuestionComposer } from "./QuestionComposer";
 import { RoleRail } from "./RoleRail";
@@ -31,6 +32,8 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const [selectedRole, setSelectedRole] = useState<Role>("detective");
   const [publishingCardId, setPublishingCardId] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [memoryPolicy, setMemoryPolicy] = useState<MemoryPolicy | null>(null);
+  const [whisperAttempts, setWhisperAttempts] = useState(0);
   const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
     load: () => api.getCase(caseId),
     streamUrl: streamUrls.operator(caseId),
@@ -47,6 +50,10 @@ function CaseConsole({ caseId }: { caseId: string }) {
       () => undefined,
     );
   }, [connection]);
+
+  useEffect(() => {
+    api.memoryPolicy().then(setMemoryPolicy, () => undefined); // without it the box uses the server's default type
+  }, []);
 
   const snapshot = state.snapshot;
   const scenarioTitle = snapshot?.scenario.title;
@@ -100,10 +107,14 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
-  async function whisper(text: string): Promise<Card> {
-    const { card } = await api.whisper(caseId, selectedRole, text);
-    scheduleRefetch();
-    return card;
+  async function whisper(text: string, memoryType?: string, key?: string): Promise<Card> {
+    try {
+      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key);
+      scheduleRefetch();
+      return card;
+    } finally {
+      setWhisperAttempts((n) => n + 1); // a refused whisper changes no version but is in the policy log
+    }
   }
 
   async function ask(question: string): Promise<void> {
@@ -158,11 +169,12 @@ function CaseConsole({ caseId }: { caseId: string }) {
             publishingCardId={publishingCardId}
             onPublish={publish}
           />
-          <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} />
+          <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} policy={memoryPolicy} />
         </div>
         <aside className="console__side">
           <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} />
           <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
+          <PolicyLog caseId={caseId} refreshKey={`${snapshot.case.version}:${whisperAttempts}`} />
         </aside>
       </main>
     </div>
