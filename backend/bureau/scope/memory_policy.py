@@ -166,8 +166,9 @@ def check_content(memory_type: MemoryType, key: str | None, content: str, screen
     """Raise MemoryPolicyError unless the content passes what its type requires: the preference value's
     schema, the content screening. The detail names reason codes, never the text."""
     policy = POLICY[memory_type]
-    if policy.needs_key and not PREFERENCE_KEYS[key or ""].accepts(content):
-        raise MemoryPolicyError(PREFERENCE_VALUE_INVALID, key or "")
+    spec = PREFERENCE_KEYS.get(key or "")
+    if policy.needs_key and (spec is None or not spec.accepts(content)):
+        raise MemoryPolicyError(PREFERENCE_VALUE_INVALID if spec else PREFERENCE_KEY_UNKNOWN, key or "")
     if policy.screened and (reasons := screening.screen(content)):
         raise MemoryPolicyError(UNSAFE_INPUT, ",".join(reasons))
 
