@@ -1,4 +1,4 @@
-"""`bureau serve | erase | clear`: run the game, and clean up after an event."""
+"""`bureau serve | setup | erase | clear`: run the game, prepare a deployment, clean up after an event."""
 
 from __future__ import annotations
 
@@ -63,10 +63,12 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _with_services(settings: Settings, action: Callable[[Services], Awaitable[int]]) -> int:
+async def _with_services(
+    settings: Settings, action: Callable[[Services], Awaitable[int]], *, prepare: bool = False
+) -> int:
     from bureau.api.app import start_services, stop_services
 
-    svc, slot, owner = await start_services(settings)
+    svc, slot, owner = await start_services(settings, prepare=prepare)
     try:
         return await action(svc)
     finally:
@@ -117,6 +119,17 @@ def clear(args: argparse.Namespace) -> int:
     return asyncio.run(_with_services(_settings(args), action))
 
 
+def setup(args: argparse.Namespace) -> int:
+    """Once per deployment, before instances start: migrate the ledger, create the store's schema."""
+
+    async def action(svc: Services) -> int:
+        where = svc.gateway.backend_name
+        print(f"Ledger migrated; memory store ready ({where}, collection {svc.settings.memory_collection}).")
+        return 0
+
+    return asyncio.run(_with_services(_settings(args), action, prepare=True))
+
+
 def quiet_third_party_loggers() -> None:
     """The model clients log request bodies (evidence text, questions) at DEBUG: keep them at WARNING.
     The memory store's loggers are silenced by the gateway itself."""
@@ -137,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--insecure-open", action="store_true", help="allow a non-loopback bind without passcodes")
     common(run)
     run.set_defaults(handler=serve)
+
+    prepare = commands.add_parser("setup", help="once per deployment: migrate the ledger, create the store schema")
+    common(prepare)
+    prepare.set_defaults(handler=setup)
 
     one = commands.add_parser("erase", help="erase one case completely")
     one.add_argument("--case", required=True, help="case id")

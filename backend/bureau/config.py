@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     seekdb_password: SecretStr = SecretStr("")
     seekdb_database: str = "bureau"
     memory_collection: str = "bureau_cards"
+    # Concurrent calls to a remote server (threads, each with its own connection). Embedded seekdb: always 1.
+    memory_pool_size: int = Field(default=8, ge=1, le=15)  # 15: PowerMem's SQLAlchemy pool (5 + 10 overflow)
     # Snowflake worker slot 0..1023 for this process's card ids. Unset: leased from the ledger.
     worker_id: int | None = Field(
         default=None,

@@ -133,6 +133,9 @@ def routes(secret_card_id: str) -> list[Route]:
         Route("GET", "/api/cases/{case}/events", OPERATOR, 200, SSE),
         Route("GET", "/api/cases/{case}/stage", STAGE, 200),
         Route("GET", "/api/cases/{case}/stage/events", STAGE, 200, SSE),
+        Route("GET", "/api/cases/{case}/record", OPERATOR, 200),
+        Route("GET", "/api/cases/{case}/record/export?format=markdown", OPERATOR, 200),
+        Route("GET", "/api/cases/{case}/stage/record", STAGE, 200),
         Route("GET", "/api/memory-policy", OPERATOR, 200),
         Route("GET", "/api/cases/{case}/policy-decisions", OPERATOR, 200),  # the audit trail: never the stage
         # Writes, in the order the successful pass runs them:

@@ -54,13 +54,22 @@ def seekdb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 
 
 def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_server: int) -> None:
-    server = LiveServer(
-        tmp_path_factory.mktemp("remote-data"),
-        BUREAU_SEEKDB_HOST="127.0.0.1",
-        BUREAU_SEEKDB_PORT=str(seekdb_server),
-        BUREAU_SEEKDB_DATABASE="bureau",
-        BUREAU_WORKER_ID="1",  # its SQLite ledger is local: a shared store needs an explicit worker id
-    ).start()
+    data_dir = tmp_path_factory.mktemp("remote-data")
+    remote = {
+        "BUREAU_SEEKDB_HOST": "127.0.0.1",
+        "BUREAU_SEEKDB_PORT": str(seekdb_server),
+        "BUREAU_SEEKDB_DATABASE": "bureau",
+        "BUREAU_WORKER_ID": "1",  # its SQLite ledger is local: a shared store needs an explicit worker id
+    }
+    server = LiveServer(data_dir, **remote)
+    # An instance never creates the collection (two at once can crash the server): it says what to run.
+    with pytest.raises(RuntimeError, match="run `bureau setup` once"):
+        server.start()
+    setup = subprocess.run(
+        [*server.command()[:3], "setup", "--data-dir", str(data_dir)], env=server.environment(), capture_output=True
+    )
+    assert setup.returncode == 0, setup.stderr.decode()[-2000:]
+    server.start()
     try:
         play_four_acts(server, "seekdb-remote")
         assert not (server.data_dir / "seekdb").exists()  # nothing embedded was started

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from bureau.memory.types import Candidate
+from bureau.scope.vocabulary import Certainty
 
-Certainty = Literal["known", "unknown"]
 ResponderName = Literal["evidence", "role_voice"]
 
 # Fallback reasons: why an answer came from the evidence responder instead of the role voice

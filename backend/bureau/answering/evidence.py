@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bureau.answering.base import Answer, AnswerRequest
 from bureau.scope import BOARD
+from bureau.scope.vocabulary import Certainty
 
 _UNKNOWN = {
     "en": "No evidence in {role}'s memory or on the bulletin board answers this.",
@@ -41,7 +42,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         role = _ROLE_NAMES[lang].get(request.role, request.role)
         return Answer(
             text=_UNKNOWN[lang].format(role=role),
-            certainty="unknown",
+            certainty=Certainty.UNKNOWN,
             evidence=(),
             responder="evidence",
             fallback_reason=fallback_reason,
@@ -53,7 +54,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         parts.append(_KNOWN_PREFIX[lang].format(where=where) + candidate.card.content)
     return Answer(
         text=" ".join(parts),
-        certainty="known",
+        certainty=Certainty.KNOWN,
         evidence=tuple(c.card.id for c in cited),
         responder="evidence",
         fallback_reason=fallback_reason,

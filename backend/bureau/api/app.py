@@ -36,8 +36,9 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
 
-async def start_services(settings: Settings) -> tuple[Services, int, str]:
-    """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client."""
+async def start_services(settings: Settings, *, prepare: bool = False) -> tuple[Services, int, str]:
+    """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client. `prepare`
+    (`bureau setup`) may create the remote store's database and collection; instances never do."""
     started = time.perf_counter()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     log.info("opening the ledger and applying migrations")
@@ -47,11 +48,18 @@ async def start_services(settings: Settings) -> tuple[Services, int, str]:
     ledger = Ledger(engine)
     owner = secrets.token_hex(8)
     slot = await _claim_worker_id(ledger, owner, settings.worker_id)
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger, prepare=prepare)
     log.info(
         "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
     )
-    await gateway.start()
+    try:
+        await gateway.start()
+    except BaseException:
+        # A failed start must not keep the worker id leased: the corrected restart would be refused it.
+        with contextlib.suppress(Exception):
+            await ledger.release_slot(slot, owner)
+        engine.dispose()
+        raise
     responder = build_responder(settings)
     await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building the agents
     hub = EventHub(ledger)

@@ -1,7 +1,8 @@
 """The delivery gate: the one place that decides what the public (stage) audience may receive.
 
 Allow-list only. Every stage-bound payload, snapshot or SSE frame (live or replayed), is built here from
-named public fields; an event type without a projection projects to nothing.
+named public fields. Every `EventType` is named in `STAGE_PROJECTIONS`: either a projection or `None`
+(private: never sent to the stage). A type the table does not know projects to nothing.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from bureau.game.views import CaseState
+from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
-from bureau.scope.audience import Audience
+from bureau.scope.audience import SEALED_LABEL, Audience, Principal, readers_of_space
 from bureau.scope.keys import BOARD, ROLES
+from bureau.scope.vocabulary import Certainty, EventType
 
 Payload = dict[str, Any]
 
@@ -35,14 +38,14 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
     if not trace:
         return None
     hits = trace.get("hits", [])
-    public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if h.get("space") == BOARD]
+    public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if _public(h.get("space"))]
     return {
         "role": trace.get("role"),
         "searched_scopes": list(trace.get("searched_scopes", [])),
         "public_hits": public_hits,
-        "private_hit_count": sum(1 for h in hits if h.get("space") != BOARD),
+        "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
-        "verdict": trace.get("certainty") or ("known" if hits else "unknown"),
+        "verdict": trace.get("certainty") or (Certainty.KNOWN if hits else Certainty.UNKNOWN),
         "duration_ms": trace.get("duration_ms"),
     }
 
@@ -56,9 +59,29 @@ def stage_snapshot(state: CaseState) -> Payload:
             "language": state.case.language,
         },
         "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
-        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD]],
-        "last_retrieval": stage_retrieval(state.last_trace.trace if state.last_trace else None),
+        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
+        "last_retrieval": stage_retrieval(state.last_trace),
     }
+
+
+def _public(space: str | None) -> bool:
+    """The audience check every stage-bound item passes: its readership must admit the stage."""
+    return space in (*ROLES, BOARD) and readers_of_space(space).admits(Principal.STAGE)
+
+
+def stage_record_entry(entry: RecordEntry) -> Payload:
+    """One record entry as the public sees it. A sealed conclusion is announced, nothing more."""
+    base: Payload = {"id": entry.id, "kind": entry.kind, "created_at": entry.created_at.isoformat()}
+    if entry.kind != CROSS_EXAMINATION:
+        return {**base, **(stage_retrieval(entry.summary.get("trace")) or {})}
+    if entry.audience == SEALED_LABEL:
+        return {**base, "sealed": True}
+    results = entry.summary.get("results", [])
+    return {**base, "sealed": False, "retrievals": [stage_retrieval(r.get("trace")) for r in results]}
+
+
+def stage_record(entries: list[RecordEntry]) -> list[Payload]:
+    return [stage_record_entry(entry) for entry in entries]
 
 
 def _case_only(payload: Payload) -> Payload:
@@ -95,14 +118,15 @@ def _publication_completed(payload: Payload) -> Payload:
     }
 
 
-_STAGE_PROJECTIONS: dict[str, Callable[[Payload], Payload]] = {
-    "case.created": _case_only,
-    "case.reset": _case_only,
-    "case.erased": _case_only,
-    "memory.written": _memory_written,
-    "retrieval.completed": _retrieval,
-    "publication.started": _publication_started,
-    "publication.completed": _publication_completed,
+STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
+    EventType.CASE_CREATED: _case_only,
+    EventType.CASE_RESET: _case_only,
+    EventType.CASE_ERASED: _case_only,
+    EventType.MEMORY_WRITTEN: _memory_written,
+    EventType.RETRIEVAL_COMPLETED: _retrieval,
+    EventType.ANSWER_COMPLETED: None,  # the answer's certainty and evidence derive from private cards
+    EventType.PUBLICATION_STARTED: _publication_started,
+    EventType.PUBLICATION_COMPLETED: _publication_completed,
 }
 
 
@@ -110,5 +134,8 @@ def project_event(audience: Audience, event_type: str, payload: Payload) -> Payl
     """What `audience` may receive of one event; None means the frame is not sent at all."""
     if audience is Audience.OPERATOR:
         return payload  # events never carry whisper/question text or card content (see the ledger)
-    projection = _STAGE_PROJECTIONS.get(event_type)
+    try:
+        projection = STAGE_PROJECTIONS[EventType(event_type)]
+    except ValueError:  # not a type this server knows (e.g. written by a newer version): private
+        return None
     return projection(payload) if projection else None

@@ -1,7 +1,8 @@
 """Live events: an in-process wake-up broadcast plus SSE streams that read the ledger by cursor.
 
 Subscribers never poll the database on a timer. A commit in this process wakes them at once; one
-watcher per process (not per connection) notices events committed by other processes sharing the ledger.
+watcher per process (not per connection) notices events committed by other processes sharing the ledger
+(pushed by LISTEN/NOTIFY on PostgreSQL, polled on SQLite).
 Each stream reads `events after <its cursor>` from the ledger, so delivery is ordered and exactly-once
 across reconnects.
 """
@@ -16,11 +17,16 @@ from collections import Counter
 from collections.abc import AsyncIterator
 
 from bureau.api.delivery import project_event
+from bureau.ledger.notifications import CommitListener
 from bureau.ledger.repository import EventRecord, Ledger
 from bureau.scope.audience import Audience
+from bureau.scope.vocabulary import EventType
 
 log = logging.getLogger("bureau.events")
 RETRY_MS = 2000
+
+
+FALLBACK_POLL_S = 2.0  # with database notifications: only a safety net
 
 
 class EventHub:
@@ -53,11 +59,25 @@ class EventHub:
             return False
 
     async def watch_other_processes(self) -> None:
-        """One loop per process: wake subscribers when another process has committed events."""
+        """One loop per process: wake subscribers when another process has committed events. On PostgreSQL
+        the database pushes a notification at every commit of any instance, and this poll slows down to a
+        safety net; on SQLite (one host) it polls `max(id)` every 0.25 s."""
+        loop = asyncio.get_running_loop()
+        listener = self._ledger.commit_listener()
+        if listener is not None:
+            listener.start(lambda: loop.call_soon_threadsafe(self._wake))
+        try:
+            await self._poll(listener)
+        finally:
+            if listener is not None:
+                await asyncio.to_thread(listener.stop)
+
+    async def _poll(self, listener: CommitListener | None) -> None:
         with contextlib.suppress(Exception):
             self._latest_seen = await self._ledger.latest_event_id()
         while not self.closing:
-            await asyncio.sleep(self._interval)
+            pushed = listener is not None and listener.connected
+            await asyncio.sleep(FALLBACK_POLL_S if pushed else self._interval)
             try:
                 latest = await self._ledger.latest_event_id()
             except Exception:
@@ -101,7 +121,7 @@ async def event_stream(
             if data is not None:
                 yield format_frame(event, data)
                 next_ping = loop.time() + heartbeat_s
-            if event.type == "case.erased":
+            if event.type == EventType.CASE_ERASED:
                 return
         if batch:
             continue

@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bureau.game.scenario_schema import Language
 from bureau.scope.keys import Role
-from bureau.scope.memory_policy import MemoryType
+from bureau.scope.vocabulary import MemoryType
 
 
 class _Body(BaseModel):

@@ -12,7 +12,6 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -30,11 +29,14 @@ from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
 from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDecision
-from bureau.ledger.repository import CaseRecord, PendingEvent, TraceRecord
+from bureau.ledger.record import INTERROGATION, RecordDraft
+from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
+from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
-from bureau.scope.memory_policy import MemoryType, TrustLevel, WritePath
+from bureau.scope.memory_policy import WritePath
+from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
 QUESTION_MAX_CHARS = 500
@@ -48,7 +50,7 @@ class Classified:
 
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
-    misses: list[tuple[Candidate, str]] = field(default_factory=list)
+    misses: list[tuple[Candidate, MissReason]] = field(default_factory=list)
 
 
 def _content_key(text: str) -> str:
@@ -65,12 +67,12 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         if candidate.card.id in seen_ids:
             continue
         seen_ids.add(candidate.card.id)
-        if candidate.card.is_derived:
-            result.misses.append((candidate, "derived_context"))
+        if not candidate.card.may_be_evidence:
+            result.misses.append((candidate, MissReason.DERIVED_CONTEXT))
             continue
         key = _content_key(candidate.card.content)
         if key in seen_content:
-            result.misses.append((candidate, "duplicate"))
+            result.misses.append((candidate, MissReason.DUPLICATE))
             continue
         if candidate.score >= threshold:
             seen_content.add(key)
@@ -78,7 +80,7 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         elif candidate.score >= threshold - band:
             result.borderline.append(candidate)
         else:
-            result.misses.append((candidate, "below_threshold"))
+            result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
 
 
@@ -114,13 +116,13 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
     usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
-    if not allowed and answer.certainty == "known":
+    if not allowed and answer.certainty == Certainty.KNOWN:
         return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
         return evidence_answer(usable, CITATION_OUTSIDE)
-    if answer.certainty == "known" and not answer.evidence:
+    if answer.certainty == Certainty.KNOWN and not answer.evidence:
         return evidence_answer(usable, KNOWN_WITHOUT_CITATION)
-    if answer.certainty == "unknown" and usable.hits:
+    if answer.certainty == Certainty.UNKNOWN and usable.hits:
         return evidence_answer(usable, DECLINED_EVIDENCE)
     return answer
 
@@ -141,19 +143,19 @@ def build_trace(
     hits, misses = [], []
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         else:
-            hits.append(_mark(candidate, status="hit"))
+            hits.append(_mark(candidate, status=HitStatus.HIT))
     for candidate in classified.borderline:
         verdict = answer.borderline_verdicts.get(candidate.card.id)
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason="filtered_unsafe"))
+            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         elif verdict is True:
-            hits.append(_mark(candidate, status="borderline_confirmed"))
+            hits.append(_mark(candidate, status=HitStatus.BORDERLINE_CONFIRMED))
         elif verdict is False:
-            misses.append(_mark(candidate, reason="borderline_rejected"))
+            misses.append(_mark(candidate, reason=MissReason.BORDERLINE_REJECTED))
         else:
-            misses.append(_mark(candidate, reason="below_threshold", borderline=True))
+            misses.append(_mark(candidate, reason=MissReason.BELOW_THRESHOLD, borderline=True))
     misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],
@@ -174,6 +176,32 @@ def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
     shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
     trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: -m["score"])
     trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
+
+
+def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
+    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
+    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+
+
+def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Which card in which space each hit was: the ingredients of whatever was derived from the trace."""
+    return [{"card_id": hit["card_id"], "space": hit["space"]} for hit in trace["hits"]]
+
+
+def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
+    """The case-record entry of one interrogation: content-free summary, sealed text."""
+    return RecordDraft(
+        kind=INTERROGATION,
+        roles=[role],
+        audience=answer_readers(role, trace).label,
+        summary={
+            "trace": trace,
+            "provenance": provenance(trace),
+            "ingredients": [hit["card_id"] for hit in trace["hits"]],
+        },
+        body={"question": question, "answer": answer},
+    )
 
 
 Commit = Callable[..., Awaitable[CaseRecord]]
@@ -276,7 +304,7 @@ class Interrogation:
             [(scope, session_card)],
             _events(role, trace, answer, session_card),
             expected_version=state.get("expected_version"),
-            trace=TraceRecord(case_id, role, trace, datetime.now(UTC)),
+            record=interrogation_entry(role, state["question"], answer.text, trace),
         )
         if self._audit is not None:
             await self._audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
@@ -289,10 +317,10 @@ class Interrogation:
         draft = CardDraft(
             content=template.format(question=question),
             topic="session",
-            kind="note",
+            kind=Kind.NOTE,
             memory_type=MemoryType.SESSION,
-            trust="low",
-            created_by=TrustLevel.SYSTEM,
+            trust=Trust.LOW,
+            created_by=CreatedBy.SYSTEM,
             path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
         )
         return await self.gateway.write(scope, draft)
@@ -311,7 +339,7 @@ class Interrogation:
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
     """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
     return [
-        PendingEvent("memory.written", {"card": card_event_view(session_card)}),
-        PendingEvent("retrieval.completed", {k: v for k, v in trace.items() if k != "evidence"}),
-        PendingEvent("answer.completed", {"role": role, **answer_summary(answer)}),
+        PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
+        PendingEvent(EventType.RETRIEVAL_COMPLETED, {k: v for k, v in trace.items() if k != "evidence"}),
+        PendingEvent(EventType.ANSWER_COMPLETED, {"role": role, **answer_summary(answer)}),
     ]

@@ -21,7 +21,8 @@ from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, Pub
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
-from bureau.scope.memory_policy import MemoryType, parse_trust
+from bureau.scope.memory_policy import parse_trust
+from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -42,7 +43,7 @@ class Publisher:
     async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
         """Returns (public card view, idempotent)."""
         source = await self.gateway.get(role_scope(case_id, role), card_id)
-        if source is None or source.is_derived:
+        if source is None or not source.may_be_evidence:
             raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
         try:
             return await self._publish(source)
@@ -58,7 +59,7 @@ class Publisher:
             reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
             if reserved:
                 return await self._run_owned(source, owner), False
-            if record.state == "ready" and record.public_card_id:
+            if record.state == PublicationState.READY and record.public_card_id:
                 copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
                 if copy is not None:
                     return card_view(copy), True
@@ -89,9 +90,9 @@ class Publisher:
                 owner,
                 copy.id,
                 [
-                    PendingEvent("memory.written", {"card": card_event_view(copy)}),
+                    PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(copy)}),
                     PendingEvent(
-                        "publication.completed",
+                        EventType.PUBLICATION_COMPLETED,
                         {
                             "role": source.space,
                             "source_card_id": source.id,
@@ -135,7 +136,7 @@ class Publisher:
     async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
-        if record is None or (record.state == "ready" and record.public_card_id != copy.id):
+        if record is None or (record.state == PublicationState.READY and record.public_card_id != copy.id):
             # Our copy lost: nobody holds a reservation any more (reset), or another copy won. A pending
             # owner who took over keeps it: it finds our copy by source id and adopts it.
             await self._compensate(board, copy)

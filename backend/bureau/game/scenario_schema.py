@@ -15,22 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.memory_policy import (
-    MEMORY_TYPE_FORBIDDEN,
-    UNSAFE_INPUT,
-    Kind,
-    MemoryPolicyError,
-    MemoryType,
-    TrustLevel,
-    WritePath,
-    check_write,
-)
+from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_CARD_CHARS = 280
 
-Trust = Literal["high", "medium", "low"]  # how credible a card's content is (the mole's true and false tip)
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
@@ -57,14 +48,14 @@ class ScenarioCard(_Strict):
     content: str = Field(min_length=1, max_length=MAX_CARD_CHARS)
     topic: str = Field(pattern=_TOPIC, max_length=64)
     kind: Kind
-    memory_type: MemoryType
+    memory_type: MemoryType  # every card declares it; the memory policy decides what a scenario may load
     key: str | None = Field(default=None, max_length=64)
-    trust: Trust = "medium"
+    trust: Trust = Trust.MEDIUM
 
     @model_validator(mode="after")
     def _allowed_by_the_memory_policy(self) -> ScenarioCard:
         try:
-            check_write(self.memory_type, TrustLevel.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
+            check_write(self.memory_type, CreatedBy.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
         except MemoryPolicyError as exc:
             if exc.code == UNSAFE_INPUT:
                 raise ValueError(f"content: content fails the content policy ({exc.detail})") from None

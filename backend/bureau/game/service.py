@@ -19,6 +19,7 @@ from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
 from bureau.ledger.policy_audit import WRITE_ACCEPTED, WRITE_REJECTED, PolicyDecision
+from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
     LOADING,
@@ -33,7 +34,8 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
-from bureau.scope.memory_policy import MemoryPolicyError, MemoryType, TrustLevel, WritePath, check_type
+from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
+from bureau.scope.vocabulary import CreatedBy, EventType, MemoryType
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -86,11 +88,16 @@ class Bureau:
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
         spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
-        trace = await self.ledger.get_trace(case_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, trace)
+        last = await self.ledger.last_interrogation(case_id)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
 
     async def snapshot(self, case_id: str) -> dict[str, Any]:
         return operator_snapshot(await self.state(case_id))
+
+    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
+        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+        case = await self.require_case(case_id)
+        return case, await self.ledger.case_record(case_id)
 
     # ----- commands ------------------------------------------------------------------------------------
 
@@ -100,7 +107,7 @@ class Bureau:
         await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
             written = await self._load_cards(case_id, scenario)
-            event = PendingEvent("case.created", {"scenario_id": scenario.id, "language": scenario.language})
+            event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
             await self._commit(case_id, [event], status=ACTIVE)
         except BaseException:
             await self._purge_quietly(case_id)
@@ -116,7 +123,7 @@ class Bureau:
         written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
         # Always the version we read: of two resets at once, one commits and the other undoes its cards.
         await self._commit_or_undo(
-            case_id, written, [PendingEvent("case.reset", {})], expected_version=case.version, forget_state=True
+            case_id, written, [PendingEvent(EventType.CASE_RESET, {})], expected_version=case.version, forget_state=True
         )
         for scope, card in old:
             await discard_card(self.gateway, self.ledger, scope, card.id, "reset")
@@ -146,7 +153,7 @@ class Bureau:
         memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE,
         key: str | None = None,
     ) -> dict[str, Any]:
-        creator = TrustLevel.OPERATOR
+        creator = CreatedBy.OPERATOR
         try:
             # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
             check_type(memory_type, creator, WritePath.ORDINARY, key)
@@ -165,7 +172,7 @@ class Bureau:
         except (MemoryPolicyError, UnsafeInputError) as exc:
             await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
             raise
-        event = PendingEvent("memory.written", {"card": card_event_view(card)})
+        event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
         await self.audit(case_id, [PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, creator, role)])
         return {"card": card_view(card)}
@@ -257,7 +264,7 @@ class Bureau:
                         kind=card.kind,
                         memory_type=card.memory_type,
                         trust=card.trust,
-                        created_by=TrustLevel.SCENARIO,
+                        created_by=CreatedBy.SCENARIO,
                         key=card.key,
                     )
                     written.append((scope, await self.gateway.write(scope, draft)))
@@ -280,7 +287,7 @@ class Bureau:
 
 
 def _rejected(
-    exc: MemoryPolicyError | UnsafeInputError, memory_type: MemoryType, creator: TrustLevel, space: str
+    exc: MemoryPolicyError | UnsafeInputError, memory_type: MemoryType, creator: CreatedBy, space: str
 ) -> PolicyDecision:
     """The audit row of a refused write: the rule's code and the screening's reason codes, never the text."""
     detail = ",".join(exc.reasons) if isinstance(exc, UnsafeInputError) else exc.detail
@@ -291,6 +298,6 @@ def loaded_decisions(written: Written) -> list[PolicyDecision]:
     """Scenario cards written: one accepted row per (space, type), with its count."""
     counts = Counter((scope.space, card.memory_type) for scope, card in written)
     return [
-        PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, TrustLevel.SCENARIO, space, count)
+        PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, CreatedBy.SCENARIO, space, count)
         for (space, memory_type), count in sorted(counts.items())
     ]

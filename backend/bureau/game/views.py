@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bureau.game.scenario_schema import Scenario
-from bureau.ledger.repository import CaseRecord, TraceRecord
+from bureau.ledger.record import RecordEntry
+from bureau.ledger.repository import CaseRecord
 from bureau.memory.types import StoredCard
 
 
@@ -41,7 +42,11 @@ class CaseState:
     case: CaseRecord
     scenario: Scenario
     spaces: dict[str, list[StoredCard]]
-    last_trace: TraceRecord | None
+    last_interrogation: RecordEntry | None
+
+    @property
+    def last_trace(self) -> dict[str, Any] | None:
+        return self.last_interrogation.summary.get("trace") if self.last_interrogation else None
 
 
 def operator_snapshot(state: CaseState) -> dict[str, Any]:
@@ -63,5 +68,5 @@ def operator_snapshot(state: CaseState) -> dict[str, Any]:
             "key_facts": [fact.model_dump() for fact in scenario.key_facts],
         },
         "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
-        "last_trace": state.last_trace.trace if state.last_trace else None,
+        "last_trace": state.last_trace,
     }

@@ -1,8 +1,10 @@
-"""Cases: the case row and its version, every change committed together with its events, the last trace,
-and erasing a case's rows."""
+"""Cases: the case row and its version, every change committed together with its events (and its case-record
+entry), and erasing a case's rows and its sealing key."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,18 +13,23 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from bureau.ledger import keys
+from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
-from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow, TraceRow
+from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
+from bureau.ledger.record import RecordDraft, append_entry, forget_entries
 from bureau.ledger.transactions import (
     CaseMissingError,
+    LedgerConflictError,
     TransactionRunner,
     VersionMismatchError,
     aware,
     utcnow,
 )
+from bureau.scope.vocabulary import CaseStatus, EventType
 
-# Case statuses: created as LOADING (scenario cards being written), ACTIVE, then ERASING until it is gone.
-LOADING, ACTIVE, ERASING = "loading", "active", "erasing"
+LOADING, ACTIVE, ERASING = CaseStatus.LOADING, CaseStatus.ACTIVE, CaseStatus.ERASING
+log = logging.getLogger("bureau.ledger")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +39,6 @@ class CaseRecord:
     language: str
     status: str
     version: int
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRecord:
-    case_id: str
-    role: str
-    trace: dict[str, Any]
     created_at: datetime
 
 
@@ -61,6 +60,8 @@ class CaseLedger(TransactionRunner):
                 updated_at=now,
             )
             session.add(row)
+            session.flush()
+            keys.create_key(session, case_id)  # sealing starts with the first card the case writes
             return case_record(row)
 
         return await self._run(work)
@@ -82,13 +83,13 @@ class CaseLedger(TransactionRunner):
         *,
         expected_version: int | None = None,
         status: str | None = None,
-        trace: TraceRecord | None = None,
+        record: RecordDraft | None = None,
         forget_state: bool = False,
     ) -> CaseRecord:
-        """Bump the case version and append its events in one transaction. Optionally store the last trace,
-        or forget publications and the trace (a reset)."""
+        """Bump the case version and append its events in one transaction. Optionally append a case-record
+        entry, or forget publications and the record (a reset)."""
         extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
-        return await self._change(case_id, events, expected_version, status, trace, extra)
+        return await self._change(case_id, events, expected_version, status, record, extra)
 
     async def _change(
         self,
@@ -96,7 +97,7 @@ class CaseLedger(TransactionRunner):
         events: Sequence[PendingEvent],
         expected_version: int | None = None,
         status: str | None = None,
-        trace: TraceRecord | None = None,
+        record: RecordDraft | None = None,
         extra: Callable[[Session], None] | None = None,
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate, events."""
@@ -116,15 +117,8 @@ class CaseLedger(TransactionRunner):
                 # Another process bumped it between our read and write.
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
                 raise VersionMismatchError(current or 0)
-            if trace is not None:
-                session.merge(
-                    TraceRow(
-                        case_id=case_id,
-                        role=trace.role,
-                        trace=trace.trace,
-                        created_at=trace.created_at,
-                    )
-                )
+            if record is not None:
+                append_entry(session, case_id, record, utcnow())
             if extra is not None:
                 extra(session)
             rows = [append_event(session, case_id, item, new_version) for item in events]
@@ -152,29 +146,41 @@ class CaseLedger(TransactionRunner):
         def work(session: Session) -> EventRecord | None:
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
-            session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+            forget_entries(session, case_id)
+            keys.destroy_key(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
                 return None
-            return event_record(append_event(session, case_id, PendingEvent("case.erased", {}), 0))
+            return event_record(append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0))
 
         erased = await self._run(work)
+        if not await asyncio.to_thread(checkpoint_wal, self.engine):
+            log.warning("the ledger WAL could not be truncated after an erase; a later checkpoint will")
         self._notify([erased] if erased else [])
 
-    # ----- the last trace ------------------------------------------------------------------------------
+    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
+        """The case's sealing key. `create` makes one for a case id the ledger has no row for yet (a store
+        write outside a case command), but never for a case that is being erased."""
 
-    async def get_trace(self, case_id: str) -> TraceRecord | None:
-        def work(session: Session) -> TraceRecord | None:
-            row = session.get(TraceRow, case_id)
-            if row is None:
+        def work(session: Session) -> bytes | None:
+            key = keys.case_key(session, case_id)
+            if key is not None or not create:
+                return key
+            case = session.get(CaseRow, case_id)
+            if case is not None and case.status == ERASING:
                 return None
-            return TraceRecord(row.case_id, row.role, dict(row.trace), aware(row.created_at))
+            return keys.create_key(session, case_id)
 
-        return await self._read(work)
+        if not create:
+            return await self._read(work)
+        try:
+            return await self._run(work)
+        except LedgerConflictError:  # another instance created it at the same moment: use theirs
+            return await self._read(lambda session: keys.case_key(session, case_id))
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:
-    """Publications and the last trace: what a reset returns to nothing."""
+    """Publications and the case record: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
-    session.execute(delete(TraceRow).where(TraceRow.case_id == case_id))
+    forget_entries(session, case_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +29,8 @@ def create_ledger_engine(url: str) -> Engine:
         cursor.execute("PRAGMA busy_timeout=15000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        # Deleted rows are overwritten with zeros, not just unlinked: an erased case leaves no readable page.
+        cursor.execute("PRAGMA secure_delete=ON")
         cursor.close()
         # Let SQLAlchemy's "begin" hook below own transactions instead of the sqlite3 module.
         dbapi_connection.isolation_level = None
@@ -42,6 +45,24 @@ def create_ledger_engine(url: str) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def checkpoint_wal(engine: Engine, attempts: int = 3) -> bool:
+    """Copy the WAL into the database file and truncate it, so pages an erase overwrote do not survive in
+    the WAL. A reader holding an old snapshot blocks truncation; retried briefly. False if it never got
+    through (the next erase, or SQLite's own auto-checkpoint, finishes it). No-op off SQLite."""
+    if engine.dialect.name != "sqlite":
+        return True
+    for _ in range(attempts):
+        raw = engine.raw_connection()
+        try:
+            busy, _log, _done = raw.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            raw.close()
+        if busy == 0:
+            return True
+        time.sleep(0.05)  # back-off while a reader finishes its snapshot
+    return False
 
 
 @contextlib.contextmanager

@@ -10,9 +10,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import EventRow
+from bureau.ledger.notifications import CommitListener
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
 
-EVENT_APPEND_LOCK = 0x62757265  # advisory lock key ("bure") serialising event appends on PostgreSQL
+EVENT_APPEND_LOCK = 0x62757265  # advisory lock namespace ("bure"): per-case event appends on PostgreSQL
+EVENTS_CHANNEL = "bureau_events"  # LISTEN/NOTIFY channel: payload is the case id, delivered at commit
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +40,16 @@ def event_record(row: EventRow) -> EventRecord:
 
 def append_event(session: Session, case_id: str, event: PendingEvent, version: int) -> EventRow:
     if session.get_bind().dialect.name == "postgresql":
-        # Ids come from a sequence, so without this two transactions can commit them out of order, and a
-        # stream whose cursor passed the later id would never see the earlier one. Held to commit.
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": EVENT_APPEND_LOCK})
+        # Ids come from a sequence, so two transactions can commit them out of order, and a stream whose
+        # cursor passed the later id would never see the earlier one. Streams read one case each, so ids
+        # must commit in order *per case*: a transaction-level lock on this case (held to commit, released
+        # only after the commit is visible) taken before the id is drawn does that. Cases and instances do
+        # not wait for each other (a hash collision merely serialises two cases). The NOTIFY is delivered
+        # at commit, to every instance, and never for a rolled-back change.
+        session.execute(
+            text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:case_id)), pg_notify(:channel, :case_id)"),
+            {"namespace": EVENT_APPEND_LOCK, "case_id": case_id, "channel": EVENTS_CHANNEL},
+        )
     row = EventRow(
         case_id=case_id,
         type=event.type,
@@ -69,3 +78,9 @@ class EventLedger(TransactionRunner):
 
     async def latest_event_id(self) -> int:
         return await self._read(lambda s: int(s.scalar(select(func.max(EventRow.id))) or 0))
+
+    def commit_listener(self) -> CommitListener | None:
+        """Wake-ups pushed by the database at each commit of any instance; None where there is none (SQLite)."""
+        if self.engine.dialect.name != "postgresql":
+            return None
+        return CommitListener(self.engine, EVENTS_CHANNEL)

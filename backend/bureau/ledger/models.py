@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, BigInteger, DateTime, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -57,14 +68,32 @@ class PublicationRow(Base):
     updated_at: Mapped[datetime]
 
 
-class TraceRow(Base):
-    """The last retrieval trace of a case, so a restart or another process still shows it."""
+class RecordEntryRow(Base):
+    """The case record: every interrogation and cross-examination of a case, in order. `summary` is
+    content-free (card ids, spaces, scores, certainty); `body` (question, answers, conclusion) is sealed
+    under the case key, so erasing the key leaves only ciphertext wherever a copy of the row survives."""
 
-    __tablename__ = "last_traces"
+    __tablename__ = "case_record"
+    __table_args__ = (Index("ix_case_record_case", "case_id", "id"),)
 
-    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
-    role: Mapped[str] = mapped_column(String(16))
-    trace: Mapped[dict[str, Any]]
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(24))  # interrogation | cross_examination
+    roles: Mapped[list[str]] = mapped_column(JSON)
+    audience: Mapped[str] = mapped_column(String(48))  # Readers label: public | sealed | detective+suspect
+    summary: Mapped[dict[str, Any]]
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
+class CaseKeyRow(Base):
+    """The per-case sealing key (docs/erasure.md). No foreign key: the memory store may hold cards of a case
+    the ledger never finished creating, and those must still be sealed; erasing the case deletes the row."""
+
+    __tablename__ = "case_keys"
+
+    case_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[bytes] = mapped_column(LargeBinary(32))
     created_at: Mapped[datetime]
 
 

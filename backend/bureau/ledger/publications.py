@@ -13,6 +13,7 @@ from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, PublicationRow
 from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, aware, utcnow
+from bureau.scope.vocabulary import EventType, PublicationState
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ class PublicationLedger(CaseLedger):
                 case_id=case_id,
                 source_card_id=source_card_id,
                 role=role,
-                state="pending",
+                state=PublicationState.PENDING,
                 owner=owner,
                 lease_expires_at=now + timedelta(seconds=lease_s),
                 created_at=now,
@@ -71,7 +72,7 @@ class PublicationLedger(CaseLedger):
             )
             session.add(row)
             session.flush()
-            started = PendingEvent("publication.started", {"role": role, "source_card_id": source_card_id})
+            started = PendingEvent(EventType.PUBLICATION_STARTED, {"role": role, "source_card_id": source_card_id})
             return publication_record(row), event_record(append_event(session, case_id, started, version))
 
         for _ in range(2):  # a conflicting row deleted before we could read it: insert once more
@@ -107,7 +108,7 @@ class PublicationLedger(CaseLedger):
                 .where(
                     PublicationRow.case_id == case_id,
                     PublicationRow.source_card_id == source_card_id,
-                    PublicationRow.state == "pending",
+                    PublicationRow.state == PublicationState.PENDING,
                     PublicationRow.lease_expires_at <= now,
                 )
                 .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
@@ -128,9 +129,9 @@ class PublicationLedger(CaseLedger):
                     PublicationRow.case_id == case_id,
                     PublicationRow.source_card_id == source_card_id,
                     PublicationRow.owner == owner,
-                    PublicationRow.state == "pending",
+                    PublicationRow.state == PublicationState.PENDING,
                 )
-                .values(state="ready", public_card_id=public_card_id, updated_at=utcnow())
+                .values(state=PublicationState.READY, public_card_id=public_card_id, updated_at=utcnow())
             )
             if session.execute(stmt).rowcount != 1:
                 raise _LostLease
@@ -152,11 +153,11 @@ class PublicationLedger(CaseLedger):
                 .where(
                     PublicationRow.case_id == case_id,
                     PublicationRow.source_card_id == source_card_id,
-                    PublicationRow.state == "ready",
+                    PublicationRow.state == PublicationState.READY,
                     PublicationRow.public_card_id == lost_card_id,
                 )
                 .values(
-                    state="pending",
+                    state=PublicationState.PENDING,
                     owner=owner,
                     public_card_id=None,
                     lease_expires_at=now + timedelta(seconds=lease_s),
@@ -173,7 +174,7 @@ class PublicationLedger(CaseLedger):
         def work(session: Session) -> bool:
             stmt = select(PublicationRow.id).where(
                 PublicationRow.case_id == case_id,
-                PublicationRow.state == "ready",
+                PublicationRow.state == PublicationState.READY,
                 PublicationRow.public_card_id == card_id,
             )
             return session.scalar(stmt) is not None
@@ -187,7 +188,7 @@ class PublicationLedger(CaseLedger):
                     PublicationRow.case_id == case_id,
                     PublicationRow.source_card_id == source_card_id,
                     PublicationRow.owner == owner,
-                    PublicationRow.state == "pending",
+                    PublicationRow.state == PublicationState.PENDING,
                 )
             )
 

@@ -1,17 +1,19 @@
 """The ledger facade: one object over the aggregates, so callers keep one handle (`Ledger`).
 
-Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes
-and the last trace), `events` (the outbox), `publications` (the Saga), `cleanups`, `sessions`, `slots`, `policy_audit`.
+Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes,
+sealing keys, erasing), `record` (the case record), `events` (the outbox), `publications` (the Saga),
+`cleanups`, `sessions`, `slots`, `policy_audit` (the memory-policy audit trail, maintenance leases).
 State changes and the event that records them commit in one transaction.
 """
 
 from __future__ import annotations
 
-from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, TraceRecord
+from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
 from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
+from bureau.ledger.record import RecordEntry, RecordLedger
 from bureau.ledger.sessions import SessionLedger, SessionRecord
 from bureau.ledger.slots import SLOT_COUNT, SlotLedger
 from bureau.ledger.transactions import (
@@ -39,12 +41,21 @@ __all__ = [
     "PolicyDecision",
     "PolicyDecisionRecord",
     "PublicationRecord",
+    "RecordEntry",
     "SessionRecord",
-    "TraceRecord",
     "VersionMismatchError",
     "utcnow",
 ]
 
 
-class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, PolicyAuditLedger, CaseLedger):
+class Ledger(
+    PublicationLedger,
+    EventLedger,
+    CleanupLedger,
+    SessionLedger,
+    SlotLedger,
+    RecordLedger,
+    PolicyAuditLedger,
+    CaseLedger,
+):
     """Every aggregate of the ledger over one engine and one transaction runner."""

@@ -2,13 +2,15 @@
 
 Every call takes a `MemoryScope` built by the server. Every card read back is re-checked against the
 scope that was asked for, so a store filter bug drops a card instead of leaking it. Embedded seekdb
-is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread.
+is not thread-safe, so every store call (and every embedding) runs on one dedicated worker thread; a
+remote server gets a pool of `BUREAU_MEMORY_POOL_SIZE` threads instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
@@ -21,6 +23,8 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
+from bureau.memory import remote_store
+from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.types import (
     Candidate,
@@ -34,6 +38,8 @@ from bureau.memory.types import (
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
+from bureau.scope.vocabulary import CreatedBy
+from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
 security_log = logging.getLogger("bureau.security")
@@ -42,6 +48,7 @@ T = TypeVar("T")
 CASE_USER_PREFIX = f"{TENANT}:"
 _PING_SCOPE = MemoryScope("__ping__", BOARD)
 _LIST_LIMIT = 1000
+UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
 _CALL_TIMEOUT_S = 30.0
 
 
@@ -137,9 +144,9 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -
         "visibility": visibility_of_space(scope.space).value,
         "topic": draft.topic,
         "kind": draft.kind,
-        "card_memory_type": draft.memory_type.value,
+        "card_memory_type": str(draft.memory_type),
         "trust": draft.trust,
-        "created_by": draft.created_by.value,
+        "created_by": str(draft.created_by),
         "created_at": now.isoformat(),
     }
     if draft.key is not None:
@@ -153,13 +160,25 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -
 
 
 class MemoryGateway:
-    def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embeddings,
+        worker_slot: int = 0,
+        *,
+        keys: CaseKeySource,
+        prepare: bool = False,
+    ) -> None:
         self._settings = settings
+        self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._worker_slot = worker_slot
+        self._prepare = prepare  # `bureau setup`: may create the remote database and collection
         self._backend = settings.memory_backend
         self._memory: Any = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bureau-memory")
+        # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
+        workers = settings.memory_pool_size if settings.remote_store else 1
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
@@ -193,6 +212,9 @@ class MemoryGateway:
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self._settings.remote_store:
+            # Created once by `bureau setup`: instances creating one collection at once can crash the server.
+            (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
         with _isolated_from_working_directory():
             from powermem import Memory
 
@@ -268,7 +290,10 @@ class MemoryGateway:
                 item.get("id"),
             )
             return None, OWNER_MISMATCH
-        card = self._to_card(item, metadata)
+        content = self._opened(scope.case_id, item.get("memory") or item.get("content") or "")
+        if content is None:
+            return None, UNREADABLE  # sealed under a key that no longer exists: the case was erased
+        card = self._to_card(item, metadata, content)
         if card.expires_at is not None and card.expires_at <= now:
             return card, EXPIRED
         return card, ""
@@ -285,19 +310,37 @@ class MemoryGateway:
             if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
 
+    def _opened(self, case_id: str, stored: str) -> str | None:
+        """Card text as written: sealed text opened with the case key; text from before sealing as it is."""
+        if not is_sealed(stored):
+            return stored
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            return None
+        try:
+            return cipher.open(stored)
+        except SealError:
+            return None
+
+    def _cipher(self, case_id: str) -> CaseCipher:
+        cipher = self._ciphers.get(case_id)
+        if cipher is None:
+            raise MemoryUnavailableError("no sealing key for the case")
+        return cipher
+
     @staticmethod
-    def _to_card(item: dict[str, Any], metadata: dict[str, Any]) -> StoredCard:
+    def _to_card(item: dict[str, Any], metadata: dict[str, Any], content: str) -> StoredCard:
         return StoredCard(
             id=str(item["id"]),
             case_id=metadata["case_id"],
             space=metadata["space"],
-            content=item.get("memory") or item.get("content") or "",
+            content=content,
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", ""),
-            trust=metadata.get("trust", "medium"),
-            created_by=metadata.get("created_by", "untrusted"),  # a creator we cannot name is trusted least
+            memory_type=metadata.get("card_memory_type", ""),  # no type: never evidence (read policy)
+            trust=metadata.get("trust", ""),
+            created_by=metadata.get("created_by", CreatedBy.UNTRUSTED),  # a creator we cannot name: least trust
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),
@@ -318,22 +361,38 @@ class MemoryGateway:
         check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
+        await self._ciphers.load(scope.case_id, create=True)
         return await self._run(
             self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
         )
 
     def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
-        result = self._store().add(
-            draft.content,
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            metadata=_card_metadata(scope, draft, self.retention),
-            infer=False,
+        # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
+        # itself, rotates the vector and seals the text under the case key, and writes through the storage
+        # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
+        cipher = self._cipher(scope.case_id)
+        sealed = cipher.seal(draft.content)
+        metadata = _card_metadata(scope, draft, self.retention)
+        now = datetime.now(UTC)
+        memory_id = self._store().storage.add_memory(
+            {
+                "content": sealed,
+                "embedding": cipher.rotate(self._embedder.embed_query(draft.content)),
+                "user_id": scope.user_id,
+                "agent_id": scope.agent_id,
+                "run_id": None,
+                "hash": hashlib.md5(sealed.encode(), usedforsecurity=False).hexdigest(),
+                "category": "",
+                "metadata": metadata,
+                "filters": {},
+                "created_at": now,
+                "updated_at": now,
+            }
         )
-        items = result.get("results") or []
-        if len(items) != 1 or items[0].get("id") is None:
+        if memory_id is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
-        card, _ = self._examine(scope, items[0], datetime.now(UTC))  # already expired: still what was written
+        item = {"id": memory_id, "memory": sealed, "user_id": scope.user_id, "agent_id": scope.agent_id}
+        card, _ = self._examine(scope, {**item, "metadata": metadata}, now)  # already expired: still as written
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
         return card
@@ -346,6 +405,8 @@ class MemoryGateway:
         """Search each scope separately with one query embedding; scores are cosine similarities. The read
         policy runs on every hit: a foreign or expired record, one whose type is never evidence, or one that
         fails the screening *now* is excluded, with its reason (a foreign record without its id)."""
+        for case_id in {scope.case_id for scope in scopes}:
+            await self._ciphers.load(case_id)
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
@@ -354,8 +415,11 @@ class MemoryGateway:
         now = datetime.now(UTC)
         result = Retrieval()
         for scope in scopes:
+            cipher = self._ciphers.get(scope.case_id)
+            if cipher is None:
+                continue  # no key: nothing of this case can be read
             rows = store.storage.search_memories(
-                query_embedding=vector,
+                query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
                 user_id=scope.user_id,
                 agent_id=scope.agent_id,
                 filters=None,
@@ -367,7 +431,8 @@ class MemoryGateway:
                 score = _to_cosine(self._backend, row.get("score", 0.0))
                 card, reason = self._examine(scope, row, now)
                 if card is None:
-                    result.excluded.append(Excluded(None, scope.space, score, reason))
+                    if reason == OWNER_MISMATCH:
+                        result.excluded.append(Excluded(None, scope.space, score, reason))
                     continue
                 if reason == EXPIRED:
                     expired.append(card)
@@ -380,6 +445,7 @@ class MemoryGateway:
         return result
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._get_blocking, scope, card_id)
 
     def _get_blocking(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
@@ -392,6 +458,7 @@ class MemoryGateway:
         return self._admit(scope, item)
 
     async def list(self, scope: MemoryScope) -> list[StoredCard]:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._list_blocking, scope)
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
@@ -409,6 +476,7 @@ class MemoryGateway:
     async def purge_expired(self, scope: MemoryScope) -> list[StoredCard]:
         """Remove every expired record of a scope, paging through all of them (no limit). Returns what was
         removed (the caller audits types and counts, never content)."""
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._purge_expired_blocking, scope)
 
     def _purge_expired_blocking(self, scope: MemoryScope) -> list[StoredCard]:
@@ -432,6 +500,7 @@ class MemoryGateway:
         return [c for c in cards if c.source_card_id == source_card_id]
 
     async def delete(self, scope: MemoryScope, card_id: str) -> bool:
+        await self._ciphers.load(scope.case_id)
         return await self._run(self._delete_blocking, scope, card_id)
 
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
@@ -442,6 +511,7 @@ class MemoryGateway:
     async def erase_case(self, case_id: str) -> None:
         """Remove every card of a case, in every space (role spaces and board copies alike)."""
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
+        self._ciphers.forget(case_id)
 
     def _erase_blocking(self, user_id: str) -> None:
         store = self._store()

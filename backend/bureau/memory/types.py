@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bureau.scope.memory_policy import DERIVED_TYPES, MemoryType, RecordFacts, TrustLevel, WritePath
+from bureau.scope.memory_policy import RecordFacts, WritePath, may_be_evidence
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,8 +17,8 @@ class CardDraft:
     topic: str
     kind: str
     memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
-    trust: str = "medium"  # how credible the content is (high|medium|low); the creator's trust is created_by
-    created_by: TrustLevel = TrustLevel.OPERATOR
+    trust: str = Trust.MEDIUM  # how credible the content is; the creator's trust level is `created_by`
+    created_by: CreatedBy = CreatedBy.OPERATOR
     path: WritePath = WritePath.ORDINARY
     key: str | None = None  # user_preference only: the allow-listed preference key
     expires_at: datetime | None = None  # None: the type's configured retention decides
@@ -46,7 +47,12 @@ class StoredCard:
 
     @property
     def is_derived(self) -> bool:
-        return self.memory_type in DERIVED_TYPES
+        """Recorded from the conversation itself (a session or task-state record), not told to the role."""
+        return not may_be_evidence(self.memory_type)
+
+    @property
+    def may_be_evidence(self) -> bool:
+        return may_be_evidence(self.memory_type)
 
     @property
     def facts(self) -> RecordFacts:

@@ -14,55 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from bureau.scope.content_policy import ContentPolicy
-
-
-class MemoryType(StrEnum):
-    SESSION = "session"
-    TASK_STATE = "task_state"
-    USER_PREFERENCE = "user_preference"
-    LONG_TERM_KNOWLEDGE = "long_term_knowledge"
-    OPERATIONAL_MEMORY = "operational_memory"
-    AUDIT_RECORD = "audit_record"
-
-
-class Kind(StrEnum):
-    """What a card says in the game's terms (a clue, a rumour …). Beside the type, never a second type system."""
-
-    FACT = "fact"
-    SECRET = "secret"  # noqa: S105 - a kind of card, not a credential
-    CLUE = "clue"
-    ALIBI = "alibi"
-    TIP = "tip"
-    RUMOR = "rumor"
-    OBSERVATION = "observation"
-    PREFERENCE = "preference"
-    NOTE = "note"
-
-
-class TrustLevel(StrEnum):
-    """Who created a record, which is how far it is trusted: system > scenario > operator > agent > untrusted."""
-
-    SYSTEM = "system"
-    SCENARIO = "scenario"
-    OPERATOR = "operator"
-    AGENT = "agent"
-    UNTRUSTED = "untrusted"
-
-    @property
-    def rank(self) -> int:
-        return _TRUST_RANK[self]
-
-    def at_least(self, other: TrustLevel) -> bool:
-        return self.rank >= other.rank
-
-
-_TRUST_RANK = {
-    TrustLevel.UNTRUSTED: 0,
-    TrustLevel.AGENT: 1,
-    TrustLevel.OPERATOR: 2,
-    TrustLevel.SCENARIO: 3,
-    TrustLevel.SYSTEM: 4,
-}
+from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
 
 
 class WritePath(StrEnum):
@@ -77,10 +29,10 @@ PREFERENCE_KEY_UNKNOWN = "PREFERENCE_KEY_UNKNOWN"
 PREFERENCE_VALUE_INVALID = "PREFERENCE_VALUE_INVALID"
 UNSAFE_INPUT = "UNSAFE_INPUT"
 # Read exclusions (shown in the X-ray, counted in the audit trail).
-EXPIRED = "expired"
-FAILED_VALIDATION = "failed_validation"
-TYPE_NOT_EVIDENCE = "type_not_evidence"
-OWNER_MISMATCH = "owner_mismatch"
+EXPIRED = MissReason.EXPIRED
+FAILED_VALIDATION = MissReason.FAILED_VALIDATION
+TYPE_NOT_EVIDENCE = MissReason.TYPE_NOT_EVIDENCE
+OWNER_MISMATCH = "owner_mismatch"  # counted only: nothing of a foreign record is shown
 READ_EXCLUSIONS = (EXPIRED, FAILED_VALIDATION, TYPE_NOT_EVIDENCE, OWNER_MISMATCH)
 
 
@@ -107,7 +59,7 @@ PREFERENCE_KEYS: Mapping[str, PreferenceKey] = {
 class TypePolicy:
     memory_type: MemoryType
     path: WritePath
-    min_writer: TrustLevel  # the least trusted creator that may write it (on its path)
+    min_writer: CreatedBy  # the least trusted creator that may write it (on its path)
     screened: bool  # content must pass the content policy at write time (and again on every read)
     evidence: bool  # may back an answer; otherwise context at most
     replayable: bool  # may be sent to a model at all
@@ -118,26 +70,26 @@ class TypePolicy:
 POLICY: Mapping[MemoryType, TypePolicy] = {
     # Derived from a conversation (questions may carry injection phrases: harmless, they are never replayed).
     MemoryType.SESSION: TypePolicy(
-        MemoryType.SESSION, WritePath.SYSTEM, TrustLevel.SYSTEM, False, False, False, "session"
+        MemoryType.SESSION, WritePath.SYSTEM, CreatedBy.SYSTEM, False, False, False, "session"
     ),
     MemoryType.TASK_STATE: TypePolicy(
-        MemoryType.TASK_STATE, WritePath.SYSTEM, TrustLevel.SYSTEM, False, False, False, "task_state"
+        MemoryType.TASK_STATE, WritePath.SYSTEM, CreatedBy.SYSTEM, False, False, False, "task_state"
     ),
     MemoryType.USER_PREFERENCE: TypePolicy(
-        MemoryType.USER_PREFERENCE, WritePath.ORDINARY, TrustLevel.OPERATOR, True, True, True, None, needs_key=True
+        MemoryType.USER_PREFERENCE, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None, needs_key=True
     ),
     MemoryType.LONG_TERM_KNOWLEDGE: TypePolicy(
-        MemoryType.LONG_TERM_KNOWLEDGE, WritePath.ORDINARY, TrustLevel.OPERATOR, True, True, True, None
+        MemoryType.LONG_TERM_KNOWLEDGE, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None
     ),
     MemoryType.OPERATIONAL_MEMORY: TypePolicy(
-        MemoryType.OPERATIONAL_MEMORY, WritePath.ORDINARY, TrustLevel.OPERATOR, True, True, True, None
+        MemoryType.OPERATIONAL_MEMORY, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None
     ),
     MemoryType.AUDIT_RECORD: TypePolicy(
-        MemoryType.AUDIT_RECORD, WritePath.AUDIT, TrustLevel.SYSTEM, False, False, False, None
+        MemoryType.AUDIT_RECORD, WritePath.AUDIT, CreatedBy.SYSTEM, False, False, False, None
     ),
 }
 # Records below this trust never reach a model prompt, whatever their type.
-REPLAY_MIN_TRUST = TrustLevel.OPERATOR
+REPLAY_MIN_TRUST = CreatedBy.OPERATOR
 
 
 class MemoryPolicyError(ValueError):
@@ -149,7 +101,7 @@ class MemoryPolicyError(ValueError):
         self.detail = detail  # reason codes of the screening, or the rule's name; never user text
 
 
-def check_type(memory_type: MemoryType, creator: TrustLevel, path: WritePath, key: str | None) -> None:
+def check_type(memory_type: MemoryType, creator: CreatedBy, path: WritePath, key: str | None) -> None:
     """Raise MemoryPolicyError unless this creator may write this type on this path (and, for a
     preference, with this key). Checked before the content is even looked at."""
     policy = POLICY[memory_type]
@@ -175,7 +127,7 @@ def check_content(memory_type: MemoryType, key: str | None, content: str, screen
 
 def check_write(
     memory_type: MemoryType,
-    creator: TrustLevel,
+    creator: CreatedBy,
     path: WritePath,
     key: str | None,
     content: str,
@@ -186,7 +138,7 @@ def check_write(
     check_content(memory_type, key, content, screening)
 
 
-def writable_types(creator: TrustLevel, path: WritePath = WritePath.ORDINARY) -> list[MemoryType]:
+def writable_types(creator: CreatedBy, path: WritePath = WritePath.ORDINARY) -> list[MemoryType]:
     """What a creator may write on a path: the console offers exactly these."""
     return [t for t, p in POLICY.items() if p.path is path and creator.at_least(p.min_writer)]
 
@@ -219,11 +171,11 @@ def parse_type(value: str) -> MemoryType | None:
         return None
 
 
-def parse_trust(value: str) -> TrustLevel:
+def parse_trust(value: str) -> CreatedBy:
     try:
-        return TrustLevel(value)
+        return CreatedBy(value)
     except ValueError:
-        return TrustLevel.UNTRUSTED  # a record whose creator we cannot name is trusted least
+        return CreatedBy.UNTRUSTED  # a record whose creator we cannot name is trusted least
 
 
 def read_exclusion(record: RecordFacts, now: datetime, screening: ContentPolicy) -> str | None:
@@ -250,4 +202,11 @@ def may_replay(record: RecordFacts) -> bool:
 
 
 # Records the server derives from a conversation ("I was asked X"): context for the X-ray, never evidence.
-DERIVED_TYPES: frozenset[str] = frozenset(t.value for t, p in POLICY.items() if p.path is WritePath.SYSTEM)
+DERIVED_MEMORY_TYPES: frozenset[str] = frozenset(t.value for t, p in POLICY.items() if p.path is WritePath.SYSTEM)
+
+
+def may_be_evidence(memory_type: str) -> bool:
+    """The one evidence rule, read from the table: interrogation, the answering packet, the role voice
+    fallback and publish all ask this. A type the table does not know is never evidence."""
+    known = parse_type(memory_type)
+    return known is not None and POLICY[known].evidence

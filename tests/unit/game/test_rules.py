@@ -106,12 +106,12 @@ def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -
     """EventSource drops a named event nobody listens for: a type missing on either side fails silently."""
     import re
 
-    from bureau.api.delivery import _STAGE_PROJECTIONS
+    from bureau.scope.vocabulary import EventType
     from live_server import REPO
 
     source = (REPO / "web/src/api/types.ts").read_text()
     block = re.search(r"LIVE_EVENT_TYPES = \[(.*?)\]", source, re.S)
     assert block is not None
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))
-    server_types = set(_STAGE_PROJECTIONS) | {"answer.completed"}  # the one type the stage never receives
+    server_types = {str(t) for t in EventType}
     assert client_types == server_types

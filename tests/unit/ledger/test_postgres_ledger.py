@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import glob
 import os
 import shutil
-import subprocess
-import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,45 +18,20 @@ from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.events import append_event
 from bureau.ledger.repository import Ledger, PendingEvent
 from helpers import informant_secret_card, play_four_acts
-from live_server import LiveServer, free_port
-
-
-def _pg_bin(name: str) -> str | None:
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return found[-1] if found else shutil.which(name)
-
-
-def _as_postgres(command: list[str]) -> list[str]:
-    """The server refuses to run as root; CI runs as root."""
-    return ["su", "postgres", "-c", " ".join(command)] if os.geteuid() == 0 else command
+from live_server import LiveServer
+from servers import PostgresCluster, pg_bin
 
 
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not (initdb and pg_ctl):
+    cluster = PostgresCluster()
+    if not cluster.available:
         pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    # Not under pytest's temp tree: that is private to root, and the server runs as `postgres`.
-    base = Path(tempfile.mkdtemp(prefix="bureau-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres")
-    data, port = base / "data", free_port()
-    subprocess.run(
-        _as_postgres([initdb, "-D", str(data), "-A", "trust", "-U", "postgres"]), check=True, capture_output=True
-    )
-    options = f"'-p {port} -k {base} -c listen_addresses=127.0.0.1'"
-    start = [pg_ctl, "-D", str(data), "-o", options, "-l", str(base / "log"), "-w", "start"]
-    subprocess.run(_as_postgres(start), check=True, capture_output=True)
+    cluster.start()
     try:
-        subprocess.run(
-            ["psql", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-c", "CREATE DATABASE bureau"],
-            check=True,
-            capture_output=True,
-        )
-        yield f"postgresql+psycopg2://postgres@127.0.0.1:{port}/bureau"
+        yield cluster.url
     finally:
-        subprocess.run(_as_postgres([pg_ctl, "-D", str(data), "-m", "fast", "stop"]), capture_output=True)
-        shutil.rmtree(base, ignore_errors=True)
+        cluster.stop()
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +61,85 @@ async def test_a_visible_event_means_every_earlier_event_is_visible(engine: Engi
     assert seen == ["memory.written", "case.created"]  # the earlier id was already committed
 
 
+async def test_appends_of_different_cases_do_not_wait_for_each_other(engine: Engine) -> None:
+    """No global lock on the hot path: a case whose transaction is still open holds up only itself."""
+    ledger = Ledger(engine)
+    held, other = "pgheld" + os.urandom(4).hex(), "pgfree" + os.urandom(4).hex()
+    for case_id in (held, other):
+        await ledger.create_case(case_id, "safe-combination", "en")
+    release = threading.Event()
+
+    def open_transaction(session) -> None:
+        append_event(session, held, PendingEvent("memory.written", {}), 1)
+        assert release.wait(30), "never released"  # stays uncommitted until the other case has committed
+
+    holding = asyncio.ensure_future(ledger._run(open_transaction))
+    try:
+        # With one global append lock this would wait for `release`, which is only set afterwards.
+        await asyncio.wait_for(ledger.change_case(other, [PendingEvent("case.created", {})]), 10)
+        assert [e.type for e in await ledger.events_after(other, 0)] == ["case.created"]
+        assert await ledger.events_after(held, 0) == []  # the open transaction is invisible meanwhile
+    finally:
+        release.set()
+        await holding
+    assert [e.type for e in await ledger.events_after(held, 0)] == ["memory.written"]
+
+
+async def test_no_live_cursor_skips_an_event_under_concurrent_appends(engine: Engine) -> None:
+    """Eight writers over three cases while a reader follows each case by cursor, as a live stream does:
+    every event committed must be read, in id order, exactly once."""
+    ledger = Ledger(engine)
+    cases = ["pgmany" + os.urandom(4).hex() for _ in range(3)]
+    for case_id in cases:
+        await ledger.create_case(case_id, "safe-combination", "en")
+    writers_done = asyncio.Event()
+
+    async def write(n: int) -> None:
+        for i in range(25):
+            await ledger.change_case(cases[(n + i) % 3], [PendingEvent("memory.written", {"n": n, "i": i})])
+
+    async def follow(case_id: str) -> list[int]:
+        cursor, seen = 0, []
+        while True:
+            finished = writers_done.is_set()  # read once more after the writers finished
+            batch = await ledger.events_after(case_id, cursor)
+            seen += [e.id for e in batch]
+            cursor = seen[-1] if seen else cursor
+            if finished and not batch:
+                return seen
+
+    readers = [asyncio.ensure_future(follow(case_id)) for case_id in cases]
+    await asyncio.gather(*(write(n) for n in range(8)))
+    writers_done.set()
+    followed = await asyncio.gather(*readers)
+    for case_id, seen in zip(cases, followed, strict=True):
+        everything = [e.id for e in await ledger.events_after(case_id, 0, limit=1000)]
+        assert seen == everything  # nothing skipped, nothing twice, in order
+    assert sum(len(seen) for seen in followed) == 8 * 25
+
+
+async def test_a_commit_on_any_connection_is_pushed_to_listeners(engine: Engine) -> None:
+    ledger = Ledger(engine)
+    listener = ledger.commit_listener()
+    assert listener is not None
+    woken = threading.Event()
+    listener.start(woken.set)
+    try:
+        assert await asyncio.to_thread(woken.wait, 10)  # the first wake-up: connected
+        assert listener.connected
+        woken.clear()
+        case_id = "pgnotify" + os.urandom(4).hex()
+        await ledger.create_case(case_id, "safe-combination", "en")
+        assert not woken.is_set()  # no event, no notification
+        started = time.monotonic()
+        await ledger.change_case(case_id, [PendingEvent("case.created", {})], status="active")
+        assert await asyncio.to_thread(woken.wait, 5)
+        assert time.monotonic() - started < 1.0
+    finally:
+        await asyncio.to_thread(listener.stop)
+    assert not listener.connected
+
+
 def test_the_game_runs_on_a_postgresql_ledger(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> None:
     server = LiveServer(tmp_path_factory.mktemp("pg-data"), BUREAU_DATABASE_URL=postgres_url).start()
     try:
@@ -108,5 +160,5 @@ def test_postgres_binaries_are_where_ci_expects_them() -> None:
     """Guards .ci/run: if this machine has no server binaries, the tests above silently skip."""
     if os.environ.get("CI") != "true":
         pytest.skip("only meaningful in CI")
-    assert _pg_bin("initdb") and _pg_bin("pg_ctl"), "install Debian's postgresql in .ci/run"
+    assert pg_bin("initdb") and pg_bin("pg_ctl"), "install Debian's postgresql in .ci/run"
     assert Path("/usr/bin/psql").exists() or shutil.which("psql")

@@ -14,9 +14,9 @@ from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy
 from bureau.scope.keys import role_scope
 from bureau.scope.memory_policy import EXPIRED, FAILED_VALIDATION, MemoryPolicyError
-from bureau.scope.memory_policy import MemoryType as T
-from bureau.scope.memory_policy import TrustLevel as C
 from bureau.scope.memory_policy import WritePath as P
+from bureau.scope.vocabulary import CreatedBy as C
+from bureau.scope.vocabulary import MemoryType as T
 from policy_table import ALLOWED, CLEAN, COMBINATIONS, key_for
 
 

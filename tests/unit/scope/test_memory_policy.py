@@ -18,26 +18,25 @@ from bureau.scope.memory_policy import (
     TYPE_NOT_EVIDENCE,
     UNSAFE_INPUT,
     MemoryPolicyError,
-    MemoryType,
     RecordFacts,
-    TrustLevel,
     WritePath,
     check_write,
     may_replay,
     read_exclusion,
     writable_types,
 )
+from bureau.scope.vocabulary import CreatedBy, MemoryType
 from policy_table import ALLOWED, CLEAN, COMBINATIONS, key_for
 
-T, C, P = MemoryType, TrustLevel, WritePath
+T, C, P = MemoryType, CreatedBy, WritePath
 
 
-def combination_id(combo: tuple[MemoryType, TrustLevel, WritePath]) -> str:
+def combination_id(combo: tuple[MemoryType, CreatedBy, WritePath]) -> str:
     return "-".join(part.value for part in combo)
 
 
 @pytest.mark.parametrize("combo", COMBINATIONS, ids=combination_id)
-def test_every_type_creator_and_path(combo: tuple[MemoryType, TrustLevel, WritePath]) -> None:
+def test_every_type_creator_and_path(combo: tuple[MemoryType, CreatedBy, WritePath]) -> None:
     memory_type, creator, path = combo
     if combo in ALLOWED:
         check_write(memory_type, creator, path, key_for(memory_type), CLEAN, BUILT_IN)
@@ -48,7 +47,7 @@ def test_every_type_creator_and_path(combo: tuple[MemoryType, TrustLevel, WriteP
 
 
 def test_audit_record_is_refused_on_every_write_path_for_every_creator() -> None:
-    for creator, path in itertools.product(TrustLevel, WritePath):
+    for creator, path in itertools.product(CreatedBy, WritePath):
         if path is P.AUDIT:
             continue  # the audit trail itself lives in the ledger, never in memory
         with pytest.raises(MemoryPolicyError):

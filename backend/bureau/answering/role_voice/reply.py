@@ -10,6 +10,7 @@ from typing import Any
 from bureau.answering.base import CITATION_OUTSIDE, CLAIMED_KNOWN, UNGROUNDED, Answer, AnswerRequest
 from bureau.answering.grounding import ungrounded_claims
 from bureau.answering.role_voice.packet import EvidencePacket
+from bureau.scope.vocabulary import Certainty
 
 
 class MalformedOutputError(ValueError):
@@ -19,7 +20,7 @@ class MalformedOutputError(ValueError):
 @dataclass(frozen=True, slots=True)
 class ModelReply:
     answer: str
-    certainty: str
+    certainty: Certainty
     cited: tuple[str, ...]
     borderline: dict[str, bool]
 
@@ -58,7 +59,7 @@ def parse_reply(content: Any) -> ModelReply:
         verdicts = {}
     if not isinstance(answer, str) or not answer.strip():
         raise MalformedOutputError("answer missing")
-    if certainty not in ("known", "unknown"):
+    if certainty not in (Certainty.KNOWN, Certainty.UNKNOWN):
         raise MalformedOutputError("certainty invalid")
     if not isinstance(cited, list) or not all(isinstance(r, str) for r in cited):
         raise MalformedOutputError("cited invalid")
@@ -66,7 +67,7 @@ def parse_reply(content: Any) -> ModelReply:
         raise MalformedOutputError("borderline invalid")
     return ModelReply(
         answer=answer.strip(),
-        certainty=certainty,
+        certainty=Certainty(certainty),
         cited=tuple(dict.fromkeys(r.strip() for r in cited)),
         borderline={str(k).strip(): v for k, v in verdicts.items()},
     )
@@ -87,11 +88,11 @@ def validate_reply(request: AnswerRequest, packet: EvidencePacket, reply: ModelR
     usable.update({ref: borderline_refs[ref] for ref, ok in verdicts.items() if ok})
     borderline_verdicts = {borderline_refs[ref].card_id: ok for ref, ok in verdicts.items()}
 
-    if reply.certainty == "known" and not usable:
+    if reply.certainty == Certainty.KNOWN and not usable:
         raise ValidationFailure(CLAIMED_KNOWN)
     if any(ref not in usable for ref in reply.cited):
         raise ValidationFailure(CITATION_OUTSIDE)
-    if reply.certainty == "known":
+    if reply.certainty == Certainty.KNOWN:
         if not reply.cited:
             raise ValidationFailure(UNGROUNDED)
         sources = [usable[ref].candidate.card.content for ref in reply.cited]
@@ -100,10 +101,10 @@ def validate_reply(request: AnswerRequest, packet: EvidencePacket, reply: ModelR
         sources = [request.question, *(i.candidate.card.content for i in usable.values())]
     if ungrounded_claims(reply.answer, sources):
         raise ValidationFailure(UNGROUNDED)
-    evidence = tuple(usable[ref].card_id for ref in reply.cited) if reply.certainty == "known" else ()
+    evidence = tuple(usable[ref].card_id for ref in reply.cited) if reply.certainty == Certainty.KNOWN else ()
     return Answer(
         text=reply.answer,
-        certainty="known" if reply.certainty == "known" else "unknown",
+        certainty=reply.certainty,
         evidence=evidence,
         responder="role_voice",
         borderline_verdicts=borderline_verdicts,

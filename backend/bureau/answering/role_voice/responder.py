@@ -137,7 +137,7 @@ class RoleVoiceResponder:
         log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)
         # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the
         # fallback either, so the answer never quotes or cites what `filtered` reports.
-        hits = tuple(c for c in request.hits if c.card.id not in packet.filtered and not c.card.is_derived)
+        hits = tuple(c for c in request.hits if c.card.id not in packet.filtered and c.card.may_be_evidence)
         if len(hits) != len(request.hits):
             request = dataclasses.replace(request, hits=hits)
         answer = evidence_answer(request, fallback_reason=reason)

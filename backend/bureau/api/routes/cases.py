@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
 from bureau.api.deps import OperatorDep, ServicesDep, StageDep
 from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
 from bureau.api.schemas import CreateCase, InterrogationBody, PublicationBody, ResetBody, WhisperBody
+from bureau.game.record_views import markdown_report, record_entry_view
 from bureau.scope.audience import Audience
 
 router = APIRouter(prefix="/api", tags=["game"])
@@ -28,6 +30,29 @@ async def create_case(body: CreateCase, svc: ServicesDep, _: OperatorDep) -> dic
 @router.get(CASE_PATH)
 async def get_case(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.snapshot(case_id)
+
+
+@router.get(CASE_PATH + "/record")
+async def get_record(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+    """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
+    provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
+    case, entries = await svc.bureau.record(case_id)
+    return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
+
+
+@router.get(CASE_PATH + "/record/export", response_class=Response)
+async def export_record(
+    case_id: str, svc: ServicesDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
+) -> Response:
+    """The record as a download: the JSON of `/record`, or a Markdown report to hand out."""
+    case, entries = await svc.bureau.record(case_id)
+    if format == "markdown":
+        body, media, suffix = markdown_report(case, entries), "text/markdown; charset=utf-8", "md"
+    else:
+        payload = {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
+        body, media, suffix = json.dumps(payload, ensure_ascii=False, indent=2), "application/json", "json"
+    disposition = f'attachment; filename="case-{case.id}-record.{suffix}"'
+    return Response(body, media_type=media, headers={"Content-Disposition": disposition, "Cache-Control": "no-store"})
 
 
 @router.post(CASE_PATH + "/whispers", status_code=201)

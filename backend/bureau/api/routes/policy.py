@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query
 
 from bureau.api.deps import OperatorDep, ServicesDep
 from bureau.api.schemas import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
-from bureau.scope.memory_policy import PREFERENCE_KEYS, MemoryType, TrustLevel, writable_types
+from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
+from bureau.scope.vocabulary import CreatedBy, MemoryType
 
 router = APIRouter(prefix="/api", tags=["memory policy"])
 MAX_PAGE = 500
@@ -18,7 +19,7 @@ MAX_PAGE = 500
 @router.get("/memory-policy")
 async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
     return MemoryPolicyView(
-        writable_types=writable_types(TrustLevel.OPERATOR),
+        writable_types=writable_types(CreatedBy.OPERATOR),
         default_type=MemoryType.LONG_TERM_KNOWLEDGE,
         preference_keys=sorted(PREFERENCE_KEYS),
     )

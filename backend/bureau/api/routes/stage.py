@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
-from bureau.api.delivery import stage_snapshot
+from bureau.api.delivery import stage_record, stage_snapshot
 from bureau.api.deps import ServicesDep, StageDep
 from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
 from bureau.scope.audience import Audience
@@ -17,6 +17,14 @@ router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"])
 @router.get("")
 async def get_stage(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
     return stage_snapshot(await svc.bureau.state(case_id))
+
+
+@router.get("/record")
+async def get_stage_record(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
+    """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
+    only announced."""
+    case, entries = await svc.bureau.record(case_id)
+    return {"case_id": case.id, "entries": stage_record(entries)}
 
 
 @router.get("/events", response_class=Response)

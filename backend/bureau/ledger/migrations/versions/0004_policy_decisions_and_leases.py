@@ -1,15 +1,15 @@
 """memory-policy audit trail and maintenance leases
 
-Revision ID: 0003_policy
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-01
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_policy"
-down_revision = "0002"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,138 @@
+"""The case record: every interrogation and cross-examination of a case, kept in order (not a last-trace slot).
+
+An entry has a content-free `summary` (traces: card ids, spaces, scores, certainty; provenance) and a
+`body` with the text (question, answers, conclusion), sealed under the case key before it is written.
+Erasing the case deletes the entries and the key, so a surviving copy of a row is ciphertext.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from bureau.ledger.keys import cipher_for
+from bureau.ledger.models import RecordEntryRow
+from bureau.ledger.transactions import TransactionRunner
+from bureau.sealing import CaseCipher, SealError
+
+INTERROGATION = "interrogation"
+CROSS_EXAMINATION = "cross_examination"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordDraft:
+    """One entry to append in the same transaction as the change it records."""
+
+    kind: str
+    roles: list[str]
+    audience: str  # a Readers label
+    summary: dict[str, Any]
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEntry:
+    id: int
+    case_id: str
+    kind: str
+    roles: list[str]
+    audience: str
+    summary: dict[str, Any]
+    body: dict[str, Any]  # {} when it cannot be opened (no key: the case is being erased)
+    created_at: datetime
+
+
+def _seal_body(cipher: CaseCipher, body: dict[str, Any]) -> str:
+    return cipher.seal(json.dumps(body, ensure_ascii=False)) if body else ""
+
+
+def _open_body(cipher: CaseCipher | None, sealed: str) -> dict[str, Any]:
+    if not sealed or cipher is None:
+        return {}
+    try:
+        return dict(json.loads(cipher.open(sealed)))
+    except (SealError, ValueError):
+        return {}
+
+
+def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> None:
+    cipher = cipher_for(session, case_id)
+    if cipher is None and draft.body:
+        raise LookupError("no sealing key for this case")  # never store a body in the clear
+    session.add(
+        RecordEntryRow(
+            case_id=case_id,
+            kind=draft.kind,
+            roles=list(draft.roles),
+            audience=draft.audience,
+            summary=draft.summary,
+            body=_seal_body(cipher, draft.body) if cipher else "",
+            created_at=created_at,
+        )
+    )
+
+
+def forget_entries(session: Session, case_id: str) -> None:
+    session.execute(delete(RecordEntryRow).where(RecordEntryRow.case_id == case_id))
+
+
+def read_entries(session: Session, case_id: str, *, kind: str | None = None, last: bool = False) -> list[RecordEntry]:
+    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+    if kind is not None:
+        stmt = stmt.where(RecordEntryRow.kind == kind)
+    stmt = stmt.order_by(RecordEntryRow.id.desc()).limit(1) if last else stmt.order_by(RecordEntryRow.id)
+    rows = list(session.scalars(stmt))
+    cipher = cipher_for(session, case_id) if rows else None
+    return [_entry(row, cipher) for row in rows]
+
+
+def _entry(row: RecordEntryRow, cipher: CaseCipher | None) -> RecordEntry:
+    created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
+    return RecordEntry(
+        row.id,
+        row.case_id,
+        row.kind,
+        list(row.roles),
+        row.audience,
+        dict(row.summary),
+        _open_body(cipher, row.body),
+        created,
+    )
+
+
+def entries_citing(session: Session, case_id: str, card_id: str) -> list[RecordEntryRow]:
+    """Entries whose provenance names `card_id` (the summary lists every card an entry was derived from)."""
+    rows = session.scalars(select(RecordEntryRow).where(RecordEntryRow.case_id == case_id))
+    return [row for row in rows if card_id in (row.summary or {}).get("ingredients", [])]
+
+
+def redact_card(session: Session, case_id: str, card_id: str) -> int:
+    """An erased card: every entry derived from it is marked, and its text (which may quote the card) is
+    dropped. Returns how many entries were marked."""
+    marked = 0
+    for row in entries_citing(session, case_id, card_id):
+        summary = dict(row.summary)
+        summary["erased_ingredients"] = sorted({*summary.get("erased_ingredients", []), card_id})
+        row.summary = summary
+        row.body = ""
+        marked += 1
+    return marked
+
+
+class RecordLedger(TransactionRunner):
+    async def case_record(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation and cross-examination of the case, oldest first."""
+        return await self._read(lambda s: read_entries(s, case_id))
+
+    async def last_interrogation(self, case_id: str) -> RecordEntry | None:
+        """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
+        found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
+        return found[0] if found else None
+
+    async def redact_card(self, case_id: str, card_id: str) -> int:
+        return await self._run(lambda s: redact_card(s, case_id, card_id))

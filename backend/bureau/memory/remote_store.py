@@ -1,0 +1,95 @@
+"""A remote seekdb / OceanBase server as a shared deployment: its database and collection are created once,
+by `bureau setup`, never by instances racing at start-up (two processes creating one collection at the
+same moment can crash with error 1235; a missing database fails with 1049)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pymysql
+
+from bureau.config import Settings
+
+_CONNECT_TIMEOUT_S = 5
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+class StoreNotPreparedError(RuntimeError):
+    """The remote database or collection does not exist yet: run `bureau setup` once first."""
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSchema:
+    database: bool
+    collection: bool
+
+    @property
+    def ready(self) -> bool:
+        return self.database and self.collection
+
+
+def _identifier(name: str, setting: str) -> str:
+    """Database and collection names go into DDL, which cannot take them as parameters."""
+    if not _IDENTIFIER.match(name):
+        raise ValueError(f"{setting} must be a plain identifier (letters, digits, underscore)")
+    return name
+
+
+def _connect(settings: Settings, database: str | None = None) -> pymysql.Connection:
+    return pymysql.connect(
+        host=settings.seekdb_host,
+        port=settings.seekdb_port,
+        user=settings.seekdb_user,
+        password=settings.seekdb_password.get_secret_value(),
+        database=database,
+        connect_timeout=_CONNECT_TIMEOUT_S,
+        read_timeout=30,
+        write_timeout=30,
+    )
+
+
+def schema_status(settings: Settings) -> RemoteSchema:
+    """Whether the configured database and collection exist. Raises pymysql errors if unreachable."""
+    database = _identifier(settings.seekdb_database, "BUREAU_SEEKDB_DATABASE")
+    collection = _identifier(settings.memory_collection, "BUREAU_MEMORY_COLLECTION")
+    connection = _connect(settings)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (database,))
+            if cursor.fetchone() is None:
+                return RemoteSchema(database=False, collection=False)
+            cursor.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+                (database, collection),
+            )
+            return RemoteSchema(database=True, collection=cursor.fetchone() is not None)
+    finally:
+        connection.close()
+
+
+def create_database(settings: Settings) -> None:
+    database = _identifier(settings.seekdb_database, "BUREAU_SEEKDB_DATABASE")
+    connection = _connect(settings)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+        connection.commit()
+    finally:
+        connection.close()
+
+
+def require_prepared(settings: Settings) -> None:
+    """At instance start-up: refuse, with the fix, instead of racing to create the schema."""
+    status = schema_status(settings)
+    where = f"{settings.seekdb_host}:{settings.seekdb_port}"
+    if not status.database:
+        raise StoreNotPreparedError(
+            f"The database {settings.seekdb_database!r} does not exist on the seekdb server at {where}: "
+            "run `bureau setup` once (before starting instances)."
+        )
+    if not status.collection:
+        raise StoreNotPreparedError(
+            f"The collection {settings.memory_collection!r} does not exist in {settings.seekdb_database!r} at "
+            f"{where}: run `bureau setup` once (before starting instances)."
+        )

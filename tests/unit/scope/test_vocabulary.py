@@ -1,0 +1,42 @@
+"""One vocabulary: every enumerated value is defined once in `scope.vocabulary`, and the one evidence rule
+(`may_be_evidence`, read from the memory policy table) is what interrogation, the answering packet and the
+role voice fallback all apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from bureau.answering.base import AnswerRequest
+from bureau.answering.role_voice.packet import build_packet
+from bureau.game.interrogation import classify
+from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES, may_be_evidence, writable_types
+from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
+from factories import CASE_ID, candidate, card
+
+
+def test_derived_memory_and_audit_records_are_never_evidence_and_everything_else_may_be() -> None:
+    assert {t for t in MemoryType if not may_be_evidence(t)} == {*DERIVED_MEMORY_TYPES, MemoryType.AUDIT_RECORD}
+    assert {"session", "task_state"} == DERIVED_MEMORY_TYPES
+    assert not may_be_evidence("fact")  # a type the policy table does not know
+
+
+def test_scenarios_load_only_memory_that_may_be_evidence() -> None:
+    assert set(writable_types(CreatedBy.SCENARIO)) == {t for t in MemoryType if may_be_evidence(t)}
+
+
+@pytest.mark.parametrize("memory_type", list(MemoryType))
+def test_every_layer_applies_the_same_evidence_rule(memory_type: MemoryType) -> None:
+    """A strong match of each memory type: a hit exactly when the rule allows it, in classify and the packet."""
+    stored = card(f"card-{memory_type}", "The safe combination is 0427.", memory_type=memory_type)
+    classified = classify([candidate(stored, 0.9)], "informant", threshold=0.35, band=0.05)
+    request = AnswerRequest(CASE_ID, "informant", "What is the safe combination?", "en", tuple(classified.hits))
+    packet = build_packet(
+        AnswerRequest(CASE_ID, "informant", "What is the safe combination?", "en", (candidate(stored, 0.9),))
+    )
+    if may_be_evidence(memory_type):
+        assert [c.card.id for c in classified.hits] == [stored.id]
+        assert [item.card_id for item in packet.hits] == [stored.id]
+    else:
+        assert classified.hits == [] and request.hits == ()
+        assert classified.misses == [(candidate(stored, 0.9), MissReason.DERIVED_CONTEXT)]
+        assert packet.hits == () and stored.id in packet.filtered
