@@ -136,6 +136,7 @@ def routes(secret_card_id: str) -> list[Route]:
         Route("GET", "/api/cases/{case}/record", OPERATOR, 200),
         Route("GET", "/api/cases/{case}/record/export?format=markdown", OPERATOR, 200),
         Route("GET", "/api/cases/{case}/stage/record", STAGE, 200),
+        Route("GET", "/api/cases/{case}/subject-access", OPERATOR, 200),
         Route("GET", "/api/memory-policy", OPERATOR, 200),
         Route("GET", "/api/cases/{case}/policy-decisions", OPERATOR, 200),  # the audit trail: never the stage
         # Writes, in the order the successful pass runs them:
@@ -143,8 +144,16 @@ def routes(secret_card_id: str) -> list[Route]:
         Route("POST", "/api/cases/{case}/whispers", OPERATOR, 201, {"role": "detective", "text": "A blue van idled."}),
         Route("POST", "/api/cases/{case}/interrogations", OPERATOR, 200, {"role": "detective", "question": "Any van?"}),
         Route(
+            "POST",
+            "/api/cases/{case}/cross-examinations",
+            OPERATOR,
+            200,
+            {"roles": ["detective", "suspect"], "question": "Any van?"},
+        ),
+        Route(
             "POST", "/api/cases/{case}/publications", OPERATOR, 201, {"role": "informant", "card_id": secret_card_id}
         ),
+        Route("DELETE", "/api/cases/{case}/cards/" + secret_card_id, OPERATOR, 204),
         Route("POST", "/api/cases/{case}/reset", OPERATOR, 200),
         Route("DELETE", "/api/cases/{case}", OPERATOR, 204),
     ]

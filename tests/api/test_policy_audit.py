@@ -132,7 +132,7 @@ async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
         await gateway.write(scope, CardDraft(f"Old note {i}.", "note", "note", expires_at=past)) for i in range(7)
     ]
     live = set(raw_ids(services, scope)) - {c.id for c in expired} - {published.id}
-    monkeypatch.setattr(gateway_module, "_LIST_LIMIT", 3)  # several pages even for a small case
+    monkeypatch.setattr(gateway_module, "_PAGE_SIZE", 3)  # several pages even for a small case
 
     await asyncio.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.05)  # let `soon` pass
     purged = await sweep_when_free(RetentionSweeper(gateway, services.ledger))

@@ -39,6 +39,7 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         return None
     hits = trace.get("hits", [])
     public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if _public(h.get("space"))]
+    public_ids = {h["card_id"] for h in public_hits}
     return {
         "role": trace.get("role"),
         "searched_scopes": list(trace.get("searched_scopes", [])),
@@ -46,6 +47,10 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
         "verdict": trace.get("certainty") or (Certainty.KNOWN if hits else Certainty.UNKNOWN),
+        # Only a disagreement between board cards: one involving a private card is the operator's to see.
+        "conflicting": any(
+            set(conflict.get("card_ids", [])) <= public_ids for conflict in trace.get("conflicts", []) or []
+        ),
         "duration_ms": trace.get("duration_ms"),
     }
 
@@ -77,7 +82,8 @@ def stage_record_entry(entry: RecordEntry) -> Payload:
     if entry.audience == SEALED_LABEL:
         return {**base, "sealed": True}
     results = entry.summary.get("results", [])
-    return {**base, "sealed": False, "retrievals": [stage_retrieval(r.get("trace")) for r in results]}
+    retrievals = [stage_retrieval(r.get("trace")) for r in results]
+    return {**base, "sealed": False, "roles": list(entry.roles), "retrievals": retrievals}
 
 
 def stage_record(entries: list[RecordEntry]) -> list[Payload]:
@@ -118,6 +124,19 @@ def _publication_completed(payload: Payload) -> Payload:
     }
 
 
+def _cross_examination(payload: Payload) -> Payload:
+    """A sealed conclusion is announced and nothing else; an open one shows each role's public retrieval."""
+    if payload.get("sealed", True):
+        return {**_case_only(payload), "sealed": True}
+    retrievals = [stage_retrieval(trace) for trace in payload.get("traces", [])]
+    return {**_case_only(payload), "sealed": False, "roles": list(payload.get("roles", [])), "retrievals": retrievals}
+
+
+def _card_erased(payload: Payload) -> Payload:
+    """Which board copies disappeared (public ids); the private card's id and space stay private."""
+    return {**_case_only(payload), "board_card_ids": list(payload.get("board_card_ids", []))}
+
+
 STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
     EventType.CASE_CREATED: _case_only,
     EventType.CASE_RESET: _case_only,
@@ -127,6 +146,8 @@ STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
     EventType.ANSWER_COMPLETED: None,  # the answer's certainty and evidence derive from private cards
     EventType.PUBLICATION_STARTED: _publication_started,
     EventType.PUBLICATION_COMPLETED: _publication_completed,
+    EventType.CROSS_EXAMINATION_COMPLETED: _cross_examination,
+    EventType.CARD_ERASED: _card_erased,
 }
 
 

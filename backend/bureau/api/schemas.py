@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bureau.game.scenario_schema import Language
 from bureau.scope.keys import Role
@@ -34,6 +34,18 @@ class WhisperBody(Versioned):
 class InterrogationBody(Versioned):
     role: Role
     question: str = Field(max_length=2000)
+
+
+class CrossExaminationBody(Versioned):
+    roles: list[Role] = Field(min_length=2, max_length=3)
+    question: str = Field(max_length=2000)
+
+    @field_validator("roles")
+    @classmethod
+    def _distinct(cls, roles: list[Role]) -> list[Role]:
+        if len(set(roles)) != len(roles):
+            raise ValueError("each role at most once")
+        return roles
 
 
 class PublicationBody(Versioned):

@@ -25,6 +25,7 @@ from bureau.answering.base import (
     AnswerRequest,
     Responder,
 )
+from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
@@ -39,6 +40,7 @@ from bureau.scope.memory_policy import WritePath
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
+security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
@@ -82,6 +84,15 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         else:
             result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
     return result
+
+
+def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The delivery rule on a role's search: an item reaches the role only if its readership admits the
+    role (its own space, the board). The gateway already re-checks scopes; this is the audience check."""
+    kept = [c for c in candidates if readers_of_space(c.card.space).admits(role)]
+    if len(kept) != len(candidates):
+        security_log.warning("security: %d search result(s) withheld from %s", len(candidates) - len(kept), role)
+    return kept
 
 
 class InterrogationState(TypedDict, total=False):
@@ -134,6 +145,7 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
         "evidence": list(answer.evidence),
         "responder": answer.responder,
         "fallback_reason": answer.fallback_reason,
+        "conflicts": [conflict.as_dict() for conflict in answer.conflicts],
     }
 
 
@@ -266,11 +278,14 @@ class Interrogation:
         # The read policy (owner key, expiry, type, screening now) runs in the gateway before classification:
         # only what passes can be a hit, a borderline candidate or reach a model.
         retrieval = await self.gateway.retrieve(scopes, state["question"], self.settings.search_limit)
+        candidates = admitted_for(state["role"], retrieval.candidates)
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
         return {
             "searched": [scope.space for scope in scopes],
-            "classified": classify(retrieval.candidates, state["role"], threshold, band),
-            "excluded": retrieval.excluded,
+            "classified": classify(candidates, state["role"], threshold, band),
+            "excluded": [
+                e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(state["role"])
+            ],
         }
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
@@ -283,8 +298,8 @@ class Interrogation:
             hits=tuple(classified.hits),
             borderline=tuple(classified.borderline),
         )
-        answer = await self.responder.answer(request)
-        return {"answer": validate_answer(answer, request)}
+        answer = validate_answer(await self.responder.answer(request), request)
+        return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
 
     async def _persist(self, state: InterrogationState) -> dict[str, Any]:
         case_id, role, answer = state["case_id"], state["role"], state["answer"]
@@ -327,13 +342,17 @@ class Interrogation:
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
         """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again."""
+        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
         try:
-            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-            for stale in sessions[:-SESSION_MEMORY_KEEP]:
-                await self.gateway.delete(scope, stale.id)
+            await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
+def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
+    """The cards an answer cites, in citation order."""
+    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
+    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
 
 
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from bureau.game.compensation import discard_card
 from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
@@ -20,6 +20,7 @@ from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
+from bureau.scope.audience import Readers, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
 from bureau.scope.memory_policy import parse_trust
 from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
@@ -84,6 +85,8 @@ class Publisher:
             copy = await self._find_or_write_copy(board, source)
             self.fault("after_board_write")
             self.fault("before_mark_ready")
+            if not await self._still_private(source):
+                raise CardNotFoundError(source.id)  # erased or reset while we wrote the copy: undo it
             done = await self.ledger.complete_publication(
                 case_id,
                 source.id,
@@ -111,6 +114,14 @@ class Publisher:
         if done is None:
             return await self._lost_lease(board, source, copy)
         return card_view(copy)
+
+    async def _still_private(self, source: StoredCard) -> bool:
+        """Publishing is the one way anything widens, so it is checked again at the moment it happens: the
+        source must still be this role's own private card in this case."""
+        current = await self.gateway.get(role_scope(source.case_id, cast(Role, source.space)), source.id)
+        if current is None or current.is_derived:
+            return False
+        return readers_of_space(current.space) == Readers.of(source.space)
 
     async def _find_or_write_copy(self, board: MemoryScope, source: StoredCard) -> StoredCard:
         """Reconcile first: a crashed attempt may already have written the copy."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections import Counter
 from dataclasses import asdict
 from typing import Any
@@ -11,12 +12,20 @@ from typing import Any
 from bureau.answering.base import Responder
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
-from bureau.game.errors import CaseNotFoundError, ScenarioNotFoundError, UnsafeInputError, VersionConflictError
+from bureau.game.cross_examination import CrossExamination
+from bureau.game.errors import (
+    CardNotFoundError,
+    CaseNotFoundError,
+    ScenarioNotFoundError,
+    UnsafeInputError,
+    VersionConflictError,
+)
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
+from bureau.game.subject_access import subject_access_view
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
 from bureau.ledger.policy_audit import WRITE_ACCEPTED, WRITE_REJECTED, PolicyDecision
 from bureau.ledger.record import RecordEntry
@@ -33,17 +42,18 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
-from bureau.scope.keys import BOARD, SPACES, MemoryScope, Role, role_scope
+from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
-from bureau.scope.vocabulary import CreatedBy, EventType, MemoryType
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
+RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
 # What a whispered card is, in the game's terms, by the memory type the operator chose.
 _WHISPER_KIND = {
-    MemoryType.LONG_TERM_KNOWLEDGE: "secret",
-    MemoryType.OPERATIONAL_MEMORY: "note",
-    MemoryType.USER_PREFERENCE: "preference",
+    MemoryType.LONG_TERM_KNOWLEDGE: Kind.SECRET,
+    MemoryType.OPERATIONAL_MEMORY: Kind.NOTE,
+    MemoryType.USER_PREFERENCE: Kind.PREFERENCE,
 }
 
 
@@ -62,6 +72,7 @@ class Bureau:
         self.ledger = ledger
         self.scenarios = load_builtin_scenarios()
         self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, audit=self.audit)
+        self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
         self.sweeper = RetentionSweeper(gateway, ledger)
 
@@ -91,13 +102,34 @@ class Bureau:
         last = await self.ledger.last_interrogation(case_id)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
 
+    def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
+        """The scenario in every language it ships in (labels in the interface language, not only the case's)."""
+        return tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == scenario_id)
+
+    async def latest_case_id(self) -> str:
+        """The newest active case, for a stage that follows the operator from case to case."""
+        case = await self.ledger.latest_active_case()
+        if case is None:
+            raise CaseNotFoundError("latest")
+        return case.id
+
     async def snapshot(self, case_id: str) -> dict[str, Any]:
-        return operator_snapshot(await self.state(case_id))
+        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
+        case record, so a reload or a second console sees what this one saw."""
+        state = await self.state(case_id)
+        interrogations = await self.ledger.interrogations(case_id)
+        return operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
         case = await self.require_case(case_id)
         return case, await self.ledger.case_record(case_id)
+
+    async def subject_access(self, case_id: str) -> dict[str, Any]:
+        """Which spaces hold which cards, every board copy with its source, every derived artifact with its
+        ingredients and audience."""
+        state = await self.state(case_id)
+        return subject_access_view(state, await self.ledger.case_record(case_id))
 
     # ----- commands ------------------------------------------------------------------------------------
 
@@ -116,19 +148,52 @@ class Bureau:
         return await self.snapshot(case_id)
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
-        """Back to the scenario start: write the new cards, commit, then remove the old ones. A failure before
-        the commit undoes the new cards (nothing changed); a failed delete after it becomes a cleanup task."""
+        """Back to the scenario start, at any size: write the new cards, commit, then remove the old ones.
+        A failure before the commit undoes the new cards (nothing changed); a failed delete after it becomes
+        a cleanup task. Without `expected_version` a reset waits its turn: commands that commit meanwhile
+        make it list the old cards again and retry, instead of failing."""
+        started_after = await self.ledger.latest_event_id()
         case = await self._check_version(case_id, expected_version)
-        old = [(scope, card) for scope in _case_scopes(case_id) for card in await self.gateway.list(scope)]
         written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
-        # Always the version we read: of two resets at once, one commits and the other undoes its cards.
-        await self._commit_or_undo(
-            case_id, written, [PendingEvent(EventType.CASE_RESET, {})], expected_version=case.version, forget_state=True
-        )
-        for scope, card in old:
-            await discard_card(self.gateway, self.ledger, scope, card.id, "reset")
+        new_ids = {card.id for _, card in written}
+        version, deadline = case.version, time.monotonic() + RESET_RETRY_S
+        try:
+            while True:
+                old = {
+                    scope: [c.id for c in await self.gateway.list(scope) if c.id not in new_ids]
+                    for scope in _case_scopes(case_id)
+                }
+                try:
+                    # The version read before listing: a command that commits in between makes this one retry.
+                    event = PendingEvent(EventType.CASE_RESET, {})
+                    await self.ledger.change_case(case_id, [event], expected_version=version, forget_state=True)
+                    break
+                except VersionMismatchError:
+                    if expected_version is not None or time.monotonic() > deadline:
+                        raise
+                    if await self._was_reset_since(case_id, started_after):
+                        # Another reset won: the case is at its start already (and may have removed our cards).
+                        await self._undo(written)
+                        return await self.snapshot(case_id)
+                version = (await self.require_case(case_id)).version
+        except BaseException as exc:
+            await self._undo(written)
+            if isinstance(exc, VersionMismatchError):
+                raise VersionConflictError(await self.snapshot(case_id)) from exc
+            if isinstance(exc, CaseMissingError):
+                raise CaseNotFoundError(case_id) from exc
+            raise
+        for scope, card_ids in old.items():
+            await self._discard_many(scope, card_ids, "reset")
         await self.audit(case_id, loaded_decisions(written))
         return await self.snapshot(case_id)
+
+    async def _was_reset_since(self, case_id: str, cursor: int) -> bool:
+        while batch := await self.ledger.events_after(case_id, cursor):
+            if any(event.type == EventType.CASE_RESET for event in batch):
+                return True
+            cursor = batch[-1].id
+        return False
 
     async def erase(self, case_id: str) -> None:
         case = await self.ledger.get_case(case_id)
@@ -187,6 +252,44 @@ class Bureau:
         )
         case = await self._check_version(case_id, expected_version)
         return await self.interrogation.run(case_id, role, text, case.language, expected_version)
+
+    async def cross_examine(
+        self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
+    ) -> dict[str, Any]:
+        """One question to several roles, each searched in its own scopes; a joint conclusion whose audience
+        is the narrowest of its ingredients (sealed when it mixes two roles' private cards)."""
+        text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
+        case = await self._check_version(case_id, expected_version)
+        return await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
+
+    async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
+        """Erase one private card: its board copies go with it, and every record entry derived from either
+        is marked and loses its text. The ledger commits first; a store delete that fails afterwards
+        becomes a cleanup task, so the card is gone from the game at once and from the store soon after."""
+        await self._check_version(case_id, expected_version)
+        card = await self._private_card(case_id, card_id)
+        board = board_scope(case_id)
+        copies = await self.gateway.find_by_source(board, card.id)
+        event = PendingEvent(
+            EventType.CARD_ERASED,
+            {"space": card.space, "card_id": card.id, "board_card_ids": [c.id for c in copies]},
+        )
+        try:
+            await self.ledger.erase_card(case_id, card.id, [c.id for c in copies], [event], expected_version)
+        except CaseMissingError as exc:
+            raise CaseNotFoundError(case_id) from exc
+        except VersionMismatchError as exc:
+            raise VersionConflictError(await self.snapshot(case_id)) from exc
+        for copy in copies:
+            await discard_card(self.gateway, self.ledger, board, copy.id, "card_erased")
+        await discard_card(self.gateway, self.ledger, role_scope(case_id, card.space), card.id, "card_erased")
+
+    async def _private_card(self, case_id: str, card_id: str) -> StoredCard:
+        for role in ROLES:
+            card = await self.gateway.get(role_scope(case_id, role), card_id)
+            if card is not None:
+                return card
+        raise CardNotFoundError(card_id)  # a board copy, another case's card and no card at all look alike
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None
@@ -257,8 +360,8 @@ class Bureau:
         try:
             for role, cards in scenario.cards.by_role().items():
                 scope = role_scope(case_id, role)
-                for card in cards:
-                    draft = CardDraft(
+                drafts = [
+                    CardDraft(
                         content=card.content,
                         topic=card.topic,
                         kind=card.kind,
@@ -267,15 +370,30 @@ class Bureau:
                         created_by=CreatedBy.SCENARIO,
                         key=card.key,
                     )
-                    written.append((scope, await self.gateway.write(scope, draft)))
+                    for card in cards
+                ]
+                written += [(scope, card) for card in await self.gateway.write_many(scope, drafts)]
         except BaseException:
             await self._undo(written)
             raise
         return written
 
     async def _undo(self, written: Written) -> None:
+        by_scope: dict[MemoryScope, list[str]] = {}
         for scope, card in written:
-            await discard_card(self.gateway, self.ledger, scope, card.id, "undo_failed_command")
+            by_scope.setdefault(scope, []).append(card.id)
+        for scope, card_ids in by_scope.items():
+            await self._discard_many(scope, card_ids, "undo_failed_command")
+
+    async def _discard_many(self, scope: MemoryScope, card_ids: list[str], reason: str) -> None:
+        """One batched delete; if the store fails, card by card, each failure left as a cleanup task."""
+        if not card_ids:
+            return
+        try:
+            await self.gateway.delete_many(scope, card_ids)
+        except MemoryUnavailableError:
+            for card_id in card_ids:
+                await discard_card(self.gateway, self.ledger, scope, card_id, reason)
 
     async def _purge_quietly(self, case_id: str) -> None:
         """A case whose creation failed: nobody ever saw it, so there is nothing to announce."""

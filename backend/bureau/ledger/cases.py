@@ -17,7 +17,7 @@ from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
-from bureau.ledger.record import RecordDraft, append_entry, forget_entries
+from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
 from bureau.ledger.transactions import (
     CaseMissingError,
     LedgerConflictError,
@@ -75,6 +75,16 @@ class CaseLedger(TransactionRunner):
 
     async def list_cases(self) -> list[CaseRecord]:
         return await self._read(lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
+
+    async def latest_active_case(self) -> CaseRecord | None:
+        """The newest case that is in play: what a following stage shows."""
+
+        def work(session: Session) -> CaseRecord | None:
+            stmt = select(CaseRow).where(CaseRow.status == ACTIVE).order_by(CaseRow.created_at.desc(), CaseRow.id)
+            row = session.scalars(stmt.limit(1)).first()
+            return case_record(row) if row else None
+
+        return await self._read(work)
 
     async def change_case(
         self,
@@ -178,6 +188,28 @@ class CaseLedger(TransactionRunner):
             return await self._run(work)
         except LedgerConflictError:  # another instance created it at the same moment: use theirs
             return await self._read(lambda session: keys.case_key(session, case_id))
+
+    async def erase_card(
+        self,
+        case_id: str,
+        card_id: str,
+        copy_ids: list[str],
+        events: Sequence[PendingEvent],
+        expected_version: int | None = None,
+    ) -> CaseRecord:
+        """One private card is erased: its publication is forgotten and every record entry derived from it or
+        from one of its board copies is marked (and loses its text), with the case's version and events."""
+
+        def extra(session: Session) -> None:
+            session.execute(
+                delete(PublicationRow).where(
+                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == card_id
+                )
+            )
+            for erased in (card_id, *copy_ids):
+                redact_card(session, case_id, erased)
+
+        return await self._change(case_id, events, expected_version, extra=extra)
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:

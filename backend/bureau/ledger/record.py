@@ -18,10 +18,11 @@ from sqlalchemy.orm import Session
 from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
+from bureau.scope.vocabulary import RecordKind
 from bureau.sealing import CaseCipher, SealError
 
-INTERROGATION = "interrogation"
-CROSS_EXAMINATION = "cross_examination"
+INTERROGATION = RecordKind.INTERROGATION
+CROSS_EXAMINATION = RecordKind.CROSS_EXAMINATION
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +130,11 @@ class RecordLedger(TransactionRunner):
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
 
+    async def interrogations(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
+        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))
+
     async def last_interrogation(self, case_id: str) -> RecordEntry | None:
         """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
         found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
         return found[0] if found else None
-
-    async def redact_card(self, case_id: str, card_id: str) -> int:
-        return await self._run(lambda s: redact_card(s, case_id, card_id))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
+from bureau.ledger.limits import LimitLedger
 from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
 from bureau.ledger.record import RecordEntry, RecordLedger
@@ -57,5 +58,6 @@ class Ledger(
     RecordLedger,
     PolicyAuditLedger,
     CaseLedger,
+    LimitLedger,
 ):
     """Every aggregate of the ledger over one engine and one transaction runner."""

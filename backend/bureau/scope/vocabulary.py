@@ -21,6 +21,15 @@ class EventType(StrEnum):
     ANSWER_COMPLETED = "answer.completed"
     PUBLICATION_STARTED = "publication.started"
     PUBLICATION_COMPLETED = "publication.completed"
+    CROSS_EXAMINATION_COMPLETED = "cross_examination.completed"
+    CARD_ERASED = "card.erased"
+
+
+class RecordKind(StrEnum):
+    """What a case-record entry records."""
+
+    INTERROGATION = "interrogation"
+    CROSS_EXAMINATION = "cross_examination"
 
 
 class MemoryType(StrEnum):

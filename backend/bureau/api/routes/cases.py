@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from bureau.api.deps import OperatorDep, ServicesDep, StageDep
 from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
-from bureau.api.schemas import CreateCase, InterrogationBody, PublicationBody, ResetBody, WhisperBody
+from bureau.api.schemas import (
+    CreateCase,
+    CrossExaminationBody,
+    InterrogationBody,
+    PublicationBody,
+    ResetBody,
+    WhisperBody,
+)
 from bureau.game.record_views import markdown_report, record_entry_view
 from bureau.scope.audience import Audience
 
@@ -63,6 +70,32 @@ async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: Operator
 @router.post(CASE_PATH + "/interrogations")
 async def interrogate(case_id: str, body: InterrogationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.interrogate(case_id, body.role, body.question, body.expected_version)
+
+
+@router.post(CASE_PATH + "/cross-examinations")
+async def cross_examine(case_id: str, body: CrossExaminationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+    """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
+    return await svc.bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
+
+
+@router.delete(CASE_PATH + "/cards/{card_id}", status_code=204)
+async def delete_card(
+    case_id: str,
+    card_id: Annotated[str, Path(min_length=1, max_length=64)],
+    svc: ServicesDep,
+    _: OperatorDep,
+    expected_version: Annotated[int | None, Query(ge=0)] = None,
+) -> Response:
+    """Erase a private card, its board copies, and the text of every record entry derived from them."""
+    await svc.bureau.delete_card(case_id, card_id, expected_version)
+    return Response(status_code=204)
+
+
+@router.get(CASE_PATH + "/subject-access")
+async def subject_access(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+    """Which spaces hold which cards, every board copy with its source, every derived artifact with its
+    ingredients and audience."""
+    return await svc.bureau.subject_access(case_id)
 
 
 @router.post(CASE_PATH + "/publications", status_code=201)

@@ -44,6 +44,7 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
+    if (sending) return;
     if (length === 0) {
       setStatus({ kind: "error", message: t("whisper.empty") });
       return;
@@ -112,7 +113,7 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
             {t("whisper.counter", { n: length, max: WHISPER_MAX_LENGTH })}
             {tooLong && ` — ${t("whisper.tooLong", { max: WHISPER_MAX_LENGTH })}`}
           </span>
-          <button type="submit" className="button button--primary" disabled={sending || tooLong}>
+          <button type="submit" className="button button--primary" disabled={tooLong} aria-disabled={sending}>
             {sending ? t("whisper.sending") : t("whisper.submit")}
           </button>
         </div>

@@ -1,0 +1,132 @@
+"""Cross-examination: one question to several roles at once, and a joint conclusion with its audience.
+
+Each role is searched in its own scopes (own space + board), exactly as an interrogation would; nothing is
+pooled before the answers. The joint conclusion is derived from every role's hits, so its readership is
+the narrowest of them all: two roles' private cards together make it sealed (nobody may encounter it). A
+conclusion lives only in the case record (sealed text in the ledger), never in the memory store, so no
+role's search can ever retrieve it and no publication can ever name it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bureau.answering.base import Answer, AnswerRequest, Responder
+from bureau.config import Settings
+from bureau.game.interrogation import admitted_for, build_trace, classify, provenance, validate_answer
+from bureau.ledger.events import PendingEvent
+from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
+from bureau.memory.gateway import MemoryGateway
+from bureau.scope.audience import Readers, narrowest, readers_of_space
+from bureau.scope.keys import Role, readable_scopes
+from bureau.scope.vocabulary import EventType
+
+_TOGETHER = {"en": "Together: ", "zh": "综合来看："}
+_NOBODY = {"en": "None of them knows.", "zh": "他们都不知道。"}
+_ROLE_LABEL = {
+    "en": {"detective": "the detective", "informant": "the informant", "suspect": "the suspect"},
+    "zh": {"detective": "侦探", "informant": "线人", "suspect": "嫌疑人"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RoleResult:
+    role: str
+    answer: Answer
+    trace: dict[str, Any]
+
+
+def conclusion_readers(roles: list[str], results: list[RoleResult]) -> Readers:
+    """The question was put to `roles`; the conclusion is derived from every hit of every role."""
+    hits = [hit for result in results for hit in result.trace["hits"]]
+    return narrowest(Readers.of(*roles), *(readers_of_space(hit["space"]) for hit in hits))
+
+
+def _conclusion_text(results: list[RoleResult], language: str) -> str:
+    lang = language if language in _TOGETHER else "en"
+    known = [r for r in results if r.answer.certainty != "unknown"]
+    if not known:
+        return _NOBODY[lang]
+    return _TOGETHER[lang] + " ".join(f"({_ROLE_LABEL[lang][r.role]}) {r.answer.text}" for r in known)
+
+
+def _joint_certainty(results: list[RoleResult]) -> str:
+    certainties = {r.answer.certainty for r in results}
+    return "known" if "known" in certainties else ("uncertain" if "uncertain" in certainties else "unknown")
+
+
+Commit = Callable[..., Awaitable[Any]]
+
+
+class CrossExamination:
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
+        self.settings = settings
+        self.gateway = gateway
+        self.responder = responder
+        self._commit = commit
+
+    async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
+        started = time.perf_counter()
+        scopes = readable_scopes(case_id, role)
+        candidates = admitted_for(role, await self.gateway.search(scopes, question, self.settings.search_limit))
+        threshold, band = self.settings.effective_threshold, self.settings.borderline_band
+        classified = classify(candidates, role, threshold, band)
+        request = AnswerRequest(
+            case_id=case_id,
+            role=role,
+            question=question,
+            language=language,
+            hits=tuple(classified.hits),
+            borderline=tuple(classified.borderline),
+        )
+        answer = validate_answer(await self.responder.answer(request), request)
+        duration = (time.perf_counter() - started) * 1000
+        trace = build_trace([s.space for s in scopes], threshold, band, classified, answer, duration)
+        return RoleResult(role, answer, trace)
+
+    async def run(
+        self, case_id: str, roles: list[Role], question: str, language: str, expected_version: int | None
+    ) -> dict[str, Any]:
+        results = [await self._ask_one(case_id, role, question, language) for role in roles]
+        readers = conclusion_readers(list(roles), results)
+        text = _conclusion_text(results, language)
+        sources = [item for r in results for item in provenance(r.trace)]
+        conclusion = {
+            "certainty": _joint_certainty(results),
+            "audience": readers.label,
+            "sealed": readers.is_sealed,
+        }
+        per_role = [
+            {
+                "role": r.role,
+                "certainty": r.answer.certainty,
+                "audience": Readers.of(r.role).label,
+                "trace": r.trace,
+            }
+            for r in results
+        ]
+        draft = RecordDraft(
+            kind=CROSS_EXAMINATION,
+            roles=list(roles),
+            audience=readers.label,
+            summary={
+                "results": per_role,
+                "conclusion": conclusion,
+                "provenance": sources,
+                "ingredients": sorted({item["card_id"] for item in sources}),
+            },
+            body={"question": question, "answers": {r.role: r.answer.text for r in results}, "conclusion": text},
+        )
+        event = PendingEvent(
+            EventType.CROSS_EXAMINATION_COMPLETED,
+            {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
+        )
+        await self._commit(case_id, [], [event], expected_version=expected_version, record=draft)
+        return {
+            "roles": list(roles),
+            "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],
+            "conclusion": {**conclusion, "text": text, "provenance": sources},
+        }

@@ -1,0 +1,146 @@
+"""Erasure that reaches the disk: after a case is erased (API and CLI), no plaintext of its memories,
+questions or answers can be found in any file under the data directory, the embedded store's data and
+redo/log files included (scanned byte-wise, and inside every zstd/zlib stream found there).
+
+A control proves the scan can see the threat: text handed to the store unsealed, then deleted, is still
+found in its files. Sealing (docs/erasure.md) is why the game's own text never is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import secrets
+import string
+import subprocess
+import sys
+import zlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import zstandard
+
+from bureau.api.deps import Services
+from helpers import NewCase, ask, informant_secret_card, publish
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
+_CHUNK = 8 << 20
+
+
+def marker() -> str:
+    return "zq" + "".join(secrets.choice(string.ascii_lowercase) for _ in range(14))
+
+
+def _streams(blob: bytes) -> Iterator[bytes]:
+    """Every zstd frame and zlib stream that decompresses, wherever it starts in the file."""
+    start = blob.find(_ZSTD_MAGIC)
+    while start != -1:
+        with contextlib.suppress(zstandard.ZstdError):
+            yield zstandard.ZstdDecompressor().decompressobj().decompress(blob[start : start + (4 << 20)])
+        start = blob.find(_ZSTD_MAGIC, start + 1)
+    for header in _ZLIB_HEADERS:
+        start = blob.find(header)
+        while start != -1:
+            with contextlib.suppress(zlib.error):
+                yield zlib.decompressobj().decompress(blob[start : start + (1 << 20)], 4 << 20)
+            start = blob.find(header, start + 1)
+
+
+def scan(data_dir: Path, needles: list[str]) -> dict[str, list[str]]:
+    """Which files under `data_dir` contain which needle (UTF-8), raw or decompressed."""
+    pattern = re.compile(b"|".join(re.escape(n.encode()) for n in needles))
+    found: dict[str, list[str]] = {}
+    for path in sorted(p for p in data_dir.rglob("*") if p.is_file() and not p.is_symlink()):
+        try:
+            with path.open("rb") as handle:
+                blob = handle.read()
+        except OSError:
+            continue  # a socket or a file that vanished while we walked
+        hits = {m.group().decode() for m in pattern.finditer(blob)}
+        for stream in _streams(blob):
+            hits |= {m.group().decode() for m in pattern.finditer(stream)}
+        for hit in hits:
+            found.setdefault(hit, []).append(str(path.relative_to(data_dir)))
+    return found
+
+
+async def play(client: httpx.AsyncClient, new_case: NewCase, markers: list[str]) -> str:
+    """Whispers, questions and answers carrying the markers, a publication and a cross-examination."""
+    case = await new_case()
+    case_id = case["case"]["id"]
+    for role, m in zip(("informant", "suspect", "detective"), markers, strict=False):
+        response = await client.post(
+            f"/api/cases/{case_id}/whispers", json={"role": role, "text": f"Marker {m} hides in the cellar."}
+        )
+        assert response.status_code == 201
+        answer = await ask(client, case_id, role, f"Where does marker {m} hide?")
+        assert m in answer["answer"]  # the answer quotes the whisper: it is private text too
+    assert (await publish(client, case_id, "informant", informant_secret_card(case)["id"])).status_code == 201
+    joint = await client.post(
+        f"/api/cases/{case_id}/cross-examinations",
+        json={"roles": ["informant", "suspect"], "question": f"Where does marker {markers[0]} or {markers[1]} hide?"},
+    )
+    assert joint.status_code == 200 and joint.json()["conclusion"]["sealed"] is True
+    return case_id
+
+
+async def write_unsealed_control(services: Services, text: str) -> None:
+    """The threat, shown: text handed to the store as it is (as PowerMem's own add() would), then deleted."""
+    gateway = services.gateway
+
+    def blocking() -> None:
+        storage = gateway._store().storage
+        now = datetime.now(UTC)
+        vector = gateway._embedder.embed_query(text)
+        row = {"content": text, "embedding": vector, "user_id": "control:unsealed", "agent_id": "control"}
+        memory_id = storage.add_memory({**row, "metadata": {}, "filters": {}, "created_at": now, "updated_at": now})
+        storage.delete_memory(memory_id, user_id="control:unsealed", agent_id="control")
+
+    await asyncio.get_running_loop().run_in_executor(gateway._executor, blocking)
+
+
+def cli_erase(data_dir: Path, case_id: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
+    command = [sys.executable, "-m", "bureau.cli", "erase", "--case", case_id, "--data-dir", str(data_dir)]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180, check=False)
+
+
+async def test_no_plaintext_of_an_erased_case_survives_anywhere_under_the_data_dir(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    data_dir = services.settings.data_dir
+    by_api, by_cli, kept = [marker() for _ in range(3)], [marker() for _ in range(3)], [marker()]
+    erased_via_api = await play(client, new_case, by_api)
+    erased_via_cli = await play(client, new_case, by_cli)
+    neighbour = (await new_case())["case"]["id"]
+    await client.post(
+        f"/api/cases/{neighbour}/whispers", json={"role": "suspect", "text": f"Marker {kept[0]} hides in the cellar."}
+    )
+    control = marker()
+    await write_unsealed_control(services, f"Control {control} was written unsealed.")
+
+    before = scan(data_dir, [*by_api, *by_cli, *kept, control, erased_via_api])
+    assert control in before, "the scan must see what the store keeps after a delete"
+    assert erased_via_api in before  # the case's rows are in the scanned files (its id is not secret)
+    assert not set(before) & {*by_api, *by_cli, *kept}  # sealed before the store ever saw them
+
+    assert (await client.delete(f"/api/cases/{erased_via_api}")).status_code == 204
+    result = cli_erase(data_dir, erased_via_cli)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+    after = scan(data_dir, [*by_api, *by_cli])
+    assert after == {}, after
+    for case_id in (erased_via_api, erased_via_cli):
+        for path in ("", "/stage", "/record", "/subject-access", "/stage/record"):
+            response = await client.get(f"/api/cases/{case_id}{path}")
+            assert (response.status_code, response.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), path
+        assert await services.ledger.case_key(case_id) is None
+        assert case_id not in await services.gateway.list_case_ids()
+    # The neighbour is untouched and still searchable.
+    answer = await ask(client, neighbour, "suspect", f"Where does marker {kept[0]} hide?")
+    assert answer["certainty"] == "known" and kept[0] in answer["answer"]
