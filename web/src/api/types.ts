@@ -73,6 +73,7 @@ export interface CaseInfo {
 export type HitStatus = "hit" | "borderline_confirmed";
 export type MissReason =
   | "below_threshold"
+  | "uncertain"
   | "borderline_rejected"
   | "derived_context"
   | "duplicate"
@@ -81,6 +82,9 @@ export type MissReason =
   | "type_not_evidence"
   | "expired"
   | "failed_validation";
+
+/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` among them. */
+export type Signals = Record<string, number>;
 
 /** What the operator may whisper (GET /api/memory-policy). */
 export interface MemoryPolicy {
@@ -114,6 +118,7 @@ export interface TraceHit {
   topic: string;
   memory_type: string;
   status: HitStatus;
+  signals?: Signals;
 }
 
 export interface TraceMiss {
@@ -123,6 +128,7 @@ export interface TraceMiss {
   topic: string;
   memory_type: string;
   reason: MissReason;
+  signals?: Signals;
 }
 
 export interface Trace {
@@ -134,6 +140,7 @@ export interface Trace {
   borderline_floor: number;
   duration_ms: number;
   conflicts?: Conflict[];
+  certainty?: Certainty;
   responder: ResponderMode;
   fallback_reason: string | null;
 }
@@ -144,7 +151,7 @@ export interface StoredAnswer extends InterrogationResult {
 }
 
 /** How a role knows a key fact, as the server keeps it; facts no answer spoke to are absent. */
-export type KnownCell = "own_memory" | "board" | "conflicting" | "unknown";
+export type KnownCell = "own_memory" | "board" | "conflicting" | "uncertain" | "unknown";
 
 export interface OperatorSnapshot {
   case: CaseInfo;
