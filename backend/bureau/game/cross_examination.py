@@ -72,7 +72,7 @@ class CrossExamination:
     async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
         started = time.perf_counter()
         scopes = readable_scopes(case_id, role)
-        classified = await search_and_classify(self.gateway, self.settings, scopes, role, question)
+        classified, _excluded = await search_and_classify(self.gateway, self.settings, scopes, role, question)
         request = AnswerRequest(
             case_id=case_id,
             role=role,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -27,16 +27,19 @@ from bureau.answering.base import (
     AnswerRequest,
     Responder,
 )
+from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
+from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
 from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.relevance import question_language
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.memory_policy import WritePath
 from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
@@ -44,7 +47,6 @@ log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
-SESSION_MEMORY_TTL = timedelta(hours=24)
 _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
 
 
@@ -115,12 +117,17 @@ def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
 
 async def search_and_classify(
     gateway: MemoryGateway, settings: Settings, scopes: Sequence[MemoryScope], role: Role, question: str
-) -> Classified:
-    """The role's scoped search, the audience check, then the relevance policy on every candidate."""
+) -> tuple[Classified, list[Excluded]]:
+    """The role's scoped search (the read policy runs in the gateway first: only what passes can be a hit,
+    an uncertain candidate or reach a model), the audience check, then the relevance policy on every
+    candidate. Returns what the read policy excluded too, for the X-ray."""
     # Session records take search slots too: fetch enough that they can never crowd out a real card.
     limit = settings.search_limit + SESSION_MEMORY_KEEP + 1
-    candidates = admitted_for(role, await gateway.search(scopes, question, limit))
-    return classify(candidates, role, gateway.relevance_policy, question_language(question))
+    retrieval = await gateway.retrieve(scopes, question, limit)
+    candidates = admitted_for(role, retrieval.candidates)
+    excluded = [e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(role)]
+    classified = classify(candidates, role, gateway.relevance_policy, question_language(question))
+    return classified, excluded
 
 
 class InterrogationState(TypedDict, total=False):
@@ -132,18 +139,20 @@ class InterrogationState(TypedDict, total=False):
     expected_version: int | None
     started: float
     classified: Classified
+    excluded: list[Excluded]
     answer: Answer
     result: dict[str, Any]
 
 
-def _mark(candidate: Candidate, judgement: Judgement, **extra: Any) -> dict[str, Any]:
+def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any) -> dict[str, Any]:
     """One candidate in the X-ray: `score` is the judged relevance (the axis the cut points are drawn on),
-    `signals` every measured signal (`cosine` among them)."""
+    `signals` every measured signal (`cosine` among them). A candidate the read policy excluded before any
+    judgement is drawn at its cosine."""
     card = candidate.card
     return {
         "card_id": card.id,
         "space": card.space,
-        "score": round(judgement.score, 4),
+        "score": round(judgement.score if judgement is not None else candidate.score, 4),
         "cosine": round(candidate.score, 4),
         "signals": {name: round(float(value), 3) for name, value in _signals(candidate).items()},
         "topic": card.topic,
@@ -188,6 +197,7 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
         "evidence": list(answer.evidence),
         "responder": answer.responder,
         "fallback_reason": answer.fallback_reason,
+        "conflicts": [conflict.as_dict() for conflict in answer.conflicts],
     }
 
 
@@ -229,6 +239,15 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
     }
 
 
+def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
+    """Each candidate the read policy excluded joins the misses with its reason (`expired`,
+    `failed_validation`, `type_not_evidence`); records outside the scope are only counted (nothing of them,
+    not even an id, is shown)."""
+    shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
+    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: (-m["score"], m["card_id"]))
+    trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
+
+
 def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
     """An answer is derived from the question put to `role` and from every card it used (hits, and the card an
     uncertain answer quotes): the narrowest readership of them all (a role's own answer is that role's, even
@@ -259,11 +278,34 @@ def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, 
 
 
 Commit = Callable[..., Awaitable[CaseRecord]]
+Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
+
+
+def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]) -> list[PolicyDecision]:
+    """The audit rows of one interrogation: the session record written, each read exclusion counted by
+    (reason, space, type, creator). Codes and counts only."""
+    written = PolicyDecision(WRITE_ACCEPTED, "ok", session_card.memory_type, session_card.created_by, role)
+    counts = Counter(
+        (e.reason, e.space, e.card.memory_type if e.card else "", e.card.created_by if e.card else "") for e in excluded
+    )
+    filtered = [
+        PolicyDecision(READ_FILTERED, reason, memory_type, creator, space, count)
+        for (reason, space, memory_type, creator), count in sorted(counts.items())
+    ]
+    return [written, *filtered]
 
 
 class Interrogation:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        gateway: MemoryGateway,
+        responder: Responder,
+        commit: Commit,
+        audit: Audit | None = None,
+    ) -> None:
         self.settings = settings
+        self._audit = audit
         self.gateway = gateway
         self.responder = responder
         self._commit_or_undo = commit
@@ -294,8 +336,10 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        classified = await search_and_classify(self.gateway, self.settings, scopes, state["role"], state["question"])
-        return {"searched": [scope.space for scope in scopes], "classified": classified}
+        classified, excluded = await search_and_classify(
+            self.gateway, self.settings, scopes, state["role"], state["question"]
+        )
+        return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
         classified = state["classified"]
@@ -307,8 +351,8 @@ class Interrogation:
             hits=tuple(classified.hits),
             borderline=tuple(classified.borderline),
         )
-        answer = await self.responder.answer(request)
-        return {"answer": validate_answer(answer, request)}
+        answer = validate_answer(await self.responder.answer(request), request)
+        return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
 
     async def _persist(self, state: InterrogationState) -> dict[str, Any]:
         case_id, role, answer = state["case_id"], state["role"], state["answer"]
@@ -317,6 +361,7 @@ class Interrogation:
         trace = build_trace(
             state["searched"], state["classified"], answer, (time.perf_counter() - state["started"]) * 1000
         )
+        with_read_policy(trace, state.get("excluded", []))
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
@@ -324,6 +369,8 @@ class Interrogation:
             expected_version=state.get("expected_version"),
             record=interrogation_entry(role, state["question"], answer.text, trace),
         )
+        if self._audit is not None:
+            await self._audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
         await self._apply_retention(scope)
         return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
@@ -337,7 +384,7 @@ class Interrogation:
             memory_type=MemoryType.SESSION,
             trust=Trust.LOW,
             created_by=CreatedBy.SYSTEM,
-            expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
+            path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
         )
         return await self.gateway.write(scope, draft)
 
@@ -348,6 +395,12 @@ class Interrogation:
             await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
+def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
+    """The cards an answer cites, in citation order."""
+    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
+    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
 
 
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:

@@ -7,30 +7,29 @@ Every scenario exists in English and Chinese with the same ids, topics and key f
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bureau.scope.content_policy import screen_text
+from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.vocabulary import Kind, MemoryType, Trust
+from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_CARD_CHARS = 280
 
-# The memory types a scenario may load: `MemoryType` values that may be evidence (a test holds this to the
-# vocabulary); a Literal of plain strings so a wrong value's error message lists them readably.
-ScenarioMemoryType = Literal["fact", "rumor", "observation", "preference"]
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
 _FILENAME = re.compile(r"^(?P<id>[a-z][a-z0-9-]*)\.(?P<language>[a-z]{2})\.yaml$")
 
-# Scenario cards are trusted content, but they pass the same content policy as a whisper, so a scenario
-# file can never seed what an operator would not be allowed to type.
+# Scenario cards are trusted content, but they pass the same memory policy as a whisper (type, preference
+# key and value, content screening), so a scenario file can never seed what the policy would refuse.
 
 
 class ScenarioError(ValueError):
@@ -50,16 +49,20 @@ class ScenarioCard(_Strict):
     content: str = Field(min_length=1, max_length=MAX_CARD_CHARS)
     topic: str = Field(pattern=_TOPIC, max_length=64)
     kind: Kind
-    memory_type: ScenarioMemoryType = MemoryType.FACT
+    memory_type: MemoryType  # every card declares it; the memory policy decides what a scenario may load
+    key: str | None = Field(default=None, max_length=64)
     trust: Trust = Trust.MEDIUM
 
-    @field_validator("content")
-    @classmethod
-    def _safe_content(cls, value: str) -> str:
-        reasons = screen_text(value)
-        if reasons:
-            raise ValueError(f"content fails the content policy ({', '.join(reasons)})")
-        return value
+    @model_validator(mode="after")
+    def _allowed_by_the_memory_policy(self) -> ScenarioCard:
+        try:
+            check_write(self.memory_type, CreatedBy.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
+        except MemoryPolicyError as exc:
+            if exc.code == UNSAFE_INPUT:
+                raise ValueError(f"content: content fails the content policy ({exc.detail})") from None
+            field = "memory_type" if exc.code == MEMORY_TYPE_FORBIDDEN else "key"
+            raise ValueError(f"{field}: the memory policy refuses it ({exc.code})") from None
+        return self
 
 
 class KeyFact(_Strict):
@@ -95,7 +98,21 @@ class Scenario(_Strict):
     description: str = Field(min_length=1, max_length=200)
     preset_questions: list[str] = Field(min_length=3, max_length=5)
     key_facts: list[KeyFact] = Field(min_length=1)
+    # Topic -> its label in this file's language, for every topic a card or key fact uses.
+    topics: dict[str, str] = Field(min_length=1)
+    # Topics on which two cards deliberately disagree (the mole's two tips): the only ones that may repeat.
+    conflicts: list[str] = Field(default_factory=list)
     cards: ScenarioCards
+
+    @field_validator("topics")
+    @classmethod
+    def _topic_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        for topic, label in value.items():
+            if not re.match(_TOPIC, topic) or len(topic) > 64:
+                raise ValueError(f"{topic!r} is not a topic name")
+            if not 1 <= len(label.strip()) <= 80:
+                raise ValueError(f"{topic}: label must be 1-80 characters")
+        return value
 
     @field_validator("preset_questions")
     @classmethod
@@ -118,6 +135,16 @@ class Scenario(_Strict):
                 raise ValueError(f"key_facts.{index}.topic: no card has topic {fact.topic!r}")
             if fact.question is not None and fact.question not in self.preset_questions:
                 raise ValueError(f"key_facts.{index}.question: not one of the preset questions")
+        unlabelled = sorted((topics | {fact.topic for fact in self.key_facts}) - set(self.topics))
+        if unlabelled:
+            raise ValueError(f"topics: no label for {', '.join(unlabelled)}")
+        counts = Counter(card.topic for cards in self.cards.by_role().values() for card in cards)
+        repeated = {topic for topic, n in counts.items() if n > 1}
+        if repeated != set(self.conflicts):
+            raise ValueError(
+                "conflicts: must list exactly the topics that more than one card holds "
+                f"(held by several: {sorted(repeated)}, listed: {sorted(self.conflicts)})"
+            )
         return self
 
     def topics_by_role(self) -> dict[str, set[str]]:
@@ -203,6 +230,10 @@ def load_scenarios(directory: Path) -> dict[tuple[str, str], Scenario]:
                         f"cards.{role}",
                         f"card topics differ from {files[(scenario_id, LANGUAGES[0])]}: {diff}",
                     )
+            if set(base.topics) != set(other.topics) or set(base.conflicts) != set(other.conflicts):
+                raise ScenarioError(
+                    name, "topics", f"labelled topics or conflicts differ from {files[(scenario_id, LANGUAGES[0])]}"
+                )
     return scenarios
 
 

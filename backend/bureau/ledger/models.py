@@ -138,3 +138,64 @@ class ProcessSlotRow(Base):
     slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     owner: Mapped[str] = mapped_column(String(64))
     heartbeat_at: Mapped[datetime]
+
+
+class PasscodeFailureRow(Base):
+    """A failed sign-in, by a hash of the throttle key (the client address is never stored)."""
+
+    __tablename__ = "passcode_failures"
+    __table_args__ = (Index("ix_passcode_failures_key", "key_hash", "failed_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key_hash: Mapped[str] = mapped_column(String(64))
+    failed_at: Mapped[datetime]
+
+
+class StreamSlotRow(Base):
+    """One live event stream of a session, leased by the instance serving it (expires if it dies)."""
+
+    __tablename__ = "stream_slots"
+
+    session_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    owner: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]
+
+
+class UsageCounterRow(Base):
+    """A deployment-wide counter, e.g. model requests spent against BUREAU_LLM_REQUEST_BUDGET."""
+
+    __tablename__ = "usage_counters"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    used: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime]
+
+
+class PolicyDecisionRow(Base):
+    """The audit trail of memory-policy decisions: reason codes, types, creators and counts. Never content,
+    never a card id from another scope. Goes with its case (erase)."""
+
+    __tablename__ = "policy_decisions"
+    __table_args__ = (Index("ix_policy_decisions_case", "case_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(24))  # write_accepted | write_rejected | read_filtered | …
+    code: Mapped[str] = mapped_column(String(48))  # the rule's reason code, or "ok"
+    detail: Mapped[str] = mapped_column(String(120), default="")  # e.g. the screening's reason codes
+    memory_type: Mapped[str] = mapped_column(String(32))
+    creator: Mapped[str] = mapped_column(String(16))
+    space: Mapped[str] = mapped_column(String(16))
+    count: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime]
+
+
+class MaintenanceLeaseRow(Base):
+    """A named lease, so one background job (the retention sweeper) runs in one process at a time."""
+
+    __tablename__ = "maintenance_leases"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]

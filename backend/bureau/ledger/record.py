@@ -130,6 +130,10 @@ class RecordLedger(TransactionRunner):
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
 
+    async def interrogations(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
+        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))
+
     async def last_interrogation(self, case_id: str) -> RecordEntry | None:
         """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
         found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))

@@ -24,6 +24,8 @@ export interface Card {
   kind: string;
   visibility: "private" | "public";
   memory_type: string;
+  /** The preference key of a `user_preference` card, else null. */
+  key: string | null;
   trust: string | number;
   created_by: string;
   created_at: string;
@@ -37,9 +39,14 @@ export interface ScenarioSummary {
   description: string;
 }
 
+/** Topic → its label per language, from the scenario data (both language files of the scenario). */
+export type TopicLabels = Record<string, Partial<Record<CaseLanguage, string>>>;
+
 export interface KeyFact {
   id: string;
   label: string;
+  /** The label in every language the scenario ships in. */
+  labels?: Partial<Record<CaseLanguage, string>>;
   topic: string;
   /** The preset question that tests this fact: only an answer to it can show a role does not know it. */
   question?: string | null;
@@ -51,6 +58,7 @@ export interface ScenarioDetail {
   description: string;
   preset_questions: string[];
   key_facts: KeyFact[];
+  topic_labels?: TopicLabels;
 }
 
 export interface CaseInfo {
@@ -63,10 +71,45 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "uncertain" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+export type MissReason =
+  | "below_threshold"
+  | "uncertain"
+  | "borderline_rejected"
+  | "derived_context"
+  | "duplicate"
+  | "filtered_unsafe"
+  // the read policy (docs/memory-policy.md)
+  | "type_not_evidence"
+  | "expired"
+  | "failed_validation";
 
-/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` always among them. */
+/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` among them. */
 export type Signals = Record<string, number>;
+
+/** What the operator may whisper (GET /api/memory-policy). */
+export interface MemoryPolicy {
+  writable_types: string[];
+  default_type: string;
+  preference_keys: string[];
+}
+
+/** One row of the policy audit trail (operator only): codes and counts, never content. */
+export interface PolicyDecision {
+  id: number;
+  created_at: string;
+  action: "write_accepted" | "write_rejected" | "read_filtered" | "retention_purged";
+  code: string;
+  detail: string;
+  memory_type: string;
+  creator: string;
+  space: string;
+  count: number;
+}
+
+export interface PolicyDecisionPage {
+  decisions: PolicyDecision[];
+  next_after: number | null;
+}
 
 export interface TraceHit {
   card_id: string;
@@ -96,22 +139,40 @@ export interface Trace {
   threshold: number;
   borderline_floor: number;
   duration_ms: number;
+  conflicts?: Conflict[];
   certainty?: Certainty;
   responder: ResponderMode;
   fallback_reason: string | null;
 }
+
+/** A role's latest answer as kept with the case (the interrogation result plus when it was asked). */
+export interface StoredAnswer extends InterrogationResult {
+  asked_at: string;
+}
+
+/** How a role knows a key fact, as the server keeps it; facts no answer spoke to are absent. */
+export type KnownCell = "own_memory" | "board" | "conflicting" | "uncertain" | "unknown";
 
 export interface OperatorSnapshot {
   case: CaseInfo;
   scenario: ScenarioDetail;
   spaces: Record<Space, Card[]>;
   last_trace: Trace | null;
+  answers?: Partial<Record<Role, StoredAnswer>>;
+  knowledge?: Partial<Record<Role, Record<string, KnownCell>>>;
+}
+
+/** Two or more evidence cards on one topic that disagree (the mole's two tips). */
+export interface Conflict {
+  topic: string;
+  card_ids: string[];
 }
 
 export interface InterrogationResult {
   answer: string;
   certainty: Certainty;
   evidence: string[];
+  conflicts?: Conflict[];
   responder: ResponderMode;
   fallback_reason: string | null;
   trace: Trace;
@@ -150,6 +211,8 @@ export interface StageRetrieval {
   public_hits: { card_id: string; score: number }[];
   private_hit_count: number;
   verdict: Certainty;
+  /** Board cards in the evidence disagree (never set for a conflict that involves a private card). */
+  conflicting?: boolean;
   duration_ms: number;
 }
 

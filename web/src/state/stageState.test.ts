@@ -22,10 +22,6 @@ describe("describeRetrieval", () => {
     expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], verdict: "known" })).outcome).toBe("board");
     expect(describeRetrieval(retrieval({ public_hits: [{ card_id: "b1", score: 0.7 }], private_hit_count: 2 })).outcome).toBe("own_memory_and_board");
   });
-
-  it("says 'found something close, not certain' for an uncertain retrieval, never 'found'", () => {
-    expect(describeRetrieval(retrieval({ verdict: "uncertain" })).outcome).toBe("uncertain");
-  });
 });
 
 describe("stageReducer", () => {
@@ -44,5 +40,22 @@ describe("stageReducer", () => {
 
   it("ends the show on case.erased", () => {
     expect(stageReducer(initialStageState, { type: "live-event", event: { id: 5, type: "case.erased", data: {} } }).erased).toBe(true);
+  });
+});
+
+describe("conflicting intel on the stage", () => {
+  it("says 'found conflicting intel on the board' only when the server marks board cards as disagreeing", () => {
+    const hits = [
+      { card_id: "b1", score: 0.7 },
+      { card_id: "b2", score: 0.6 },
+    ];
+    expect(describeRetrieval(retrieval({ public_hits: hits, conflicting: true, verdict: "known" })).outcome).toBe("conflicting");
+    expect(describeRetrieval(retrieval({ public_hits: hits, conflicting: false, verdict: "known" })).outcome).toBe("board");
+  });
+});
+
+describe("an uncertain retrieval on the stage", () => {
+  it("says it found something close, not certain, when nothing counted as a hit", () => {
+    expect(describeRetrieval(retrieval({ verdict: "uncertain" })).outcome).toBe("uncertain");
   });
 });

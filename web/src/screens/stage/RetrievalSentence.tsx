@@ -12,15 +12,20 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
     ...(sentence.searchedOwnMemory ? [t("stage.scope.own")] : []),
     ...(sentence.searchedBoard ? [t("stage.scope.board")] : []),
   ].join(t("scopes.joiner"));
-  const look = sentence.outcome === "nothing" || sentence.outcome === "uncertain" ? sentence.outcome : "found";
+  const tone =
+    sentence.outcome === "nothing" || sentence.outcome === "uncertain"
+      ? sentence.outcome
+      : sentence.outcome === "conflicting"
+        ? "found stage-retrieval--conflicting"
+        : "found";
   // Remounts (and so re-animates) whenever a new retrieval lands.
-  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}`;
+  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}-${sentence.outcome}`;
   // The live region stays mounted; only its content is replaced, so screen readers announce each retrieval.
   return (
     <div aria-live="polite">
       <p
         key={identity}
-        className={`stage-retrieval stage-retrieval--${look}`}
+        className={`stage-retrieval stage-retrieval--${tone}`}
         data-testid="stage-retrieval"
         data-outcome={sentence.outcome}
       >
