@@ -46,6 +46,7 @@ CHART_PATH = REPO / "docs" / "img" / "honest-retrieval-pr.svg"
 ANSWERABLE_KINDS: tuple[str, ...] = ("direct", "followup", "paraphrase", "cross_language")
 UNANSWERABLE_KINDS: tuple[str, ...] = ("near", "off", "cross_role")
 KINDS: tuple[str, ...] = ANSWERABLE_KINDS + UNANSWERABLE_KINDS
+PRESET_OTHER = "preset_other"  # a scenario's preset question asked of a role without the fact
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 # Calibration targets for the cut points (on the calibration half; the test half is reported, not tuned).
 KNOWN_PRECISION_TARGET = 0.975
@@ -127,7 +128,26 @@ def load_set(path: Path = SET_PATH) -> EvalSet:
             for kind in ("near", "off"):
                 out.probes.append(Probe(fact[f"{kind}_topic"], kind, fid, case_id, role, None, split))
             out.probes.append(Probe(fact["direct"], "cross_role", fid, case_id, _next_role(role), None, split))
+    _add_preset_probes(out, scenarios)
     return out
+
+
+def _add_preset_probes(out: EvalSet, scenarios: dict[tuple[str, str], Any]) -> None:
+    """The scenarios' own preset questions asked of every role that does *not* hold the key fact, in a fresh
+    case: the demo's "the detective doesn't know". Never fitted on; the uncertain cut must keep them all
+    unknown (kind `preset_other`, split `calibration`)."""
+    for (scenario_id, lang), scenario in sorted(scenarios.items()):
+        case_id = f"preset-{scenario_id}-{lang}"
+        opening = scenario.cards.by_role()
+        for role in ROLES:
+            out.pools[(case_id, role)] = [
+                _card(case_id, role, f"{case_id}.{role}.{c.topic}", c.content) for c in opening[role]
+            ]
+        for fact in scenario.key_facts:
+            for role in ROLES:
+                if fact.question and all(c.topic != fact.topic for c in opening[role]):
+                    fid = f"{case_id}.{fact.id}"
+                    out.probes.append(Probe(fact.question, PRESET_OTHER, fid, case_id, role, None, "calibration"))
 
 
 # ----------------------------------------------------------------------------------------------- scoring
@@ -208,29 +228,34 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2_PENALTY) -> tuple[
 
 
 def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: dict[str, float]) -> Cuts:
-    """Known: the lowest cut whose known answers are right >= KNOWN_PRECISION_TARGET and where no cross-role
-    or off-topic question is known. Uncertain: the lowest cut that keeps >= OFF_TOPIC_UNKNOWN_TARGET of the
-    off-topic questions unknown. Both on the calibration questions of one language."""
+    """Known: the lowest cut whose known answers are right >= KNOWN_PRECISION_TARGET and where no cross-role,
+    off-topic or preset-of-another-role question is known. Uncertain: the lowest cut that keeps
+    >= OFF_TOPIC_UNKNOWN_TARGET of the off-topic questions and every preset-of-another-role question unknown.
+    Both on the calibration questions of one language."""
 
     def policy(known: float) -> LogisticPolicy:
         return LogisticPolicy({lang: LanguageModel(intercept, weights, Cuts(known, 0.0), CAPS)})
 
-    raw = [judge(s, policy(1.0 + CAP_GAP)) for s in part]
+    facts = [s for s in part if s.probe.kind != PRESET_OTHER]  # the grid comes from the labelled facts
+    raw = [judge(s, policy(1.0 + CAP_GAP)) for s in facts]
     grid = sorted({round(o.best_score, 6) for o in raw} | {1.0})
     known_cut, outcomes = 1.0, raw
     for cut in grid:
         outcomes = [judge(s, policy(cut)) for s in part]
         known = [o for o in outcomes if o.verdict == "known"]
-        leaks = any(o.probe.kind in ("cross_role", "off") for o in known)
+        leaks = any(o.probe.kind in ("cross_role", "off", PRESET_OTHER) for o in known)
+        known = [o for o in known if o.probe.kind != PRESET_OTHER]
         if not leaks and (not known or sum(o.right_card for o in known) / len(known) >= KNOWN_PRECISION_TARGET):
             known_cut = cut
             break
     off = sorted(o.best_score for o in outcomes if o.probe.kind == "off")
+    # The demo: a scenario's preset question asked of a role without the fact stays unknown.
+    floor = max((o.best_score for o in outcomes if o.probe.kind == PRESET_OTHER), default=-1.0)
     uncertain_cut = known_cut
     for cut in sorted({round(o.best_score, 6) for o in outcomes} | {known_cut}):
         if cut > known_cut:
             break
-        if sum(score < cut for score in off) / max(1, len(off)) >= OFF_TOPIC_UNKNOWN_TARGET:
+        if cut > floor and sum(score < cut for score in off) / max(1, len(off)) >= OFF_TOPIC_UNKNOWN_TARGET:
             uncertain_cut = cut
             break
     return Cuts(known=round(known_cut, 6), uncertain=round(uncertain_cut, 6))
@@ -241,7 +266,8 @@ def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
     languages: dict[str, Any] = {}
     for lang in LANGUAGES:
         part = [s for s in scored if s.probe.split == "calibration" and s.probe.language == lang]
-        rows = [(c, float(c.card.id == s.probe.expected)) for s in part for c in s.candidates]
+        fitted = [s for s in part if s.probe.kind != PRESET_OTHER]
+        rows = [(c, float(c.card.id == s.probe.expected)) for s in fitted for c in s.candidates]
         intercept, weights = fit_logistic(_matrix(c for c, _ in rows), np.asarray([y for _, y in rows]))
         named = {name: round(float(w), 6) for name, w in zip(SIGNALS, weights, strict=True)}
         cuts = _choose_cuts(part, lang, intercept, named)
@@ -251,7 +277,7 @@ def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
             "known_cut": cuts.known,
             "caps": list(CAPS),
             "uncertain_cut": cuts.uncertain,
-            "fitted_on": {"questions": len(part), "candidates": len(rows)},
+            "fitted_on": {"questions": len(fitted), "candidates": len(rows)},
         }
     return {"signals": list(SIGNALS), "languages": languages}
 
