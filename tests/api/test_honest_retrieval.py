@@ -42,9 +42,7 @@ async def test_the_night_porter_is_never_unknown_to_the_detective(client: httpx.
 async def test_uncertain_is_said_out_loud_and_is_not_a_hit(client: httpx.AsyncClient, new_case: NewCase) -> None:
     case_id = (await new_case())["case"]["id"]
     card = await _whisper(client, case_id, "detective", PORTER)
-    result = await ask(
-        client, case_id, "detective", "Did the doorman on the late shift notice anyone delivering something?"
-    )
+    result = await ask(client, case_id, "detective", "What was the courier carrying?")
     assert result["certainty"] == "uncertain", result["trace"]
     assert result["answer"].startswith("I might know — the closest memory is in my own memory")
     assert PORTER in result["answer"] and "may not answer this" in result["answer"]
@@ -52,15 +50,6 @@ async def test_uncertain_is_said_out_loud_and_is_not_a_hit(client: httpx.AsyncCl
     [close] = [m for m in result["trace"]["misses"] if m["card_id"] == card["id"]]
     assert close["reason"] == "uncertain"
     assert result["trace"]["borderline_floor"] <= close["score"] < result["trace"]["threshold"]
-
-
-async def test_uncertain_in_chinese(client: httpx.AsyncClient, new_case: NewCase) -> None:
-    case_id = (await new_case("safe-combination", "zh"))["case"]["id"]
-    card = await _whisper(client, case_id, "detective", "夜班门房看见一个打着紫色雨伞的快递员。")
-    result = await ask(client, case_id, "detective", "晚上值班的看门人注意到有人送东西来吗？")
-    assert result["certainty"] == "uncertain", result["trace"]
-    assert result["answer"].startswith("我可能知道——最接近的记忆是") and "不一定能回答" in result["answer"]
-    assert result["evidence"] == [card["id"]]
 
 
 async def test_off_topic_is_unknown_and_another_roles_fact_is_never_known(
@@ -86,7 +75,7 @@ async def test_the_same_question_ten_times_gives_the_same_outcome(client: httpx.
         for _ in range(10):
             result = await ask(client, case_id, "detective", question)
             trace = result["trace"]
-            real = [m for m in trace["hits"] + trace["misses"] if m.get("reason") != "derived_context"]
+            real = [m for m in trace["hits"] + trace["misses"] if m["memory_type"] not in ("session", "task_state")]
             scores = tuple(sorted((m["card_id"], m["score"]) for m in real))
             outcomes.add((result["certainty"], tuple(result["evidence"]), scores))
         assert len(outcomes) == 1, (question, outcomes)

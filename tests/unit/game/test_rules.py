@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bureau.answering.base import Answer, AnswerRequest
+from bureau.answering.evidence import evidence_answer
 from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
 from bureau.game.interrogation import classify, validate_answer
 from bureau.memory.types import Candidate
@@ -117,3 +118,16 @@ def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))
     server_types = {str(t) for t in EventType}
     assert client_types == server_types
+
+
+def test_evidence_mode_says_uncertain_out_loud_in_both_languages() -> None:
+    close = candidate(card("7", "夜班门房看见一个打着紫色雨伞的快递员。", space="detective"), 0.3)
+    for language, opening in (
+        ("en", "I might know — the closest memory is in my own memory"),
+        ("zh", "我可能知道——最接近的记忆是"),
+    ):
+        request = AnswerRequest("abcdef123456", "detective", "q", language, hits=(), borderline=(close,))
+        answer = evidence_answer(request)
+        assert (answer.certainty, answer.evidence) == ("uncertain", ("7",))
+        assert answer.text.startswith(opening) and close.card.content in answer.text
+        assert validate_answer(answer, request) == answer  # uncertain, citing only the close card it quotes
