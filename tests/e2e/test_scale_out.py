@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pymysql
 import pytest
 import pytest_asyncio
 
@@ -329,6 +330,14 @@ def preflight(deployment: Deployment, **overrides: str) -> subprocess.CompletedP
     env = LiveServer(deployment.root).environment() | deployment.env | overrides
     command = [sys.executable, "-m", "bureau.cli", "preflight", "--data-dir", str(deployment.root / "preflight")]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_setup_secured_the_fresh_seekdb_server(deployment) -> None:
+    """The server starts with a passwordless root on every interface; `bureau setup` set the password."""
+    with pytest.raises(pymysql.err.OperationalError) as refused:
+        pymysql.connect(host="127.0.0.1", port=deployment.seekdb.port, user="root", password="")
+    assert refused.value.args[0] == 1045
+    assert deployment.seekdb.query("SELECT 1") == [(1,)]  # with the configured password
 
 
 def test_preflight_passes_on_the_deployment_and_names_each_problem_without_secrets(deployment) -> None:
