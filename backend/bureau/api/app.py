@@ -10,19 +10,21 @@ import time
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import Match
 
 from bureau import __version__
 from bureau.answering.selection import build_responder
 from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
-from bureau.api.routes import cases, health, session, stage
+from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
-from bureau.api.security import AccessControl
+from bureau.api.security import AccessControl, SignedInFirst
+from bureau.api.transport import TransportGuard, is_api_path
 from bureau.config import Settings, UnsafeSettingsError, get_settings
 from bureau.game.service import Bureau
 from bureau.ledger.database import create_ledger_engine, migrate
@@ -116,6 +118,14 @@ async def _maintenance(svc: Services) -> None:
         await _guarded(svc.ledger.purge_old_failures(svc.access.throttle.window_s), "throttle")
 
 
+async def _sweep_retention(svc: Services) -> None:
+    """Expired records out of the store and the ledger: once at start-up, then every
+    BUREAU_RETENTION_SWEEP_S. Processes sharing the ledger take turns (a lease), never sweep at once."""
+    while True:
+        await _guarded(svc.bureau.sweeper.sweep(), "retention")
+        await asyncio.sleep(svc.settings.retention_sweep_s)
+
+
 async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
     """Renew this process's Snowflake slot lease on its own timer, well inside the stale limit. When the
     lease is lost (taken over, or not renewed for so long that another process may take it), fence the
@@ -147,6 +157,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tasks = [
             asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
             asyncio.create_task(_maintenance(svc), name="maintenance"),
+            asyncio.create_task(_sweep_retention(svc), name="retention-sweeper"),
         ]
         tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
         try:
@@ -164,16 +175,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Who knows what: scoped memory for three agent roles and a shared bulletin board.",
         lifespan=lifespan,
     )
+    app.add_middleware(SignedInFirst)
+    app.add_middleware(TransportGuard)  # added last: runs first, so its refusals need no session lookup
     if settings.loopback_only and not settings.passcodes_enabled:
         # Open play trusts whoever reaches the port, so only this machine's own names may: a web page whose
         # domain is re-pointed at 127.0.0.1 (DNS rebinding) must not be able to drive the API.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
     install_error_handlers(app)
-    for module in (health, session, cases, stage):
+    for module in (health, session, cases, stage, policy):
         app.include_router(module.router)
     app.include_router(stage.follow_router)
     _mount_web(app, settings.web_dist or REPO_WEB_DIST)
     return app
+
+
+def _no_such_api_route(app: FastAPI, request: Request) -> ApiError:
+    """The catch-all serves the web app only: an API path that exists for other methods is a 405."""
+    allowed = [
+        method
+        for method in ("POST", "PUT", "PATCH", "DELETE")
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in app.router.routes)
+    ]
+    if allowed:
+        allow = {"Allow": ", ".join(allowed)}
+        return ApiError(405, "METHOD_NOT_ALLOWED", "This route does not accept that method.", allow)
+    return ApiError(404, "NOT_FOUND", "No such API route.")
 
 
 def _mount_web(app: FastAPI, dist: Path) -> None:
@@ -185,9 +211,9 @@ def _mount_web(app: FastAPI, dist: Path) -> None:
         app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
 
     @app.get("/{path:path}", include_in_schema=False)
-    async def spa(path: str) -> FileResponse:
-        if path.lower() == "api" or path.lower().startswith("api/"):
-            raise ApiError(404, "NOT_FOUND", "No such API route.")
+    async def spa(request: Request, path: str) -> FileResponse:
+        if is_api_path("/" + path.lower()):
+            raise _no_such_api_route(app, request)
         candidate = (dist / path).resolve()
         if path and candidate.is_file() and dist.resolve() in candidate.parents:
             return FileResponse(candidate)

@@ -22,7 +22,8 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
 from bureau.scope.audience import Readers, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
-from bureau.scope.vocabulary import EventType, PublicationState
+from bureau.scope.memory_policy import parse_trust
+from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -134,9 +135,11 @@ class Publisher:
             content=source.content,
             topic=source.topic,
             kind=source.kind,
-            memory_type=source.memory_type,
+            memory_type=MemoryType(source.memory_type),
             trust=source.trust,
-            created_by="agent",
+            created_by=parse_trust(source.created_by),  # a copy is exactly as trusted as its source
+            key=source.key,
+            expires_at=source.expires_at,  # a copy never outlives its source's retention
             source_role=source.space,
             source_card_id=source.id,
         )

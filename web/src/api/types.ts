@@ -24,6 +24,8 @@ export interface Card {
   kind: string;
   visibility: "private" | "public";
   memory_type: string;
+  /** The preference key of a `user_preference` card, else null. */
+  key: string | null;
   trust: string | number;
   created_by: string;
   created_at: string;
@@ -69,10 +71,45 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "uncertain" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+export type MissReason =
+  | "below_threshold"
+  | "uncertain"
+  | "borderline_rejected"
+  | "derived_context"
+  | "duplicate"
+  | "filtered_unsafe"
+  // the read policy (docs/memory-policy.md)
+  | "type_not_evidence"
+  | "expired"
+  | "failed_validation";
 
 /** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` among them. */
 export type Signals = Record<string, number>;
+
+/** What the operator may whisper (GET /api/memory-policy). */
+export interface MemoryPolicy {
+  writable_types: string[];
+  default_type: string;
+  preference_keys: string[];
+}
+
+/** One row of the policy audit trail (operator only): codes and counts, never content. */
+export interface PolicyDecision {
+  id: number;
+  created_at: string;
+  action: "write_accepted" | "write_rejected" | "read_filtered" | "retention_purged";
+  code: string;
+  detail: string;
+  memory_type: string;
+  creator: string;
+  space: string;
+  count: number;
+}
+
+export interface PolicyDecisionPage {
+  decisions: PolicyDecision[];
+  next_after: number | null;
+}
 
 export interface TraceHit {
   card_id: string;

@@ -5,7 +5,8 @@ import { BOARD, ROLES, type Role, type Space, type Trace } from "../api/types";
 export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "uncertain" | "borderline_rejected" | "duplicate" | "filtered_unsafe" | "excluded";
 
 const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "uncertain", "borderline_rejected", "duplicate", "filtered_unsafe"]);
-const CONTEXT_REASON = "derived_context";
+/** Session records ("I was asked…"): the read policy's `type_not_evidence`, classify()'s `derived_context`. */
+const CONTEXT_REASONS: ReadonlySet<string> = new Set(["derived_context", "type_not_evidence"]);
 
 export interface XrayMark {
   cardId: string;
@@ -142,7 +143,7 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
       .filter((hit) => hit.space === space)
       .map((hit) => ({ ...hit, kind: hit.status as MarkKind, reason: null, isEvidence: true })),
     ...trace.misses
-      .filter((miss) => miss.space === space && miss.reason !== CONTEXT_REASON)
+      .filter((miss) => miss.space === space && !CONTEXT_REASONS.has(miss.reason))
       .map((miss) => ({ ...miss, kind: markKind(miss.reason), reason: miss.reason, isEvidence: false })),
   ];
   const placed = candidates.map((candidate) => {
@@ -181,7 +182,7 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
 }
 
 function contextGroup(trace: Trace): ContextGroup | null {
-  const scores = trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).map((miss) => miss.score);
+  const scores = trace.misses.filter((miss) => CONTEXT_REASONS.has(miss.reason)).map((miss) => miss.score);
   return scores.length === 0 ? null : { count: scores.length, bestScore: Math.max(...scores) };
 }
 
@@ -201,7 +202,7 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
     kind: "nothing_found",
     scopes: trace.searched_scopes,
     bestMissScore: scores.length > 0 ? Math.max(...scores) : null,
-    contextOnlyCount: trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).length,
+    contextOnlyCount: trace.misses.filter((miss) => CONTEXT_REASONS.has(miss.reason)).length,
   };
 }
 
