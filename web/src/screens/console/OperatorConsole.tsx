@@ -11,6 +11,7 @@ import { forgetCase, rememberCase } from "../../state/recentCases";
 import { AnswerCard } from "./AnswerCard";
 import { BulletinBoard } from "./BulletinBoard";
 import { ConsoleHeader } from "./ConsoleHeader";
+import { CrossExamination } from "./CrossExamination";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
 import { PrivateCards } from "./PrivateCards";
@@ -114,6 +115,12 @@ function CaseConsole({ caseId }: { caseId: string }) {
     scheduleRefetch();
   }
 
+  async function crossExamine(roles: Role[], question: string) {
+    const result = await api.crossExamine(caseId, roles, question);
+    scheduleRefetch();
+    return result;
+  }
+
   async function publish(card: Card) {
     setPublishingCardId(card.id);
     setNotice(null);
@@ -150,6 +157,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
           <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
           <AnswerCard answer={state.answer} />
           <MemoryXray trace={state.trace} />
+          <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
           <PrivateCards
             role={selectedRole}
             cards={snapshot.spaces[selectedRole] ?? []}
