@@ -166,24 +166,24 @@ async def test_a_case_whose_scenario_fails_to_load_leaves_nothing(
     client: httpx.AsyncClient, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gateway = services.gateway
-    real_write = gateway.write
+    real_write_many = gateway.write_many
     calls = {"n": 0}
     written: list[Any] = []
 
-    async def write_then_fail(scope, draft):
+    async def write_then_fail(scope, drafts):  # the scenario is written role by role: the second role fails
         calls["n"] += 1
-        if calls["n"] == 4:
+        if calls["n"] == 2:
             raise MemoryUnavailableError("injected")
-        card = await real_write(scope, draft)
-        written.append(card)
-        return card
+        cards = await real_write_many(scope, drafts)
+        written.extend(cards)
+        return cards
 
-    monkeypatch.setattr(gateway, "write", write_then_fail)
+    monkeypatch.setattr(gateway, "write_many", write_then_fail)
     known_before = set(await gateway.list_case_ids())
     response = await client.post("/api/cases", json={"scenario_id": "mole"})
     assert response.status_code == 503
     monkeypatch.undo()
-    assert len(written) == 3
+    assert written
     case_id = written[0].case_id
     assert await all_cards(services, case_id) == []
     assert await services.ledger.get_case(case_id) is None

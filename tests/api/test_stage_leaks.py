@@ -43,7 +43,15 @@ WHISPER = {"en": "Marker {m} hides in the cellar.", "zh": "暗号{m}藏在地窖
 MARKER_QUESTION = {"en": "Where does {m} hide?", "zh": "{m}藏在哪里？"}
 WHISPER_QUESTION = {"en": "Where does marker {m} hide?", "zh": "暗号{m}藏在哪里？"}
 BOARD_CARD_KEYS = {"id", "content", "topic", "kind", "source_role", "created_at"}
-RETRIEVAL_KEYS = {"role", "searched_scopes", "public_hits", "private_hit_count", "verdict", "duration_ms"}
+RETRIEVAL_KEYS = {
+    "role",
+    "searched_scopes",
+    "public_hits",
+    "private_hit_count",
+    "verdict",
+    "duration_ms",
+    "conflicting",
+}
 
 
 def marker() -> str:
@@ -123,6 +131,7 @@ def assert_stage_shape(stage: dict[str, Any], case_id: str, language: str, opera
     if retrieval is not None:
         assert set(retrieval) == RETRIEVAL_KEYS
         assert retrieval["verdict"] in ("known", "unknown")
+        assert isinstance(retrieval["conflicting"], bool)
         assert retrieval["searched_scopes"] == [retrieval["role"], "bulletin_board"]
         assert all(set(h) == {"card_id", "score"} for h in retrieval["public_hits"])
 

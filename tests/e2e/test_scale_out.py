@@ -4,6 +4,7 @@ PostgreSQL ledger, all on loopback, passcodes on. Each test prints its figures."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import signal
 import subprocess
@@ -267,3 +268,42 @@ async def test_sigkill_of_one_instance_loses_nothing_acknowledged_and_the_other_
     assert (await whisper(b, case_id, "The survivor instance still writes.")).status_code == 201
     assert (await ask(b, case_id, "informant"))["certainty"] == "known"
     report(capsys, f"SIGKILL mid-game: {len(acknowledged)} acknowledged, all kept; {stored} in the store; B served on")
+
+
+async def test_five_wrong_passcodes_spread_over_both_instances_trigger_the_throttle(deployment, capsys) -> None:
+    guesser, bystander = "10.9.9.9", "10.9.9.10"
+    statuses = []
+    for n, server in enumerate([deployment.a, deployment.b] * 3):
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            headers = {"X-Bureau-Passcode": f"wrong-guess-{n}", "X-Forwarded-For": guesser}
+            statuses.append((await http.post("/api/session", headers=headers)).status_code)
+    assert statuses == [401] * 5 + [429]  # the 6th guess, whichever instance it reaches
+    for server in (deployment.a, deployment.b):  # even the right passcode: no oracle while throttled
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            right = await http.post("/api/session", headers={"X-Bureau-Passcode": OPERATOR, "X-Forwarded-For": guesser})
+            assert right.status_code == 429 and int(right.headers["Retry-After"]) > 0
+    await sign_in(deployment.b, client_ip=bystander)  # another client is not affected
+    report(capsys, f"throttle: guesses A,B,A,B,A -> {statuses[:5]}, 6th (on B) -> {statuses[5]}")
+
+
+async def test_the_live_stream_cap_of_a_session_holds_across_instances(clients, deployment) -> None:
+    a, b = clients
+    case_id = (await new_case(a))["case"]["id"]
+    url = f"/api/cases/{case_id}/events"
+    cap = 6  # BUREAU_MAX_SSE_PER_SESSION default
+    async with contextlib.AsyncExitStack() as streams:
+        opened = [await streams.enter_async_context(open_sse(http, url)) for http in [a, b] * (cap // 2)]
+        assert [s.status_code for s in opened] == [200] * cap
+        for http in (a, b):
+            async with open_sse(http, url) as refused:
+                assert refused.status_code == 429
+        await opened[0].aclose()  # a stream on A ends: B may open one now
+
+        async def reopened_on_b() -> int:
+            async with open_sse(b, url) as stream:
+                return stream.status_code
+
+        deadline = time.monotonic() + 10
+        while (status := await reopened_on_b()) != 200:
+            assert status == 429 and time.monotonic() < deadline
+            await asyncio.sleep(0.1)

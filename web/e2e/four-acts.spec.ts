@@ -42,7 +42,9 @@ for (const language of ["en", "zh"] as const) {
     await expect(operator.verdict()).toHaveAttribute("data-verdict", "nothing_found");
     await expect(operator.verdict()).toContainText(
       text(language, "xray.verdict.nothing", {
-        scopes: [text(language, "role.detective"), text(language, "space.bulletin_board")].join(" + "),
+        scopes: [text(language, "space.memoryOf", { role: text(language, "role.detective") }), text(language, "space.bulletin_board")].join(
+          text(language, "scopes.joiner"),
+        ),
       }),
     );
     await expect(stage.retrieval()).toHaveAttribute("data-outcome", "nothing", { timeout: STAGE_LAG_MS });
@@ -59,7 +61,8 @@ for (const language of ["en", "zh"] as const) {
     const secretCard = operator.privateCards().locator(".card", { hasText: secret });
     await expect(secretCard).toHaveAttribute("data-cited", "true");
     const secretCardId = (await secretCard.getAttribute("data-card-id")) ?? "";
-    await expect(operator.answer().locator(".cite")).toHaveText([secretCardId]);
+    await expect(operator.answer().locator(".cite")).toHaveCount(1);
+    await expect(operator.answer().locator(".cite")).toHaveAttribute("data-card-id", secretCardId);
     await expect(operator.verdict()).toHaveAttribute("data-verdict", "found");
     await expect(operator.matrixCell("informant", "combination")).toHaveAttribute("data-cell", "own_memory");
     await expect(stage.retrieval()).toHaveAttribute("data-outcome", "own_memory", { timeout: STAGE_LAG_MS });
@@ -71,7 +74,7 @@ for (const language of ["en", "zh"] as const) {
     const boardCopy = operator.board().locator(".card", { hasText: secret });
     await expect(boardCopy).toBeVisible();
     await expect(boardCopy).toContainText(
-      text(language, "board.source", { role: text(language, "role.informant"), cardId: secretCardId }),
+      text(language, "board.source", { role: text(language, "role.informant") }),
     );
     await expect(stage.page.getByTestId("stage-board")).toContainText(secret, { timeout: STAGE_LAG_MS });
     await expect(secretCard).toContainText(text(language, "cards.onBoard"));
@@ -83,7 +86,8 @@ for (const language of ["en", "zh"] as const) {
     await expect(operator.verdict()).toHaveAttribute("data-verdict", "found");
     await expect(operator.verdict()).toContainText(text(language, "xray.verdict.board"));
     const copyId = (await boardCopy.getAttribute("data-card-id")) ?? "";
-    await expect(operator.answer().locator(".cite")).toHaveText([copyId]);
+    await expect(operator.answer().locator(".cite")).toHaveCount(1);
+    await expect(operator.answer().locator(".cite")).toHaveAttribute("data-card-id", copyId);
     await expect(boardCopy).toHaveAttribute("data-cited", "true");
     await expect(operator.matrixCell("detective", "combination")).toHaveAttribute("data-cell", "board");
     await expect(stage.retrieval()).toHaveAttribute("data-outcome", "board", { timeout: STAGE_LAG_MS });

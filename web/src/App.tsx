@@ -5,7 +5,7 @@ import { ErrorBoundary } from "./components/ErrorBoundary";
 import { I18nProvider, useI18n } from "./i18n/I18n";
 import { OperatorConsole } from "./screens/console/OperatorConsole";
 import { Lobby } from "./screens/Lobby";
-import { StageScreen } from "./screens/stage/StageScreen";
+import { FollowingStage, StageScreen } from "./screens/stage/StageScreen";
 
 function SkipLink() {
   const { t } = useI18n();
@@ -26,6 +26,7 @@ export function App() {
             <Routes>
               <Route path="/" element={<RequireAudience audience="operator"><Lobby /></RequireAudience>} />
               <Route path="/operate/:caseId" element={<RequireAudience audience="operator"><OperatorConsole /></RequireAudience>} />
+              <Route path="/stage/latest" element={<RequireAudience audience="stage"><FollowingStage /></RequireAudience>} />
               <Route path="/stage/:caseId" element={<RequireAudience audience="stage"><StageScreen /></RequireAudience>} />
               <Route path="*" element={<Navigate to="/" replace />} />
             </Routes>

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from bureau.answering.conflicts import Conflict
 from bureau.memory.types import Candidate
 from bureau.scope.vocabulary import Certainty
 
@@ -49,6 +50,8 @@ class Answer:
     borderline_verdicts: dict[str, bool] = field(default_factory=dict)
     # card id -> reason, for evidence withheld from the model (e.g. "unsafe_content")
     filtered: dict[str, str] = field(default_factory=dict)
+    # Topics on which the cited evidence disagrees; set by the game from the evidence, whatever the responder.
+    conflicts: tuple[Conflict, ...] = ()
 
 
 class Responder(Protocol):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from bureau.answering.base import Answer, AnswerRequest
+from bureau.answering.conflicts import find_conflicts
+from bureau.memory.types import StoredCard
 from bureau.scope import BOARD
 from bureau.scope.vocabulary import Certainty
 
@@ -19,6 +21,11 @@ _ROLE_NAMES = {
     "en": {"detective": "the detective", "informant": "the informant", "suspect": "the suspect"},
     "zh": {"detective": "侦探", "informant": "线人", "suspect": "嫌疑人"},
 }
+_CONFLICT_PREFIX = {"en": "Conflicting intel, the cards disagree. ", "zh": "情报相互矛盾，这些卡片说法不一。"}
+# Where a conflicting card came from and how far to trust it, so the listener can weigh the two.
+_PROVENANCE = {"en": " ({source}trust: {trust})", "zh": "（{source}可信度：{trust}）"}
+_FROM = {"en": "from {role}, ", "zh": "来自{role}，"}
+_TRUST = {"en": {}, "zh": {"high": "高", "medium": "中", "low": "低"}}
 MAX_CITED = 3
 
 
@@ -48,10 +55,13 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
             fallback_reason=fallback_reason,
         )
     cited = sorted(request.hits, key=lambda c: c.score, reverse=True)[:MAX_CITED]
-    parts = []
+    conflicts = find_conflicts(c.card for c in cited)
+    disputed = {card_id for conflict in conflicts for card_id in conflict.card_ids}
+    parts = [_CONFLICT_PREFIX[lang]] if conflicts else []
     for candidate in cited:
         where = _WHERE[lang]["board" if candidate.card.space == BOARD else "own"]
-        parts.append(_KNOWN_PREFIX[lang].format(where=where) + candidate.card.content)
+        provenance = _provenance(candidate.card, lang) if candidate.card.id in disputed else ""
+        parts.append(_KNOWN_PREFIX[lang].format(where=where + provenance) + candidate.card.content)
     return Answer(
         text=" ".join(parts),
         certainty=Certainty.KNOWN,
@@ -59,3 +69,9 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         responder="evidence",
         fallback_reason=fallback_reason,
     )
+
+
+def _provenance(card: StoredCard, lang: str) -> str:
+    role = card.source_role
+    source = _FROM[lang].format(role=_ROLE_NAMES[lang].get(role, role)) if role else ""
+    return _PROVENANCE[lang].format(source=source, trust=_TRUST[lang].get(card.trust, card.trust))

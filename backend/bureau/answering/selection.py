@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from bureau.answering.base import Responder, ResponderName
 from bureau.answering.evidence import EvidenceResponder
 from bureau.config import Settings
 
+if TYPE_CHECKING:
+    from bureau.answering.role_voice.budget import SharedBudget
+
 LlmStatus = Literal["disabled", "configured", "degraded"]
 
 
-def build_responder(settings: Settings) -> Responder:
+def build_responder(settings: Settings, shared_budget: SharedBudget | None = None) -> Responder:
     """Evidence mode when no model is configured; otherwise the role voice (which falls back internally).
 
     Build it once per process: the role voice holds the request budget, the concurrency slots, the health
-    record and the cached agents.
+    record and the cached agents. With `shared_budget` (the ledger) the request budget is deployment-wide.
     """
     if not settings.llm_configured:
         return EvidenceResponder()
     from bureau.answering.role_voice import RoleVoiceResponder
 
-    return RoleVoiceResponder(settings)
+    return RoleVoiceResponder(settings, shared_budget=shared_budget)
 
 
 def effective_mode(settings: Settings, responder: Responder | None) -> ResponderName:

@@ -21,6 +21,7 @@ from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
 from bureau.api.routes import cases, health, session, stage
+from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
 from bureau.api.security import AccessControl
 from bureau.config import Settings, UnsafeSettingsError, get_settings
 from bureau.game.service import Bureau
@@ -60,7 +61,7 @@ async def start_services(settings: Settings, *, prepare: bool = False) -> tuple[
             await ledger.release_slot(slot, owner)
         engine.dispose()
         raise
-    responder = build_responder(settings)
+    responder = build_responder(settings, shared_budget=ledger)
     await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building the agents
     hub = EventHub(ledger)
     ledger.on_commit = hub.notify
@@ -72,6 +73,7 @@ async def start_services(settings: Settings, *, prepare: bool = False) -> tuple[
         bureau=Bureau(settings, gateway, ledger, responder),
         hub=hub,
         access=AccessControl(settings, ledger),
+        instance_id=owner,
     )
     log.info("ready in %.1f s", time.perf_counter() - started)
     return svc, slot, owner
@@ -110,6 +112,8 @@ async def _maintenance(svc: Services) -> None:
         svc.last_ping_ok = await svc.gateway.ping()  # what /api/health reports between /api/ready calls
         await _guarded(svc.bureau.run_cleanups(), "cleanups")
         await _guarded(svc.ledger.purge_expired_sessions(), "sessions")
+        await _guarded(svc.ledger.renew_stream_slots(svc.instance_id, STREAM_SLOT_LEASE_S), "stream slots")
+        await _guarded(svc.ledger.purge_old_failures(svc.access.throttle.window_s), "throttle")
 
 
 async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
@@ -167,6 +171,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     for module in (health, session, cases, stage):
         app.include_router(module.router)
+    app.include_router(stage.follow_router)
     _mount_web(app, settings.web_dist or REPO_WEB_DIST)
     return app
 

@@ -39,6 +39,7 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         return None
     hits = trace.get("hits", [])
     public_hits = [{"card_id": h["card_id"], "score": h["score"]} for h in hits if _public(h.get("space"))]
+    public_ids = {h["card_id"] for h in public_hits}
     return {
         "role": trace.get("role"),
         "searched_scopes": list(trace.get("searched_scopes", [])),
@@ -46,6 +47,10 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
         "private_hit_count": sum(1 for h in hits if not _public(h.get("space"))),
         # The answer's certainty when recorded (a confirmed borderline hit can still end as "unknown").
         "verdict": trace.get("certainty") or (Certainty.KNOWN if hits else Certainty.UNKNOWN),
+        # Only a disagreement between board cards: one involving a private card is the operator's to see.
+        "conflicting": any(
+            set(conflict.get("card_ids", [])) <= public_ids for conflict in trace.get("conflicts", []) or []
+        ),
         "duration_ms": trace.get("duration_ms"),
     }
 

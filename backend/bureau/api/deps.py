@@ -27,6 +27,7 @@ class Services:
     bureau: Bureau
     hub: EventHub
     access: AccessControl
+    instance_id: str = ""  # this process's lease owner id in the ledger (worker id, stream slots)
     last_ping_ok: bool = True
 
 

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections import Counter
 from collections.abc import AsyncIterator
 
 from bureau.api.delivery import project_event
@@ -36,7 +35,6 @@ class EventHub:
         self._wakeup = asyncio.Event()
         self._latest_seen = 0
         self.closing = False
-        self.streams: Counter[str] = Counter()
 
     def token(self) -> asyncio.Event:
         """Take before reading the ledger, then wait on it: no wake-up can slip in between."""

@@ -9,15 +9,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
-from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from fastapi import Request, Response
 
 from bureau.api.errors import ApiError
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import Ledger, utcnow
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -43,33 +41,32 @@ class Principal:
 
 
 class PasscodeThrottle:
-    """At most `limit` failed attempts per client in `window_s`; then 429 with Retry-After."""
+    """At most `limit` failed attempts per client in `window_s`; then 429 with Retry-After. Counted in the
+    ledger, so every instance of a deployment shares them (N replicas do not allow N times the guesses)."""
 
-    def __init__(self, limit: int = 5, window_s: float = 300.0) -> None:
+    def __init__(self, ledger: Ledger, limit: int = 5, window_s: float = 300.0) -> None:
+        self.ledger = ledger
         self.limit, self.window_s = limit, window_s
-        self._failures: dict[str, deque[float]] = defaultdict(deque)
 
-    def retry_after(self, client: str) -> int:
-        now = time.monotonic()
-        failures = self._failures[client]
-        while failures and failures[0] <= now - self.window_s:
-            failures.popleft()
-        if len(failures) < self.limit:
+    async def retry_after(self, client: str) -> int:
+        count, oldest = await self.ledger.recent_failures(client, self.window_s)
+        if count < self.limit or oldest is None:
             return 0
-        return max(1, int(failures[0] + self.window_s - now) + 1)
+        remaining = (oldest - utcnow()).total_seconds() + self.window_s
+        return max(1, int(remaining) + 1)
 
-    def fail(self, client: str) -> None:
-        self._failures[client].append(time.monotonic())
+    async def fail(self, client: str) -> None:
+        await self.ledger.record_failure(client)
 
-    def succeed(self, client: str) -> None:
-        self._failures.pop(client, None)
+    async def succeed(self, client: str) -> None:
+        await self.ledger.clear_failures(client)
 
 
 class AccessControl:
     def __init__(self, settings: Settings, ledger: Ledger) -> None:
         self.settings = settings
         self.ledger = ledger
-        self.throttle = PasscodeThrottle()
+        self.throttle = PasscodeThrottle(ledger)
 
     @property
     def open_mode(self) -> bool:
@@ -133,14 +130,14 @@ class AccessControl:
         if self.open_mode:
             return
         client = request.client.host if request.client else "unknown"
-        wait = self.throttle.retry_after(client)
+        wait = await self.throttle.retry_after(client)
         if wait:
             raise ApiError(429, "RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
         audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
         if audience is None:
-            self.throttle.fail(client)
+            await self.throttle.fail(client)
             raise ApiError(401, "ACCESS_REQUIRED", "Wrong passcode.")
-        self.throttle.succeed(client)
+        await self.throttle.succeed(client)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
         await self.ledger.create_session(

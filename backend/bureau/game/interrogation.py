@@ -25,6 +25,7 @@ from bureau.answering.base import (
     AnswerRequest,
     Responder,
 )
+from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
@@ -142,6 +143,7 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
         "evidence": list(answer.evidence),
         "responder": answer.responder,
         "fallback_reason": answer.fallback_reason,
+        "conflicts": [conflict.as_dict() for conflict in answer.conflicts],
     }
 
 
@@ -258,8 +260,8 @@ class Interrogation:
             hits=tuple(classified.hits),
             borderline=tuple(classified.borderline),
         )
-        answer = await self.responder.answer(request)
-        return {"answer": validate_answer(answer, request)}
+        answer = validate_answer(await self.responder.answer(request), request)
+        return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
 
     async def _persist(self, state: InterrogationState) -> dict[str, Any]:
         case_id, role, answer = state["case_id"], state["role"], state["answer"]
@@ -299,13 +301,17 @@ class Interrogation:
 
     async def _apply_retention(self, scope: MemoryScope) -> None:
         """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again."""
+        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
         try:
-            sessions = [c for c in await self.gateway.list(scope) if c.is_derived]
-            for stale in sessions[:-SESSION_MEMORY_KEEP]:
-                await self.gateway.delete(scope, stale.id)
+            await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
         except MemoryUnavailableError:
             log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
+def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
+    """The cards an answer cites, in citation order."""
+    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
+    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
 
 
 def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:

@@ -7,6 +7,7 @@ Every scenario exists in English and Chinese with the same ids, topics and key f
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -95,7 +96,21 @@ class Scenario(_Strict):
     description: str = Field(min_length=1, max_length=200)
     preset_questions: list[str] = Field(min_length=3, max_length=5)
     key_facts: list[KeyFact] = Field(min_length=1)
+    # Topic -> its label in this file's language, for every topic a card or key fact uses.
+    topics: dict[str, str] = Field(min_length=1)
+    # Topics on which two cards deliberately disagree (the mole's two tips): the only ones that may repeat.
+    conflicts: list[str] = Field(default_factory=list)
     cards: ScenarioCards
+
+    @field_validator("topics")
+    @classmethod
+    def _topic_labels(cls, value: dict[str, str]) -> dict[str, str]:
+        for topic, label in value.items():
+            if not re.match(_TOPIC, topic) or len(topic) > 64:
+                raise ValueError(f"{topic!r} is not a topic name")
+            if not 1 <= len(label.strip()) <= 80:
+                raise ValueError(f"{topic}: label must be 1-80 characters")
+        return value
 
     @field_validator("preset_questions")
     @classmethod
@@ -118,6 +133,16 @@ class Scenario(_Strict):
                 raise ValueError(f"key_facts.{index}.topic: no card has topic {fact.topic!r}")
             if fact.question is not None and fact.question not in self.preset_questions:
                 raise ValueError(f"key_facts.{index}.question: not one of the preset questions")
+        unlabelled = sorted((topics | {fact.topic for fact in self.key_facts}) - set(self.topics))
+        if unlabelled:
+            raise ValueError(f"topics: no label for {', '.join(unlabelled)}")
+        counts = Counter(card.topic for cards in self.cards.by_role().values() for card in cards)
+        repeated = {topic for topic, n in counts.items() if n > 1}
+        if repeated != set(self.conflicts):
+            raise ValueError(
+                "conflicts: must list exactly the topics that more than one card holds "
+                f"(held by several: {sorted(repeated)}, listed: {sorted(self.conflicts)})"
+            )
         return self
 
     def topics_by_role(self) -> dict[str, set[str]]:
@@ -203,6 +228,10 @@ def load_scenarios(directory: Path) -> dict[tuple[str, str], Scenario]:
                         f"cards.{role}",
                         f"card topics differ from {files[(scenario_id, LANGUAGES[0])]}: {diff}",
                     )
+            if set(base.topics) != set(other.topics) or set(base.conflicts) != set(other.conflicts):
+                raise ScenarioError(
+                    name, "topics", f"labelled topics or conflicts differ from {files[(scenario_id, LANGUAGES[0])]}"
+                )
     return scenarios
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from typing import Any
 
 from bureau.answering.base import Responder
@@ -35,6 +36,7 @@ from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, Reco
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
+RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -82,8 +84,23 @@ class Bureau:
         joint = await self.ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last, joint)
 
+    def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
+        """The scenario in every language it ships in (labels in the interface language, not only the case's)."""
+        return tuple(s for (sid, _), s in sorted(self.scenarios.items()) if sid == scenario_id)
+
+    async def latest_case_id(self) -> str:
+        """The newest active case, for a stage that follows the operator from case to case."""
+        case = await self.ledger.latest_active_case()
+        if case is None:
+            raise CaseNotFoundError("latest")
+        return case.id
+
     async def snapshot(self, case_id: str) -> dict[str, Any]:
-        return operator_snapshot(await self.state(case_id))
+        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
+        case record, so a reload or a second console sees what this one saw."""
+        state = await self.state(case_id)
+        interrogations = await self.ledger.interrogations(case_id)
+        return operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
@@ -112,18 +129,51 @@ class Bureau:
         return await self.snapshot(case_id)
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
-        """Back to the scenario start: write the new cards, commit, then remove the old ones. A failure before
-        the commit undoes the new cards (nothing changed); a failed delete after it becomes a cleanup task."""
+        """Back to the scenario start, at any size: write the new cards, commit, then remove the old ones.
+        A failure before the commit undoes the new cards (nothing changed); a failed delete after it becomes
+        a cleanup task. Without `expected_version` a reset waits its turn: commands that commit meanwhile
+        make it list the old cards again and retry, instead of failing."""
+        started_after = await self.ledger.latest_event_id()
         case = await self._check_version(case_id, expected_version)
-        old = [(scope, card) for scope in _case_scopes(case_id) for card in await self.gateway.list(scope)]
         written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
-        # Always the version we read: of two resets at once, one commits and the other undoes its cards.
-        await self._commit_or_undo(
-            case_id, written, [PendingEvent(EventType.CASE_RESET, {})], expected_version=case.version, forget_state=True
-        )
-        for scope, card in old:
-            await discard_card(self.gateway, self.ledger, scope, card.id, "reset")
+        new_ids = {card.id for _, card in written}
+        version, deadline = case.version, time.monotonic() + RESET_RETRY_S
+        try:
+            while True:
+                old = {
+                    scope: [c.id for c in await self.gateway.list(scope) if c.id not in new_ids]
+                    for scope in _case_scopes(case_id)
+                }
+                try:
+                    # The version read before listing: a command that commits in between makes this one retry.
+                    event = PendingEvent(EventType.CASE_RESET, {})
+                    await self.ledger.change_case(case_id, [event], expected_version=version, forget_state=True)
+                    break
+                except VersionMismatchError:
+                    if expected_version is not None or time.monotonic() > deadline:
+                        raise
+                    if await self._was_reset_since(case_id, started_after):
+                        # Another reset won: the case is at its start already (and may have removed our cards).
+                        await self._undo(written)
+                        return await self.snapshot(case_id)
+                version = (await self.require_case(case_id)).version
+        except BaseException as exc:
+            await self._undo(written)
+            if isinstance(exc, VersionMismatchError):
+                raise VersionConflictError(await self.snapshot(case_id)) from exc
+            if isinstance(exc, CaseMissingError):
+                raise CaseNotFoundError(case_id) from exc
+            raise
+        for scope, card_ids in old.items():
+            await self._discard_many(scope, card_ids, "reset")
         return await self.snapshot(case_id)
+
+    async def _was_reset_since(self, case_id: str, cursor: int) -> bool:
+        while batch := await self.ledger.events_after(case_id, cursor):
+            if any(event.type == EventType.CASE_RESET for event in batch):
+                return True
+            cursor = batch[-1].id
+        return False
 
     async def erase(self, case_id: str) -> None:
         case = await self.ledger.get_case(case_id)
@@ -256,8 +306,8 @@ class Bureau:
         try:
             for role, cards in scenario.cards.by_role().items():
                 scope = role_scope(case_id, role)
-                for card in cards:
-                    draft = CardDraft(
+                drafts = [
+                    CardDraft(
                         content=card.content,
                         topic=card.topic,
                         kind=card.kind,
@@ -265,15 +315,30 @@ class Bureau:
                         trust=card.trust,
                         created_by=CreatedBy.SCENARIO,
                     )
-                    written.append((scope, await self.gateway.write(scope, draft)))
+                    for card in cards
+                ]
+                written += [(scope, card) for card in await self.gateway.write_many(scope, drafts)]
         except BaseException:
             await self._undo(written)
             raise
         return written
 
     async def _undo(self, written: Written) -> None:
+        by_scope: dict[MemoryScope, list[str]] = {}
         for scope, card in written:
-            await discard_card(self.gateway, self.ledger, scope, card.id, "undo_failed_command")
+            by_scope.setdefault(scope, []).append(card.id)
+        for scope, card_ids in by_scope.items():
+            await self._discard_many(scope, card_ids, "undo_failed_command")
+
+    async def _discard_many(self, scope: MemoryScope, card_ids: list[str], reason: str) -> None:
+        """One batched delete; if the store fails, card by card, each failure left as a cleanup task."""
+        if not card_ids:
+            return
+        try:
+            await self.gateway.delete_many(scope, card_ids)
+        except MemoryUnavailableError:
+            for card_id in card_ids:
+                await discard_card(self.gateway, self.ledger, scope, card_id, reason)
 
     async def _purge_quietly(self, case_id: str) -> None:
         """A case whose creation failed: nobody ever saw it, so there is nothing to announce."""

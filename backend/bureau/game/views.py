@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bureau.game.knowledge import fold_knowledge, latest_answers
 from bureau.game.scenario_schema import Scenario
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import CaseRecord
@@ -49,7 +51,28 @@ class CaseState:
         return self.last_interrogation.summary.get("trace") if self.last_interrogation else None
 
 
-def operator_snapshot(state: CaseState) -> dict[str, Any]:
+def topic_labels(translations: tuple[Scenario, ...]) -> dict[str, dict[str, str]]:
+    """Topic -> {language: label}, from every language file of the scenario."""
+    labels: dict[str, dict[str, str]] = {}
+    for scenario in translations:
+        for topic, label in scenario.topics.items():
+            labels.setdefault(topic, {})[scenario.language] = label
+    return labels
+
+
+def _key_facts(scenario: Scenario, translations: tuple[Scenario, ...]) -> list[dict[str, Any]]:
+    labels: dict[str, dict[str, str]] = {}
+    for other in translations:
+        for fact in other.key_facts:
+            labels.setdefault(fact.id, {})[other.language] = fact.label
+    return [{**fact.model_dump(), "labels": labels.get(fact.id, {})} for fact in scenario.key_facts]
+
+
+def operator_snapshot(
+    state: CaseState, interrogations: Sequence[RecordEntry] = (), translations: tuple[Scenario, ...] = ()
+) -> dict[str, Any]:
+    """`interrogations`: the case record's interrogations, oldest first; `translations`: the scenario in
+    every language, for labels in the interface language."""
     scenario = state.scenario
     return {
         "case": {
@@ -65,8 +88,12 @@ def operator_snapshot(state: CaseState) -> dict[str, Any]:
             "title": scenario.title,
             "description": scenario.description,
             "preset_questions": list(scenario.preset_questions),
-            "key_facts": [fact.model_dump() for fact in scenario.key_facts],
+            "key_facts": _key_facts(scenario, translations or (scenario,)),
+            "topic_labels": topic_labels(translations or (scenario,)),
         },
         "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
         "last_trace": state.last_trace,
+        # Each role's latest answer with its trace, and the who-knows-what matrix, from the case record.
+        "answers": latest_answers(interrogations),
+        "knowledge": fold_knowledge(scenario.key_facts, interrogations),
     }

@@ -76,6 +76,16 @@ class CaseLedger(TransactionRunner):
     async def list_cases(self) -> list[CaseRecord]:
         return await self._read(lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
 
+    async def latest_active_case(self) -> CaseRecord | None:
+        """The newest case that is in play: what a following stage shows."""
+
+        def work(session: Session) -> CaseRecord | None:
+            stmt = select(CaseRow).where(CaseRow.status == ACTIVE).order_by(CaseRow.created_at.desc(), CaseRow.id)
+            row = session.scalars(stmt.limit(1)).first()
+            return case_record(row) if row else None
+
+        return await self._read(work)
+
     async def change_case(
         self,
         case_id: str,

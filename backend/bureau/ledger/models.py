@@ -138,3 +138,35 @@ class ProcessSlotRow(Base):
     slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     owner: Mapped[str] = mapped_column(String(64))
     heartbeat_at: Mapped[datetime]
+
+
+class PasscodeFailureRow(Base):
+    """A failed sign-in, by a hash of the throttle key (the client address is never stored)."""
+
+    __tablename__ = "passcode_failures"
+    __table_args__ = (Index("ix_passcode_failures_key", "key_hash", "failed_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    key_hash: Mapped[str] = mapped_column(String(64))
+    failed_at: Mapped[datetime]
+
+
+class StreamSlotRow(Base):
+    """One live event stream of a session, leased by the instance serving it (expires if it dies)."""
+
+    __tablename__ = "stream_slots"
+
+    session_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    owner: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]
+
+
+class UsageCounterRow(Base):
+    """A deployment-wide counter, e.g. model requests spent against BUREAU_LLM_REQUEST_BUDGET."""
+
+    __tablename__ = "usage_counters"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    used: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[datetime]

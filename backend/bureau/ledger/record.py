@@ -135,3 +135,7 @@ class RecordLedger(TransactionRunner):
         show; a cross-examination is what the stage announces."""
         found = await self._read(lambda s: read_entries(s, case_id, kind=kind, last=True))
         return found[0] if found else None
+
+    async def interrogations(self, case_id: str) -> list[RecordEntry]:
+        """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
+        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
+from bureau.ledger.limits import LimitLedger
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
 from bureau.ledger.record import RecordEntry, RecordLedger
 from bureau.ledger.sessions import SessionLedger, SessionRecord
@@ -45,5 +46,7 @@ __all__ = [
 ]
 
 
-class Ledger(PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, RecordLedger, CaseLedger):
+class Ledger(
+    PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, RecordLedger, CaseLedger, LimitLedger
+):
     """Every aggregate of the ledger over one engine and one transaction runner."""

@@ -38,7 +38,8 @@ T = TypeVar("T")
 
 CASE_USER_PREFIX = f"{TENANT}:"
 _PING_SCOPE = MemoryScope("__ping__", BOARD)
-_LIST_LIMIT = 1000
+_PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and erase pages through all of them
+_DELETE_BATCH = 500
 _CALL_TIMEOUT_S = 30.0
 
 
@@ -322,25 +323,49 @@ class MemoryGateway:
         self.fenced = True
 
     async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+        [card] = await self.write_many(scope, [draft])
+        return card
+
+    async def write_many(self, scope: MemoryScope, drafts: Sequence[CardDraft]) -> list[StoredCard]:
+        """All or nothing: one batch embedding, then the rows; a failure removes the rows written before it."""
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
         return await self._run(
-            self._write_blocking, scope, draft, undo=lambda card: self._delete_blocking(scope, card.id)
+            self._write_many_blocking,
+            scope,
+            tuple(drafts),
+            undo=lambda cards: self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in cards]),
         )
 
-    def _write_blocking(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
+    def _write_many_blocking(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> list[StoredCard]:
         # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
         # itself, rotates the vector and seals the text under the case key, and writes through the storage
         # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
+        storage = self._store().storage
         cipher = self._cipher(scope.case_id)
+        texts = list(dict.fromkeys(d.content for d in drafts))  # embed each distinct text once, in one batch
+        vectors = dict(zip(texts, self._embedder.embed_documents(texts), strict=True))
+        written: list[StoredCard] = []
+        try:
+            for draft in drafts:
+                written.append(self._add_blocking(storage, cipher, scope, draft, vectors[draft.content]))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
+            raise
+        return written
+
+    def _add_blocking(
+        self, storage: Any, cipher: CaseCipher, scope: MemoryScope, draft: CardDraft, vector: list[float]
+    ) -> StoredCard:
         sealed = cipher.seal(draft.content)
         metadata = _card_metadata(scope, draft)
         now = datetime.now(UTC)
-        memory_id = self._store().storage.add_memory(
+        memory_id = storage.add_memory(
             {
                 "content": sealed,
-                "embedding": cipher.rotate(self._embedder.embed_query(draft.content)),
+                "embedding": cipher.rotate(vector),
                 "user_id": scope.user_id,
                 "agent_id": scope.agent_id,
                 "run_id": None,
@@ -402,13 +427,47 @@ class MemoryGateway:
         return self._admit(scope, item)
 
     async def list(self, scope: MemoryScope) -> list[StoredCard]:
+        """Every card of the space, however many: paged through the store, never cut at a page size."""
         await self._ciphers.load(scope.case_id)
         return await self._run(self._list_blocking, scope)
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
-        result = self._store().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=_LIST_LIMIT)
-        cards = [self._admit(scope, item) for item in result.get("results") or []]
+        cards = [self._admit(scope, item) for item in self._rows(scope.user_id, scope.agent_id)]
         return sorted((c for c in cards if c is not None), key=lambda c: (c.created_at, c.id))
+
+    def _rows(self, user_id: str | None, agent_id: str | None = None, **filters: str) -> Iterator[dict[str, Any]]:
+        """All rows matching, page by page in id order (a stable order, so no row is skipped or repeated)."""
+        store, offset = self._store(), 0
+        while True:
+            page = (
+                store.get_all(
+                    user_id=user_id,
+                    agent_id=agent_id,
+                    filters=filters or None,
+                    limit=_PAGE_SIZE,
+                    offset=offset,
+                    sort_by="id",
+                    order="asc",
+                ).get("results")
+                or []
+            )
+            yield from page
+            if len(page) < _PAGE_SIZE:
+                return
+            offset += len(page)
+
+    async def trim(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
+        """Delete all but the newest `keep` cards of one memory type in a space. Reads only that type's
+        rows (a filter in the store), so its cost does not grow with the size of the space."""
+        await self._ciphers.load(scope.case_id)
+        return await self._run(self._trim_blocking, scope, memory_type, keep)
+
+    def _trim_blocking(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
+        rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=str(memory_type))
+        cards = [c for c in (self._admit(scope, row) for row in rows) if c is not None and c.memory_type == memory_type]
+        stale = sorted(cards, key=lambda c: (c.created_at, int(c.id)))[:-keep] if keep else cards
+        self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in stale])
+        return len(stale)
 
     async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> list[StoredCard]:
         """Board copies of one source card: how a crashed publication finds its copy again."""
@@ -424,16 +483,47 @@ class MemoryGateway:
             return False
         return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
 
+    async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
+        """Delete many cards of one space in batches (a reset removes a whole space this way)."""
+        await self._run(self._delete_ids_blocking, scope.user_id, scope.agent_id, list(card_ids))
+
+    def _delete_ids_blocking(self, user_id: str, agent_id: str | None, card_ids: Sequence[str]) -> None:
+        """Batched deletes by id, restricted to the case (and the space, when given) in the store itself."""
+        ids = [int(i) for i in card_ids if i.isascii() and i.isdigit() and len(i) <= 20]
+        store = self._store()
+        vector_store = store.storage.vector_store
+        client = getattr(vector_store, "obvector", None)
+        owner = {"user_id": user_id, **({"agent_id": agent_id} if agent_id else {})}
+        for start in range(0, len(ids), _DELETE_BATCH):
+            batch = ids[start : start + _DELETE_BATCH]
+            if client is not None:  # seekdb: one statement per batch
+                name = vector_store.collection_name
+                if name not in client.metadata_obj.tables:
+                    client.delete(table_name=name, ids=[])  # deletes nothing; loads the table object it uses
+                # The filter must name that same table object, or the DELETE becomes a cartesian product.
+                where = vector_store._generate_where_clause(owner, table=client.metadata_obj.tables[name])
+                client.delete(table_name=name, ids=batch, where_clause=where)
+            else:  # the sqlite store deletes row by row; its delete_memory checks the owner first
+                for card_id in batch:
+                    store.storage.delete_memory(card_id, user_id, agent_id)
+
     async def erase_case(self, case_id: str) -> None:
-        """Remove every card of a case, in every space (role spaces and board copies alike)."""
+        """Remove every card of a case, in every space (role spaces and board copies alike), at any size."""
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
         self._ciphers.forget(case_id)
 
     def _erase_blocking(self, user_id: str) -> None:
-        store = self._store()
-        store.delete_all(user_id=user_id)
-        if store.get_all(user_id=user_id, limit=1).get("results"):
-            raise MemoryUnavailableError("cards survived an erase")
+        previous_first: str | None = None
+        while True:
+            # Always the first page: what was deleted is gone, so an offset would skip rows.
+            page = self._store().get_all(user_id=user_id, limit=_PAGE_SIZE, sort_by="id", order="asc")
+            ids = [str(row["id"]) for row in page.get("results") or [] if row.get("user_id") == user_id]
+            if not ids:
+                return
+            if ids[0] == previous_first:
+                raise MemoryUnavailableError("cards survived an erase")
+            previous_first = ids[0]
+            self._delete_ids_blocking(user_id, None, ids)
 
     async def list_case_ids(self) -> list[str]:
         """Every case that has cards in the store, including ones the ledger no longer knows."""
@@ -442,13 +532,7 @@ class MemoryGateway:
     def _list_case_ids_blocking(self) -> list[str]:
         # Paged scan instead of PowerMem's get_users(), which returns nothing on seekdb (it reads user_id
         # from the metadata JSON, where seekdb rows do not keep it).
-        store, users, offset = self._store(), set(), 0
-        while True:
-            page = store.get_all(limit=_LIST_LIMIT, offset=offset).get("results") or []
-            users.update(str(item.get("user_id") or "") for item in page)
-            if len(page) < _LIST_LIMIT:
-                break
-            offset += len(page)
+        users = {str(item.get("user_id") or "") for item in self._rows(None)}
         prefix = CASE_USER_PREFIX
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
 

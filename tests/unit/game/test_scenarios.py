@@ -197,8 +197,31 @@ def test_bad_trust_names_file_and_field(scenario_dir):
         ),
         (
             "safe-combination.zh.yaml",
-            lambda d: d["cards"]["suspect"][1].update(topic="another_topic"),
+            lambda d: (
+                d["topics"].update(another_topic="另一个话题"),
+                d["cards"]["suspect"][1].update(topic="another_topic"),
+            ),
             "safe-combination.zh.yaml: cards.suspect: card topics differ from safe-combination.en.yaml",
+        ),
+        (
+            "safe-combination.en.yaml",
+            lambda d: d["topics"].pop("safe_combination"),
+            "safe-combination.en.yaml: topics: no label for safe_combination",
+        ),
+        (
+            "safe-combination.zh.yaml",
+            lambda d: d["topics"].update(extra_topic="多余的话题"),
+            "safe-combination.zh.yaml: topics: labelled topics or conflicts differ from safe-combination.en.yaml",
+        ),
+        (
+            "mole.en.yaml",
+            lambda d: d.pop("conflicts"),
+            "mole.en.yaml: conflicts: must list exactly the topics that more than one card holds",
+        ),
+        (
+            "allergy.en.yaml",
+            lambda d: d["cards"]["suspect"][1].update(topic="dessert_order"),
+            "allergy.en.yaml: conflicts: must list exactly the topics that more than one card holds",
         ),
         (
             "allergy.en.yaml",

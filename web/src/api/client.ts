@@ -166,6 +166,8 @@ export const api = {
   publish: (caseId: string, role: Role, cardId: string) =>
     callJson<PublicationResult>("POST", `${casePath(caseId)}/publications`, { body: { role, card_id: cardId } }),
   stage: (caseId: string) => callJson<StageSnapshot>("GET", `${casePath(caseId)}/stage`),
+  /** The newest active case on this server (404 CASE_NOT_FOUND while there is none). */
+  latestCase: () => callJson<{ case_id: string }>("GET", "/api/stage/latest"),
 };
 
 export const streamUrls = {

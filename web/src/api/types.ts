@@ -9,7 +9,7 @@ export type Space = Role | typeof BOARD;
 export type CaseLanguage = "en" | "zh";
 export type Audience = "operator" | "stage";
 export type ResponderMode = "evidence" | "role_voice";
-export type Certainty = "known" | "unknown";
+export type Certainty = "known" | "uncertain" | "unknown";
 
 export interface CardSource {
   role: Role;
@@ -37,9 +37,14 @@ export interface ScenarioSummary {
   description: string;
 }
 
+/** Topic → its label per language, from the scenario data (both language files of the scenario). */
+export type TopicLabels = Record<string, Partial<Record<CaseLanguage, string>>>;
+
 export interface KeyFact {
   id: string;
   label: string;
+  /** The label in every language the scenario ships in. */
+  labels?: Partial<Record<CaseLanguage, string>>;
   topic: string;
   /** The preset question that tests this fact: only an answer to it can show a role does not know it. */
   question?: string | null;
@@ -51,6 +56,7 @@ export interface ScenarioDetail {
   description: string;
   preset_questions: string[];
   key_facts: KeyFact[];
+  topic_labels?: TopicLabels;
 }
 
 export interface CaseInfo {
@@ -91,21 +97,39 @@ export interface Trace {
   threshold: number;
   borderline_floor: number;
   duration_ms: number;
+  conflicts?: Conflict[];
   responder: ResponderMode;
   fallback_reason: string | null;
 }
+
+/** A role's latest answer as kept with the case (the interrogation result plus when it was asked). */
+export interface StoredAnswer extends InterrogationResult {
+  asked_at: string;
+}
+
+/** How a role knows a key fact, as the server keeps it; facts no answer spoke to are absent. */
+export type KnownCell = "own_memory" | "board" | "conflicting" | "unknown";
 
 export interface OperatorSnapshot {
   case: CaseInfo;
   scenario: ScenarioDetail;
   spaces: Record<Space, Card[]>;
   last_trace: Trace | null;
+  answers?: Partial<Record<Role, StoredAnswer>>;
+  knowledge?: Partial<Record<Role, Record<string, KnownCell>>>;
+}
+
+/** Two or more evidence cards on one topic that disagree (the mole's two tips). */
+export interface Conflict {
+  topic: string;
+  card_ids: string[];
 }
 
 export interface InterrogationResult {
   answer: string;
   certainty: Certainty;
   evidence: string[];
+  conflicts?: Conflict[];
   responder: ResponderMode;
   fallback_reason: string | null;
   trace: Trace;
@@ -144,6 +168,8 @@ export interface StageRetrieval {
   public_hits: { card_id: string; score: number }[];
   private_hit_count: number;
   verdict: Certainty;
+  /** Board cards in the evidence disagree (never set for a conflict that involves a private card). */
+  conflicting?: boolean;
   duration_ms: number;
 }
 

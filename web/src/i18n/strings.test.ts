@@ -22,7 +22,7 @@ describe("UI strings", () => {
   });
 
   it("actually translates: Chinese differs from English except for language names and symbols", () => {
-    const sameOnPurpose = new Set<MessageKey>(["lang.en", "lang.zh", "scopes.joiner", "cell.not_asked", "whisper.counter"]);
+    const sameOnPurpose = new Set<MessageKey>(["lang.en", "lang.zh", "cell.not_asked", "whisper.counter", "card.label"]);
     for (const key of keys) {
       if (!sameOnPurpose.has(key)) expect(zh[key], key).not.toBe(en[key]);
     }
@@ -32,7 +32,8 @@ describe("UI strings", () => {
     const required = [
       ...ROLES.map((role) => `role.${role}`),
       `space.${BOARD}`,
-      ...["hit", "borderline_confirmed", "below_threshold", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe"].map((kind) => `kind.${kind}`),
+      ...["hit", "borderline_confirmed"].map((kind) => `kind.${kind}`),
+      ...["below_threshold", "borderline_rejected", "derived_context", "filtered_unsafe", "duplicate", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"].map((reason) => `reason.${reason}`),
     ];
     for (const key of required) expect(keys).toContain(key);
     expect(LIVE_EVENT_TYPES.length).toBeGreaterThan(0);
@@ -50,6 +51,15 @@ describe("translate", () => {
     expect(translate("en", "stage.searched", { role: "Detective", scopes: "its own memory + the board" })).toBe(
       "Detective searched its own memory + the board",
     );
-    expect(translate("zh", "stage.searched", { role: "侦探", scopes: "自己的记忆 + 公告板" })).toBe("侦探搜索了自己的记忆 + 公告板");
+    expect(translate("zh", "stage.searched", { role: "侦探", scopes: "自己的记忆和公告板" })).toBe("侦探搜索了自己的记忆和公告板");
+  });
+
+  it("writes Chinese the Chinese way: no spaces around names, full-width punctuation, no 密语 or 抹除", () => {
+    for (const key of keys) {
+      const text = zh[key];
+      expect(text, key).not.toMatch(/\{role\} |\{scopes\} | \{role\}| \{scopes\}/);
+      expect(text, key).not.toMatch(/[\u4e00-\u9fff][:,;?!]|[:,;?!][\u4e00-\u9fff]/); // ASCII punctuation next to Chinese
+      expect(text, key).not.toMatch(/密语|抹除/);
+    }
   });
 });

@@ -1,122 +1,38 @@
-import {
-  BOARD,
-  isRole,
-  type Certainty,
-  type InterrogationResult,
-  type LiveEvent,
-  type OperatorSnapshot,
-  type Role,
-  type Space,
-  type Trace,
-} from "../api/types";
+import { BOARD, type InterrogationResult, type LiveEvent, type OperatorSnapshot, type Role } from "../api/types";
 
-/** What one answer of a role rested on; `question` only when this console asked it (events never carry it). */
-export interface RoleAnswer {
-  certainty: Certainty;
-  evidence: string[];
-  question?: string;
-}
-
-/** Enough answers per role for the matrix; older ones can only repeat what newer ones say. */
-const ANSWER_LOG_LIMIT = 50;
-
-function logAnswer(log: AnswerLog, role: Role, answer: RoleAnswer): AnswerLog {
-  return { ...log, [role]: [...(log[role] ?? []), answer].slice(-ANSWER_LOG_LIMIT) };
-}
-
-export type AnswerLog = Partial<Record<Role, RoleAnswer[]>>;
-
-export interface CardRef {
-  space: Space;
-  topic: string;
-}
-
+/** A role's answer on screen: the interrogation result, keyed so a repeat of the same answer re-renders. */
 export interface AskedAnswer extends InterrogationResult {
   role: Role;
-  /** Counts answers, so the same answer twice is still a new answer (re-rendered and announced). */
-  seq: number;
+  key: string;
 }
 
 export interface ConsoleState {
   snapshot: OperatorSnapshot | null;
-  /** The trace shown in the memory X-ray: the latest interrogation from this console or any other. */
-  trace: Trace | null;
-  /** The last answer this console received (answer text only exists in the POST response). */
-  answer: AskedAnswer | null;
-  /** Every answer per role, oldest first: the who-knows-what matrix folds over them. */
-  answerLog: AnswerLog;
-  /** Space and topic of every card seen in a trace, so evidence stays resolvable after the snapshot moves on. */
-  tracedCards: Record<string, CardRef>;
+  /** Each role's latest answer (with its trace): kept with the case on the server, so a reload shows them. */
+  answers: Partial<Record<Role, AskedAnswer>>;
   erased: boolean;
-  /** Grows with every live event; components key animations on it. */
-  activity: number;
-  lastEvent: { id: number | null; type: string } | null;
+  /** Counts local answers, so the same answer twice is still a new answer (re-rendered and announced). */
+  asked: number;
 }
 
 export type ConsoleAction =
   | { type: "snapshot-loaded"; snapshot: OperatorSnapshot }
   | { type: "case-reset"; snapshot: OperatorSnapshot }
-  | { type: "answer-received"; role: Role; question: string; result: InterrogationResult }
+  | { type: "answer-received"; role: Role; result: InterrogationResult }
   | { type: "live-event"; event: LiveEvent };
 
-export const initialConsoleState: ConsoleState = {
-  snapshot: null,
-  trace: null,
-  answer: null,
-  answerLog: {},
-  tracedCards: {},
-  erased: false,
-  activity: 0,
-  lastEvent: null,
-};
+export const initialConsoleState: ConsoleState = { snapshot: null, answers: {}, erased: false, asked: 0 };
 
-function rememberTracedCards(known: Record<string, CardRef>, trace: Trace | null): Record<string, CardRef> {
-  if (trace === null) return known;
-  const next = { ...known };
-  for (const candidate of [...trace.hits, ...trace.misses]) {
-    next[candidate.card_id] = { space: candidate.space, topic: candidate.topic };
+function answersOf(snapshot: OperatorSnapshot, shown: ConsoleState["answers"]): ConsoleState["answers"] {
+  const answers: ConsoleState["answers"] = {};
+  for (const [role, stored] of Object.entries(snapshot.answers ?? {}) as [Role, NonNullable<OperatorSnapshot["answers"]>[Role]][]) {
+    if (!stored) continue;
+    const current = shown[role];
+    // The answer this console just received is the same one: keep its key, so it is not announced twice.
+    const same = current && current.answer === stored.answer && current.trace.duration_ms === stored.trace.duration_ms;
+    answers[role] = same ? current : { ...stored, role, key: stored.asked_at };
   }
-  return next;
-}
-
-/** The evidence of a trace is its hits (confirmed borderline included); misses never count. */
-export function answerFromTrace(trace: Trace): RoleAnswer {
-  const evidence = trace.hits.map((hit) => hit.card_id);
-  return { certainty: evidence.length > 0 ? "known" : "unknown", evidence };
-}
-
-function applySnapshot(state: ConsoleState, snapshot: OperatorSnapshot): ConsoleState {
-  const trace = snapshot.last_trace ?? state.trace;
-  const lastTrace = snapshot.last_trace;
-  const answerLog =
-    lastTrace && !state.answerLog[lastTrace.role]?.length
-      ? logAnswer(state.answerLog, lastTrace.role, answerFromTrace(lastTrace))
-      : state.answerLog;
-  return {
-    ...state,
-    snapshot,
-    trace,
-    answerLog,
-    tracedCards: rememberTracedCards(state.tracedCards, snapshot.last_trace),
-  };
-}
-
-function applyEvent(state: ConsoleState, event: LiveEvent): ConsoleState {
-  const next: ConsoleState = { ...state, activity: state.activity + 1, lastEvent: { id: event.id, type: event.type } };
-  switch (event.type) {
-    case "answer.completed": {
-      const { role, certainty, evidence } = event.data;
-      if (!isRole(role) || (certainty !== "known" && certainty !== "unknown")) return next;
-      const cited = Array.isArray(evidence) ? evidence.filter((id): id is string => typeof id === "string") : [];
-      return { ...next, answerLog: logAnswer(state.answerLog, role, { certainty, evidence: cited }) };
-    }
-    case "case.reset":
-      return { ...next, trace: null, answer: null, answerLog: {} };
-    case "case.erased":
-      return { ...next, erased: true };
-    default:
-      return next;
-  }
+  return answers;
 }
 
 export function consoleReducer(state: ConsoleState, action: ConsoleAction): ConsoleState {
@@ -124,26 +40,22 @@ export function consoleReducer(state: ConsoleState, action: ConsoleAction): Cons
     case "snapshot-loaded":
       // Versions only grow: an older snapshot arriving late must not undo what is already shown.
       if (state.snapshot && action.snapshot.case.version < state.snapshot.case.version) return state;
-      return applySnapshot(state, action.snapshot);
+      return { ...state, snapshot: action.snapshot, answers: answersOf(action.snapshot, state.answers) };
     case "case-reset":
-      return applySnapshot({ ...state, trace: null, answer: null, answerLog: {} }, action.snapshot);
+      return { ...state, snapshot: action.snapshot, answers: answersOf(action.snapshot, {}) };
     case "answer-received": {
-      const { role, question, result } = action;
-      return {
-        ...state,
-        trace: result.trace,
-        answer: { ...result, role, seq: (state.answer?.seq ?? 0) + 1 },
-        answerLog: logAnswer(state.answerLog, role, { certainty: result.certainty, evidence: result.evidence, question }),
-        tracedCards: rememberTracedCards(state.tracedCards, result.trace),
-      };
+      const asked = state.asked + 1;
+      return { ...state, asked, answers: { ...state.answers, [action.role]: { ...action.result, role: action.role, key: `local-${asked}` } } };
     }
     case "live-event":
-      return applyEvent(state, action.event);
+      if (action.event.type === "case.erased") return { ...state, erased: true };
+      if (action.event.type === "case.reset") return { ...state, answers: {} };
+      return state;
   }
 }
 
 /** Card ids to highlight: the evidence of the answer on screen. */
-export function citedCardIds(answer: AskedAnswer | null): Set<string> {
+export function citedCardIds(answer: AskedAnswer | null | undefined): Set<string> {
   return new Set(answer?.evidence ?? []);
 }
 

@@ -43,3 +43,14 @@ describe("stageReducer", () => {
     expect(stageReducer(initialStageState, { type: "live-event", event: { id: 5, type: "case.erased", data: {} } }).erased).toBe(true);
   });
 });
+
+describe("conflicting intel on the stage", () => {
+  it("says 'found conflicting intel on the board' only when the server marks board cards as disagreeing", () => {
+    const hits = [
+      { card_id: "b1", score: 0.7 },
+      { card_id: "b2", score: 0.6 },
+    ];
+    expect(describeRetrieval(retrieval({ public_hits: hits, conflicting: true, verdict: "known" })).outcome).toBe("conflicting");
+    expect(describeRetrieval(retrieval({ public_hits: hits, conflicting: false, verdict: "known" })).outcome).toBe("board");
+  });
+});

@@ -24,7 +24,7 @@ export function stageReducer(state: StageState, action: StageAction): StageState
   }
 }
 
-export type StageOutcome = "nothing" | "own_memory" | "board" | "own_memory_and_board";
+export type StageOutcome = "nothing" | "own_memory" | "board" | "own_memory_and_board" | "conflicting";
 
 export interface RetrievalSentence {
   role: StageRetrieval["role"];
@@ -38,7 +38,8 @@ export function describeRetrieval(retrieval: StageRetrieval): RetrievalSentence 
   const foundOwn = retrieval.private_hit_count > 0;
   const foundBoard = retrieval.public_hits.length > 0;
   let outcome: StageOutcome = "nothing";
-  if (foundOwn && foundBoard) outcome = "own_memory_and_board";
+  if (retrieval.conflicting && foundBoard) outcome = "conflicting";
+  else if (foundOwn && foundBoard) outcome = "own_memory_and_board";
   else if (foundOwn) outcome = "own_memory";
   else if (foundBoard) outcome = "board";
   return {

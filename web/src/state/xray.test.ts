@@ -1,14 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { hit, miss, trace } from "../test/fixtures";
-import { assignRows, buildXray, clampScore, deriveVerdict, markHasLabel, markNeedsReasonLabel } from "./xray";
+import { assignRows, buildXray, clampScore, deriveVerdict, formatScore, legendEntries, markHasLabel, type SearchedLane, type XrayLane } from "./xray";
+
+const searched = (lane: XrayLane | undefined): SearchedLane => {
+  if (!lane?.searched) throw new Error(`lane ${lane?.space} is not searched`);
+  return lane;
+};
 
 describe("buildXray lanes", () => {
-  it("makes one lane per searched scope, in search order, even when a lane is empty", () => {
-    const xray = buildXray(trace({ misses: [miss("b1", "bulletin_board", 0.1)] }));
-    expect(xray.lanes.map((lane) => lane.space)).toEqual(["detective", "bulletin_board"]);
-    expect(xray.lanes[0]?.marks).toEqual([]);
-    expect(xray.lanes[0]?.rowCount).toBe(1);
-    expect(xray.lanes[1]?.marks.map((mark) => mark.cardId)).toEqual(["b1"]);
+  it("draws every space of the case: searched ones first, in search order, then the others greyed with a count", () => {
+    const xray = buildXray(trace({ misses: [miss("b1", "bulletin_board", 0.1)] }), { informant: 2, suspect: 3 });
+    expect(xray.lanes.map((lane) => [lane.space, lane.searched])).toEqual([
+      ["detective", true],
+      ["bulletin_board", true],
+      ["informant", false],
+      ["suspect", false],
+    ]);
+    expect(searched(xray.lanes[0]).marks).toEqual([]);
+    expect(searched(xray.lanes[0]).rowCount).toBe(1);
+    expect(searched(xray.lanes[1]).marks.map((mark) => mark.cardId)).toEqual(["b1"]);
+    // Only a count: an unsearched lane has no marks, no scores, no content.
+    expect(xray.lanes[2]).toEqual({ space: "informant", searched: false, cardCount: 2 });
+    expect(xray.lanes[3]).toEqual({ space: "suspect", searched: false, cardCount: 3 });
   });
 
   it("puts each candidate in its own space's lane with its score as position", () => {
@@ -20,24 +33,68 @@ describe("buildXray lanes", () => {
         misses: [miss("i2", "informant", 0.12), miss("b1", "bulletin_board", 0.3, "borderline_rejected")],
       }),
     );
-    const [own, board] = xray.lanes;
-    expect(own?.marks.map((mark) => [mark.cardId, mark.position, mark.kind, mark.isEvidence])).toEqual([
+    const [own, board] = [searched(xray.lanes[0]), searched(xray.lanes[1])];
+    expect(own.marks.map((mark) => [mark.cardId, mark.position, mark.kind, mark.isEvidence])).toEqual([
       ["i1", 0.82, "hit", true],
       ["i2", 0.12, "below_threshold", false],
     ]);
-    expect(own?.hitCount).toBe(1);
-    expect(board?.marks[0]).toMatchObject({ cardId: "b1", kind: "borderline_rejected", isEvidence: false });
-    expect(board?.hitCount).toBe(0);
+    expect(own.hitCount).toBe(1);
+    expect(board.marks[0]).toMatchObject({ cardId: "b1", kind: "borderline_rejected", isEvidence: false });
+    expect(xray.lanes.map((lane) => lane.space)).toEqual(["informant", "bulletin_board", "detective", "suspect"]);
   });
 
-  it("gives a candidate from an unsearched space its own lane instead of hiding it", () => {
-    const xray = buildXray(trace({ misses: [miss("s1", "suspect", 0.2)] }));
-    expect(xray.lanes.map((lane) => lane.space)).toEqual(["detective", "bulletin_board", "suspect"]);
+  it("folds every session record into one context group instead of marks on the score axis", () => {
+    const misses = [0.66, 0.72, 0.8, 0.85, 0.88].map((score, i) => miss(`ctx${i}`, "detective", score, "derived_context"));
+    const xray = buildXray(trace({ misses: [...misses, miss("d1", "detective", 0.1)] }));
+    expect(xray.context).toEqual({ count: 5, bestScore: 0.88 });
+    expect(searched(xray.lanes[0]).marks.map((mark) => mark.cardId)).toEqual(["d1"]);
+    expect(buildXray(trace()).context).toBeNull();
+  });
+
+  it("draws any other exclusion reason as an excluded mark that keeps its reason", () => {
+    const xray = buildXray(trace({ misses: [miss("e1", "detective", 0.7, "expired" as never), miss("e2", "detective", 0.5, "duplicate")] }));
+    expect(searched(xray.lanes[0]).marks.map((mark) => [mark.kind, mark.reason])).toEqual([
+      ["excluded", "expired"],
+      ["duplicate", "duplicate"],
+    ]);
   });
 
   it("carries threshold, floor, latency and responder through", () => {
     const xray = buildXray(trace({ threshold: 0.4, borderline_floor: 0.3, duration_ms: 17, responder: "role_voice", fallback_reason: "llm_timeout" }));
     expect(xray).toMatchObject({ threshold: 0.4, borderlineFloor: 0.3, durationMs: 17, responder: "role_voice", fallbackReason: "llm_timeout" });
+  });
+});
+
+describe("scores near the cut", () => {
+  it("shows three decimals near a cut point, so a miss never rounds up to the threshold", () => {
+    expect(formatScore(0.395, [0.4])).toBe("0.395");
+    expect(formatScore(0.4, [0.395])).toBe("0.400");
+    expect(formatScore(0.12, [0.4])).toBe("0.12");
+    expect(formatScore(0.395)).toBe("0.40");
+  });
+
+  it("labels a miss just below the threshold (or inside the borderline band) as just below", () => {
+    const xray = buildXray(trace({ threshold: 0.4, borderline_floor: 0.3, misses: [miss("near", "detective", 0.395), miss("band", "detective", 0.31), miss("far", "detective", 0.1)] }));
+    const marks = searched(xray.lanes[0]).marks;
+    expect(marks.map((mark) => [mark.cardId, mark.justBelow])).toEqual([
+      ["near", true],
+      ["band", true],
+      ["far", false],
+    ]);
+    expect(marks.map(markHasLabel)).toEqual([true, true, false]);
+  });
+});
+
+describe("legend", () => {
+  it("lists only the kinds present in the chart", () => {
+    expect(legendEntries(buildXray(trace({ misses: [miss("d1", "detective", 0.1)] }), {}))).toEqual(["miss", "not_searched"]);
+    const busy = buildXray(
+      trace({
+        hits: [hit("b1", "bulletin_board", 0.8)],
+        misses: [miss("c", "detective", 0.9, "derived_context"), miss("x", "detective", 0.2, "filtered_unsafe")],
+      }),
+    );
+    expect(legendEntries(busy)).toEqual(["hit_board", "filtered_unsafe", "context", "not_searched"]);
   });
 });
 
@@ -47,7 +104,7 @@ describe("mark positions", () => {
     expect(clampScore(1.3)).toEqual({ position: 1, clamped: true });
     expect(clampScore(0.5)).toEqual({ position: 0.5, clamped: false });
     expect(clampScore(Number.NaN)).toEqual({ position: 0, clamped: true });
-    const mark = buildXray(trace({ misses: [miss("d1", "detective", -0.15)] })).lanes[0]?.marks[0];
+    const mark = searched(buildXray(trace({ misses: [miss("d1", "detective", -0.15)] })).lanes[0]).marks[0];
     expect(mark).toMatchObject({ position: 0, clamped: true, score: -0.15 });
   });
 
@@ -64,30 +121,12 @@ describe("mark positions", () => {
   });
 
   it("reports the number of rows a lane needs", () => {
-    const lane = buildXray(trace({ misses: [miss("a", "detective", 0.2), miss("b", "detective", 0.205), miss("c", "detective", 0.21)] })).lanes[0];
-    expect(lane?.rowCount).toBe(3);
-  });
-});
-
-describe("classification", () => {
-  it("labels borderline, context and filtered marks with their reason but not plain hits and misses", () => {
-    expect(markNeedsReasonLabel("hit")).toBe(false);
-    expect(markNeedsReasonLabel("below_threshold")).toBe(false);
-    expect(markNeedsReasonLabel("borderline_confirmed")).toBe(true);
-    expect(markNeedsReasonLabel("borderline_rejected")).toBe(true);
-    expect(markNeedsReasonLabel("derived_context")).toBe(true);
-    expect(markNeedsReasonLabel("filtered_unsafe")).toBe(true);
-  });
-
-  it("labels hits (topic) and clamped scores, not plain misses", () => {
-    expect(markHasLabel("hit", false)).toBe(true);
-    expect(markHasLabel("below_threshold", false)).toBe(false);
-    expect(markHasLabel("below_threshold", true)).toBe(true);
-    expect(markHasLabel("derived_context", false)).toBe(true);
+    const lane = searched(buildXray(trace({ misses: [miss("a", "detective", 0.2), miss("b", "detective", 0.205), miss("c", "detective", 0.21)] })).lanes[0]);
+    expect(lane.rowCount).toBe(3);
   });
 
   it("treats confirmed borderline hits as evidence", () => {
-    const mark = buildXray(trace({ hits: [{ ...hit("d1", "detective", 0.3), status: "borderline_confirmed" }] })).lanes[0]?.marks[0];
+    const mark = searched(buildXray(trace({ hits: [{ ...hit("d1", "detective", 0.3), status: "borderline_confirmed" }] })).lanes[0]).marks[0];
     expect(mark).toMatchObject({ kind: "borderline_confirmed", isEvidence: true });
   });
 });
@@ -103,9 +142,7 @@ describe("deriveVerdict", () => {
   });
 
   it("counts session records that matched but never quotes them as the best candidate", () => {
-    const verdict = deriveVerdict(
-      trace({ misses: [miss("ctx", "detective", 0.9, "derived_context"), miss("d1", "detective", 0.21)] }),
-    );
+    const verdict = deriveVerdict(trace({ misses: [miss("ctx", "detective", 0.9, "derived_context"), miss("d1", "detective", 0.21)] }));
     expect(verdict).toMatchObject({ kind: "nothing_found", bestMissScore: 0.21, contextOnlyCount: 1 });
   });
 

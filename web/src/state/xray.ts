@@ -1,6 +1,11 @@
-import { BOARD, type MissReason, type HitStatus, type Role, type Space, type Trace } from "../api/types";
+import { BOARD, ROLES, type Role, type Space, type Trace } from "../api/types";
 
-export type MarkKind = HitStatus | MissReason;
+/** How a candidate is drawn. Every miss reason the chart has no glyph of its own for is an `excluded` mark
+ * labelled with its reason (expired, failed validation, not evidence by type, owner mismatch, duplicate, …). */
+export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "borderline_rejected" | "duplicate" | "filtered_unsafe" | "excluded";
+
+const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "borderline_rejected", "duplicate", "filtered_unsafe"]);
+const CONTEXT_REASON = "derived_context";
 
 export interface XrayMark {
   cardId: string;
@@ -13,16 +18,36 @@ export interface XrayMark {
   /** The raw score fell outside 0..1 and was pinned to the axis edge. */
   clamped: boolean;
   kind: MarkKind;
+  /** The miss reason as the server sent it (null for hits). */
+  reason: string | null;
   isEvidence: boolean;
+  /** A miss just below the cut: drawn with its exact score and "just below". */
+  justBelow: boolean;
   /** Marks that would overlap stack into rows (0 = on the axis line). */
   row: number;
 }
 
-export interface XrayLane {
+export interface SearchedLane {
   space: Space;
+  searched: true;
   marks: XrayMark[];
   hitCount: number;
   rowCount: number;
+}
+
+/** A space the role may not search: drawn greyed with how many cards it holds, never what they say. */
+export interface UnsearchedLane {
+  space: Space;
+  searched: false;
+  cardCount: number;
+}
+
+export type XrayLane = SearchedLane | UnsearchedLane;
+
+/** Session / task-state records the search returned, folded into one labelled group: context, never evidence. */
+export interface ContextGroup {
+  count: number;
+  bestScore: number;
 }
 
 export type VerdictSource = "own_memory" | "board";
@@ -34,6 +59,7 @@ export type XrayVerdict =
 export interface Xray {
   role: Role;
   lanes: XrayLane[];
+  context: ContextGroup | null;
   threshold: number;
   borderlineFloor: number;
   verdict: XrayVerdict;
@@ -46,12 +72,23 @@ export interface Xray {
 export const MARK_GAP = 0.035;
 /** Axis distance a mark with a text label beside it occupies. */
 export const LABELLED_MARK_GAP = 0.15;
+/** Scores this close to a cut point are shown to three decimals: rounding must never make a miss look like a hit. */
+export const NEAR_CUT = 0.05;
+/** A miss at most this far below the cut is labelled "just below" (or anywhere in the borderline band). */
+export const JUST_BELOW = 0.02;
 
 export function clampScore(score: number): { position: number; clamped: boolean } {
   if (!Number.isFinite(score)) return { position: 0, clamped: true };
   if (score < 0) return { position: 0, clamped: true };
   if (score > 1) return { position: 1, clamped: true };
   return { position: score, clamped: false };
+}
+
+/** Two decimals, or three near a cut point (0.395 against 0.40 must not read "0.40"). */
+export function formatScore(score: number, cuts: readonly number[] = []): string {
+  const near = cuts.some((cut) => Math.abs(score - cut) < NEAR_CUT);
+  const text = score.toFixed(near ? 3 : 2);
+  return Number(text) === 0 ? text.replace("-", "") : text; // never "-0.00"
 }
 
 export interface MarkSpan {
@@ -74,33 +111,49 @@ export function assignRows(marks: MarkSpan[]): number[] {
   return rows;
 }
 
-/** Hits show their topic, clamped scores their raw value, and every other non-plain miss its reason. */
-export function markHasLabel(kind: MarkKind, clamped: boolean): boolean {
-  return kind === "hit" || clamped || markNeedsReasonLabel(kind);
+/** Hits show their topic; every mark that is not a plain miss says why; near misses and clamped scores show the number. */
+export function markHasLabel(mark: Pick<XrayMark, "kind" | "clamped" | "justBelow">): boolean {
+  return mark.kind !== "below_threshold" || mark.clamped || mark.justBelow;
 }
 
-/** Search scopes first, in the order the server searched them; a candidate from any other space still gets a lane. */
+/** Searched scopes first, in search order; then any other space a candidate came from; then every other
+ * space of the case, greyed: the picture itself says the search was not allowed there. */
 function laneOrder(trace: Trace): Space[] {
   const spaces: Space[] = [...trace.searched_scopes];
   for (const candidate of [...trace.hits, ...trace.misses]) {
     if (!spaces.includes(candidate.space)) spaces.push(candidate.space);
   }
+  for (const space of [...ROLES, BOARD] as Space[]) {
+    if (!spaces.includes(space)) spaces.push(space);
+  }
   return spaces;
 }
 
-function buildLane(space: Space, trace: Trace): XrayLane {
+function markKind(reason: string): MarkKind {
+  return DRAWN_MISS_REASONS.has(reason) ? (reason as MarkKind) : "excluded";
+}
+
+function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
+  const justBelowFrom = Math.min(trace.threshold - JUST_BELOW, trace.borderline_floor);
   const candidates = [
-    ...trace.hits.filter((hit) => hit.space === space).map((hit) => ({ ...hit, kind: hit.status as MarkKind, isEvidence: true })),
-    ...trace.misses.filter((miss) => miss.space === space).map((miss) => ({ ...miss, kind: miss.reason as MarkKind, isEvidence: false })),
+    ...trace.hits
+      .filter((hit) => hit.space === space)
+      .map((hit) => ({ ...hit, kind: hit.status as MarkKind, reason: null, isEvidence: true })),
+    ...trace.misses
+      .filter((miss) => miss.space === space && miss.reason !== CONTEXT_REASON)
+      .map((miss) => ({ ...miss, kind: markKind(miss.reason), reason: miss.reason, isEvidence: false })),
   ];
-  const placed = candidates.map((candidate) => ({ candidate, ...clampScore(candidate.score) }));
+  const placed = candidates.map((candidate) => {
+    const justBelow = candidate.kind === "below_threshold" && candidate.score >= justBelowFrom && candidate.score < trace.threshold;
+    return { candidate, justBelow, ...clampScore(candidate.score) };
+  });
   const rows = assignRows(
-    placed.map(({ candidate, position, clamped }) => ({
+    placed.map(({ candidate, position, clamped, justBelow }) => ({
       position,
-      span: markHasLabel(candidate.kind, clamped) ? LABELLED_MARK_GAP : MARK_GAP,
+      span: markHasLabel({ kind: candidate.kind, clamped, justBelow }) ? LABELLED_MARK_GAP : MARK_GAP,
     })),
   );
-  const marks = placed.map(({ candidate, position, clamped }, index): XrayMark => ({
+  const marks = placed.map(({ candidate, position, clamped, justBelow }, index): XrayMark => ({
     cardId: candidate.card_id,
     space,
     topic: candidate.topic,
@@ -109,15 +162,23 @@ function buildLane(space: Space, trace: Trace): XrayLane {
     position,
     clamped,
     kind: candidate.kind,
+    reason: candidate.reason,
     isEvidence: candidate.isEvidence,
+    justBelow,
     row: rows[index] ?? 0,
   }));
   return {
     space,
+    searched: true,
     marks,
     hitCount: marks.filter((mark) => mark.isEvidence).length,
     rowCount: marks.length === 0 ? 1 : Math.max(...marks.map((mark) => mark.row)) + 1,
   };
+}
+
+function contextGroup(trace: Trace): ContextGroup | null {
+  const scores = trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).map((miss) => miss.score);
+  return scores.length === 0 ? null : { count: scores.length, bestScore: Math.max(...scores) };
 }
 
 export function deriveVerdict(trace: Trace): XrayVerdict {
@@ -136,14 +197,19 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
     kind: "nothing_found",
     scopes: trace.searched_scopes,
     bestMissScore: scores.length > 0 ? Math.max(...scores) : null,
-    contextOnlyCount: trace.misses.filter((miss) => miss.reason === "derived_context").length,
+    contextOnlyCount: trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).length,
   };
 }
 
-export function buildXray(trace: Trace): Xray {
+/** `cardCounts`: how many (non-session) cards each space holds, for the greyed lanes of unsearched spaces. */
+export function buildXray(trace: Trace, cardCounts: Partial<Record<Space, number>> = {}): Xray {
+  const searched = new Set<Space>([...trace.searched_scopes, ...trace.hits.map((h) => h.space), ...trace.misses.map((m) => m.space)]);
   return {
     role: trace.role,
-    lanes: laneOrder(trace).map((space) => buildLane(space, trace)),
+    lanes: laneOrder(trace).map((space): XrayLane =>
+      searched.has(space) ? buildSearchedLane(space, trace) : { space, searched: false, cardCount: cardCounts[space] ?? 0 },
+    ),
+    context: contextGroup(trace),
     threshold: trace.threshold,
     borderlineFloor: trace.borderline_floor,
     verdict: deriveVerdict(trace),
@@ -153,7 +219,29 @@ export function buildXray(trace: Trace): Xray {
   };
 }
 
-/** Hits are drawn in colour; every other mark is a grey miss, and all but plain misses carry a reason label. */
-export function markNeedsReasonLabel(kind: MarkKind): boolean {
-  return kind !== "hit" && kind !== "below_threshold";
+/** The mark kinds present in a chart, in legend order, so the legend lists only what is drawn. */
+export type LegendEntry =
+  | "hit_own"
+  | "hit_board"
+  | "borderline_confirmed"
+  | "miss"
+  | "borderline_rejected"
+  | "duplicate"
+  | "filtered_unsafe"
+  | "excluded"
+  | "context"
+  | "not_searched";
+
+export function legendEntries(xray: Xray): LegendEntry[] {
+  const marks = xray.lanes.flatMap((lane) => (lane.searched ? lane.marks : []));
+  const present = new Set<LegendEntry>();
+  for (const mark of marks) {
+    if (mark.kind === "hit") present.add(mark.space === BOARD ? "hit_board" : "hit_own");
+    else if (mark.kind === "below_threshold") present.add("miss");
+    else present.add(mark.kind);
+  }
+  if (xray.context) present.add("context");
+  if (xray.lanes.some((lane) => !lane.searched)) present.add("not_searched");
+  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "not_searched"];
+  return order.filter((entry) => present.has(entry));
 }

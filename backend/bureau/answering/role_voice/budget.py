@@ -1,18 +1,31 @@
-"""Limits on model calls in this process: a total request budget, a concurrency cap with a short wait, and
-the recent outcomes that mark the role voice as degraded."""
+"""Limits on model calls: a total request budget (shared by every instance when a store for it is given),
+a concurrency cap per process with a short wait, and the recent outcomes that mark the role voice as degraded."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections import deque
+from typing import Protocol
 
 from bureau.config import Settings
 
+BUDGET_COUNTER = "llm_requests"
+
+
+class SharedBudget(Protocol):
+    """A deployment-wide counter (the ledger): N instances spend one budget, not N."""
+
+    async def take_from_budget(self, name: str, limit: int) -> bool: ...
+
 
 class CallBudget:
-    def __init__(self, settings: Settings, *, slot_wait_s: float, degraded_after: int) -> None:
+    def __init__(
+        self, settings: Settings, *, slot_wait_s: float, degraded_after: int, shared: SharedBudget | None = None
+    ) -> None:
         self.settings = settings
+        self.shared = shared
+        self._shared_spent = False  # the shared budget said no: every instance has spent it
         self.slot_wait_s = slot_wait_s
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
@@ -22,7 +35,7 @@ class CallBudget:
 
     @property
     def exhausted(self) -> bool:
-        return self.requests_used >= self.settings.llm_request_budget
+        return self._shared_spent or self.requests_used >= self.settings.llm_request_budget
 
     @property
     def degraded(self) -> bool:
@@ -50,10 +63,15 @@ class CallBudget:
             return None
         return slots
 
-    def take(self) -> bool:
-        """Spend one request of the budget; False when it is spent."""
+    async def take(self) -> bool:
+        """Spend one request of the budget; False when it is spent (by this process, or by all of them)."""
         with self._lock:
             if self.requests_used >= self.settings.llm_request_budget:
                 return False
             self.requests_used += 1
-            return True
+        if self.shared is not None and not await self.shared.take_from_budget(
+            BUDGET_COUNTER, self.settings.llm_request_budget
+        ):
+            self._shared_spent = True
+            return False
+        return True

@@ -18,7 +18,7 @@ from bureau.answering.role_voice.agent import (
     classify_error,
     last_ai_content,
 )
-from bureau.answering.role_voice.budget import CallBudget
+from bureau.answering.role_voice.budget import CallBudget, SharedBudget
 from bureau.answering.role_voice.packet import EvidencePacket, build_packet
 from bureau.answering.role_voice.prompt import LANGUAGE_RULES, render_prompt
 from bureau.answering.role_voice.reply import MalformedOutputError, ValidationFailure, parse_reply, validate_reply
@@ -38,10 +38,11 @@ class RoleVoiceResponder:
         slot_wait_s: float = 0.5,
         degraded_after: int = 3,
         guard_margin_s: float = 0.5,
+        shared_budget: SharedBudget | None = None,
     ) -> None:
         self.settings = settings
         self.guard_margin_s = guard_margin_s
-        self.budget = CallBudget(settings, slot_wait_s=slot_wait_s, degraded_after=degraded_after)
+        self.budget = CallBudget(settings, slot_wait_s=slot_wait_s, degraded_after=degraded_after, shared=shared_budget)
         self._model: Any = None
         self._agents: dict[tuple[str, str], Any] = {}
         self._agents_lock = threading.Lock()
@@ -98,7 +99,7 @@ class RoleVoiceResponder:
         if slots is None:
             return self._fallback(request, packet, BUSY)
         try:
-            if not self.budget.take():
+            if not await self.budget.take():
                 return self._fallback(request, packet, BUDGET)
             try:
                 content = await self._call_model(request, packet)

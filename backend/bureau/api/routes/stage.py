@@ -12,6 +12,13 @@ from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
 from bureau.scope.audience import Audience
 
 router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"])
+follow_router = APIRouter(prefix="/api/stage", tags=["stage"])
+
+
+@follow_router.get("/latest")
+async def latest_case(svc: ServicesDep, _: StageDep) -> dict[str, str]:
+    """The newest active case: a stage opened at /stage/latest follows the operator to each new case."""
+    return {"case_id": await svc.bureau.latest_case_id()}
 
 
 @router.get("")

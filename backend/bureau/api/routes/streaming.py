@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections.abc import AsyncIterator
 
 from fastapi import Request
@@ -16,7 +18,14 @@ from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
 
 OPEN_MODE_STREAM_FACTOR = 4
+STREAM_SLOT_LEASE_S = 30.0  # renewed by the maintenance loop while the stream lives
+_releases: set[asyncio.Future[None]] = set()
 MAX_EVENT_ID = 2**62  # far beyond any real id; bigger numbers would overflow the database integer
+
+
+def token_digest(stream_key: str) -> str:
+    """Stream keys are session hashes already, or "open"; hashed again to a fixed width."""
+    return hashlib.sha256(stream_key.encode()).hexdigest()
 
 
 def resume_cursor(request: Request, after: int | None) -> int:
@@ -37,18 +46,22 @@ async def sse_response(
     key = principal.stream_key
     # Open local play has no sessions: every screen shares one budget, so it is larger.
     cap = svc.settings.max_sse_per_session * (1 if principal.session_hash else OPEN_MODE_STREAM_FACTOR)
-    if svc.hub.streams[key] >= cap:
+    # Leased in the ledger, so the cap holds across every instance of the deployment.
+    slot = await svc.ledger.claim_stream_slot(token_digest(key), cap, svc.instance_id, STREAM_SLOT_LEASE_S)
+    if slot is None:
         raise ApiError(429, "RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
-    svc.hub.streams[key] += 1
     released = False
 
     def release() -> None:
         # Runs from the stream's `finally` and again as the response's background task: a client that
         # disconnects before the first chunk never starts the generator, so `finally` alone could leak.
+        # A release that fails leaves the lease to expire.
         nonlocal released
         if not released:
             released = True
-            svc.hub.streams[key] -= 1
+            task = asyncio.ensure_future(svc.ledger.release_stream_slot(token_digest(key), slot, svc.instance_id))
+            _releases.add(task)  # the loop keeps only weak references to tasks
+            task.add_done_callback(_releases.discard)
 
     async def gone() -> bool:
         """Checked at each heartbeat: the client left, or its session was revoked (sign-out) or expired."""

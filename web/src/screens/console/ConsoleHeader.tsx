@@ -6,15 +6,11 @@ import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { ConnectionDot } from "../../components/ConnectionDot";
 import { LanguageSwitch } from "../../components/LanguageSwitch";
 import type { ConnectionState } from "../../live/resumableStream";
-import type { ConsoleState } from "../../state/consoleState";
 import { useI18n } from "../../i18n/I18n";
 
 interface ConsoleHeaderProps {
   snapshot: OperatorSnapshot;
   connection: ConnectionState;
-  lastEvent: ConsoleState["lastEvent"];
-  /** Changes with every live event, so the last-event label flashes. */
-  activity: number;
   mode: ResponderMode | null;
   onReset: () => void;
   onErase: () => void;
@@ -26,8 +22,6 @@ type PendingConfirmation = "reset" | "erase" | null;
 export function ConsoleHeader({
   snapshot,
   connection,
-  lastEvent,
-  activity,
   mode,
   onReset,
   onErase,
@@ -69,16 +63,14 @@ export function ConsoleHeader({
           </div>
         </dl>
         <ConnectionDot state={connection} />
-        {lastEvent && (
-          <span key={activity} className="last-event" data-testid="last-event">
-            {t("console.lastEvent", { id: lastEvent.id ?? "–", type: lastEvent.type })}
-          </span>
-        )}
       </div>
       <nav className="console-header__actions" aria-label={t("console.case")}>
         <LanguageSwitch />
         <a className="button" href={`/stage/${encodeURIComponent(caseId)}`} target="_blank" rel="noreferrer">
           {t("console.openStage")}
+        </a>
+        <a className="button" href="/stage/latest" target="_blank" rel="noreferrer" data-testid="stage-follow">
+          {t("console.stageFollow")}
         </a>
         <button type="button" className="button" onClick={() => setConfirming("reset")}>
           {t("console.reset")}

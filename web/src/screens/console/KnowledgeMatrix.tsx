@@ -5,13 +5,14 @@ import { useI18n } from "../../i18n/I18n";
 const CELL_KEYS = {
   own_memory: "cell.own_memory",
   board: "cell.board",
+  conflicting: "cell.conflicting",
   unknown: "cell.unknown",
   not_asked: "cell.not_asked",
 } as const satisfies Record<FactCell, string>;
 
 /** Roles × key facts, drawn with a column per role (three short names) and a row per fact (labels can wrap). */
 export function KnowledgeMatrix({ keyFacts, matrix }: { keyFacts: KeyFact[]; matrix: Matrix }) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   return (
     <section className="panel" aria-labelledby="matrix-heading">
       <h2 id="matrix-heading">{t("matrix.heading")}</h2>
@@ -30,7 +31,7 @@ export function KnowledgeMatrix({ keyFacts, matrix }: { keyFacts: KeyFact[]; mat
         <tbody>
           {keyFacts.map((fact) => (
             <tr key={fact.id}>
-              <th scope="row">{fact.label}</th>
+              <th scope="row">{fact.labels?.[language] ?? fact.label}</th>
               {ROLES.map((role) => {
                 const cell = matrix[role][fact.id] ?? "not_asked";
                 return (

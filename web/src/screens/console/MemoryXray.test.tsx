@@ -8,27 +8,40 @@ import { MemoryXray } from "./MemoryXray";
 afterEach(cleanup);
 
 describe("<MemoryXray>", () => {
-  it("answers 'why does the detective not know?' with a verdict line, lanes and a threshold line", () => {
+  it("answers 'why does the detective not know?': verdict, searched lanes, greyed unsearched lanes, one context group", () => {
     renderWithI18n(
       <MemoryXray
+        role="detective"
+        cardCounts={{ informant: 2, suspect: 2 }}
         trace={trace({
-          misses: [miss("d1", "detective", 0.21), miss("ctx", "detective", 0.88, "derived_context"), miss("d2", "detective", -0.1)],
+          misses: [miss("d1", "detective", 0.21), miss("ctx", "detective", 0.88, "derived_context"), miss("ctx2", "detective", 0.7, "derived_context"), miss("d2", "detective", -0.1)],
         })}
       />,
     );
-    expect(screen.getByTestId("xray-verdict").textContent).toContain("Nothing above the threshold in Detective + Bulletin board");
+    expect(screen.getByTestId("xray-verdict").textContent).toContain("Nothing above the threshold in Detective's memory + Bulletin board");
     expect(screen.getByText(/Best candidate scored 0\.21; a hit needs 0\.35\./)).toBeTruthy(); // never the session record
-    expect(screen.getByText(/1 session records matched: context, never evidence\./)).toBeTruthy();
-    expect(screen.getByTestId("xray-lane-detective")).toBeTruthy();
-    expect(screen.getByTestId("xray-lane-bulletin_board")).toBeTruthy();
+    expect(screen.getByTestId("xray-lane-detective").getAttribute("data-searched")).toBe("true");
+    expect(screen.getByTestId("xray-lane-bulletin_board").getAttribute("data-searched")).toBe("true");
+    expect(screen.getByTestId("xray-lane-informant").getAttribute("data-searched")).toBe("false");
+    expect(screen.getByText("not searched — private to the Informant · 2 cards")).toBeTruthy();
+    expect(screen.getAllByTestId("xray-context")).toHaveLength(1);
+    expect(screen.getByText("2 matched — context, never evidence")).toBeTruthy();
+    expect(screen.getByTestId("xray-lane-detective").querySelector('[data-card-id="ctx"]')).toBeNull();
     expect(screen.getByText("threshold 0.35")).toBeTruthy();
-    expect(screen.getByText("context, not evidence", { selector: "text" })).toBeTruthy();
     expect(screen.getByText("-0.10", { selector: "text" })).toBeTruthy();
     expect(screen.getByTestId("xray-latency").textContent).toBe("42 ms");
+    const legend = [...screen.getByTestId("xray-legend").querySelectorAll("[data-entry]")].map((entry) => entry.getAttribute("data-entry"));
+    expect(legend).toEqual(["miss", "context", "not_searched"]);
+  });
+
+  it("labels a borderline miss with its exact score", () => {
+    renderWithI18n(<MemoryXray role="detective" trace={trace({ threshold: 0.4, borderline_floor: 0.3, misses: [miss("d1", "detective", 0.395)] })} />);
+    expect(screen.getByText("0.395 — just below", { selector: "text" })).toBeTruthy();
+    expect(screen.getByText(/Best candidate scored 0\.395; a hit needs 0\.400\./)).toBeTruthy();
   });
 
   it("places marks on the 0..1 axis: the threshold and a hit at their scores", () => {
-    renderWithI18n(<MemoryXray trace={trace({ threshold: 0.5, hits: [hit("b1", "bulletin_board", 1)] })} />);
+    renderWithI18n(<MemoryXray role="detective" trace={trace({ threshold: 0.5, hits: [hit("b1", "bulletin_board", 1)] })} />);
     const threshold = screen.getByTestId("xray-threshold");
     const hitMark = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="b1"] circle');
     expect(Number(threshold.getAttribute("x1"))).toBe(575); // axis 180..970 at the default 1000 px width
@@ -36,9 +49,9 @@ describe("<MemoryXray>", () => {
     expect(screen.getByTestId("xray-verdict").textContent).toContain("Found on the bulletin board");
   });
 
-  it("invites a question before the first retrieval", () => {
-    renderWithI18n(<MemoryXray trace={null} />);
-    expect(screen.getByText(/No retrieval yet/)).toBeTruthy();
+  it("invites a question to the selected role before its first retrieval", () => {
+    renderWithI18n(<MemoryXray role="informant" trace={null} />);
+    expect(screen.getByText(/No question to the Informant yet/)).toBeTruthy();
   });
   it("labels the board copy of an own card as a duplicate in both languages (asked again after publishing)", () => {
     const asked = trace({
@@ -47,14 +60,14 @@ describe("<MemoryXray>", () => {
       hits: [hit("own", "informant", 0.8)],
       misses: [miss("copy", "bulletin_board", 0.8, "duplicate")],
     });
-    renderWithI18n(<MemoryXray trace={asked} />);
+    renderWithI18n(<MemoryXray role="informant" trace={asked} />);
     const copy = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="copy"]');
     expect(copy?.getAttribute("data-kind")).toBe("duplicate");
     expect(copy?.textContent).toContain("duplicate of a card already counted");
     cleanup();
     renderWithI18n(
       <FixedLanguage language="zh">
-        <MemoryXray trace={asked} />
+        <MemoryXray role="informant" trace={asked} />
       </FixedLanguage>,
     );
     const copyZh = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="copy"]');

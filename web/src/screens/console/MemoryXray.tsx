@@ -1,16 +1,32 @@
 import { useId, useRef } from "react";
-import { BOARD, type Space, type Trace } from "../../api/types";
+import { BOARD, type Role, type Space, type Trace } from "../../api/types";
+import { isMessageKey } from "../../i18n/strings";
 import type { Translate } from "../../i18n/translate";
 import { useI18n } from "../../i18n/I18n";
+import { spaceMemoryName, spaceName, useTopicLabel } from "../../labels/labels";
 import { useElementWidth } from "../../components/useElementWidth";
-import { buildXray, markHasLabel, markNeedsReasonLabel, type Xray, type XrayLane, type XrayMark, type XrayVerdict } from "../../state/xray";
+import {
+  buildXray,
+  formatScore,
+  legendEntries,
+  markHasLabel,
+  type LegendEntry,
+  type SearchedLane,
+  type UnsearchedLane,
+  type Xray,
+  type XrayLane,
+  type XrayMark,
+  type XrayVerdict,
+} from "../../state/xray";
 
 /** Until the chart is measured (and in tests) it is laid out at this width. */
 const DEFAULT_WIDTH = 1000;
 const AXIS_LEFT = 180;
 const AXIS_RIGHT_MARGIN = 30;
-const TOP_MARGIN = 30;
-const LANE_HEIGHT = 64;
+const TOP_MARGIN = 26;
+const LANE_HEIGHT = 50;
+const UNSEARCHED_LANE_HEIGHT = 34;
+const CONTEXT_LANE_HEIGHT = 34;
 const ROW_STEP = 22;
 const AXIS_HEIGHT = 34;
 const TICKS = [0, 0.25, 0.5, 0.75, 1];
@@ -22,23 +38,29 @@ interface Axis {
   width: number;
   left: number;
   right: number;
+  /** Narrow screens: lane names go above the axis instead of beside it. */
+  compact: boolean;
   xFor: (position: number) => number;
 }
 
+/** Below this chart width the lane names move above their lane. */
+const COMPACT_BELOW = 560;
+const COMPACT_NAME_HEIGHT = 20;
+
 function axisFor(width: number): Axis {
-  const right = Math.max(AXIS_LEFT + 100, width - AXIS_RIGHT_MARGIN);
-  return { width, left: AXIS_LEFT, right, xFor: (position) => AXIS_LEFT + position * (right - AXIS_LEFT) };
+  const compact = width < COMPACT_BELOW;
+  const left = compact ? 16 : AXIS_LEFT;
+  const right = Math.max(left + 100, width - AXIS_RIGHT_MARGIN);
+  return { width, left, right, compact, xFor: (position) => left + position * (right - left) };
 }
 
-const laneHeight = (lane: XrayLane) => LANE_HEIGHT + (lane.rowCount - 1) * ROW_STEP;
-const formatScore = (score: number) => score.toFixed(2);
-
-function spaceName(t: Translate, space: Space): string {
-  return space === BOARD ? t("space.bulletin_board") : t(`role.${space}`);
+function laneHeight(lane: XrayLane, axis: Axis): number {
+  const extra = axis.compact ? COMPACT_NAME_HEIGHT : 0;
+  return (lane.searched ? LANE_HEIGHT + (lane.rowCount - 1) * ROW_STEP : UNSEARCHED_LANE_HEIGHT) + extra;
 }
 
 function scopesText(t: Translate, scopes: Space[]): string {
-  return scopes.map((space) => spaceName(t, space)).join(t("scopes.joiner"));
+  return scopes.map((space) => spaceMemoryName(t, space)).join(t("scopes.joiner"));
 }
 
 function VerdictLine({ xray, verdict }: { xray: Xray; verdict: XrayVerdict }) {
@@ -63,8 +85,10 @@ function VerdictLine({ xray, verdict }: { xray: Xray; verdict: XrayVerdict }) {
       <p className="xray__explain">
         {verdict.bestMissScore === null
           ? t("xray.verdict.noCandidates")
-          : t("xray.verdict.bestMiss", { score: formatScore(verdict.bestMissScore), threshold: formatScore(xray.threshold) })}
-        {verdict.contextOnlyCount > 0 && <> {t("xray.verdict.contextOnly", { n: verdict.contextOnlyCount })}</>}
+          : t("xray.verdict.bestMiss", {
+              score: formatScore(verdict.bestMissScore, [xray.threshold]),
+              threshold: formatScore(xray.threshold, [verdict.bestMissScore]),
+            })}
       </p>
     </div>
   );
@@ -84,47 +108,72 @@ function MarkGlyph({ mark, x, y }: { mark: XrayMark; x: number; y: number }) {
       );
     case "borderline_rejected":
       return <rect x={x - 7} y={y - 7} width={14} height={14} transform={`rotate(45 ${x} ${y})`} className="xray-mark xray-mark--miss" />;
-    case "derived_context":
-      return <circle cx={x} cy={y} r={8} className="xray-mark xray-mark--context" />;
     case "filtered_unsafe":
+    case "excluded":
       return <path d={`M${x - 7} ${y - 7} L${x + 7} ${y + 7} M${x + 7} ${y - 7} L${x - 7} ${y + 7}`} className="xray-mark xray-mark--filtered" />;
     case "below_threshold":
-      return <circle cx={x} cy={y} r={7} className="xray-mark xray-mark--miss" />;
+      return <circle cx={x} cy={y} r={7} className={`xray-mark xray-mark--miss${mark.justBelow ? " xray-mark--near" : ""}`} />;
     case "duplicate":
       return <rect x={x - 6} y={y - 6} width={12} height={12} className="xray-mark xray-mark--miss" />;
   }
 }
 
-function markLabel(t: Translate, mark: XrayMark): string | null {
-  if (!markHasLabel(mark.kind, mark.clamped)) return null;
+/** Why a candidate was not evidence, in words: a known reason, or the server's code as a last resort. */
+export function reasonText(t: Translate, reason: string): string {
+  const key = `reason.${reason}`;
+  return isMessageKey(key) ? t(key) : reason.replace(/_+/g, " ");
+}
+
+function markLabel(t: Translate, topicLabel: (topic: string) => string, mark: XrayMark, cuts: number[]): string | null {
+  if (!markHasLabel(mark)) return null;
   const parts: string[] = [];
-  if (mark.kind === "hit") parts.push(mark.topic);
-  if (markNeedsReasonLabel(mark.kind)) parts.push(t(`kind.${mark.kind}`));
-  if (mark.clamped) parts.push(formatScore(mark.score));
+  if (mark.isEvidence) parts.push(topicLabel(mark.topic));
+  if (mark.kind === "borderline_confirmed") parts.push(t("kind.borderline_confirmed"));
+  if (mark.reason && mark.kind !== "below_threshold") parts.push(reasonText(t, mark.reason));
+  if (mark.justBelow) parts.push(t("xray.justBelow", { score: formatScore(mark.score, cuts) }));
+  else if (mark.clamped) parts.push(formatScore(mark.score));
   return parts.join(" · ");
 }
 
-function Lane({ lane, top, isOwnSpace, axis }: { lane: XrayLane; top: number; isOwnSpace: boolean; axis: Axis }) {
-  const { t } = useI18n();
-  const height = laneHeight(lane);
-  const baseline = top + height - 20;
+function LaneName({ t, space, top }: { t: Translate; space: Space; top: number }) {
   return (
-    <g data-testid={`xray-lane-${lane.space}`}>
+    <text x={12} y={top} className="xray-lane__name">
+      {spaceMemoryName(t, space)}
+    </text>
+  );
+}
+
+/** Where the text beside a lane name starts: right of the name, or under it on narrow screens. */
+function besideName(axis: Axis, top: number): { x: number; y: number } {
+  return axis.compact ? { x: 12, y: top + 38 } : { x: axis.left + 14, y: top + 22 };
+}
+
+function Searched({ lane, top, isOwnSpace, axis, cuts }: { lane: SearchedLane; top: number; isOwnSpace: boolean; axis: Axis; cuts: number[] }) {
+  const { t } = useI18n();
+  const topicLabel = useTopicLabel();
+  const height = laneHeight(lane, axis);
+  const baseline = top + height - 18;
+  return (
+    <g data-testid={`xray-lane-${lane.space}`} data-searched="true">
       <rect x={0} y={top} width={axis.width} height={height} className={isOwnSpace ? "xray-lane xray-lane--own" : "xray-lane"} />
-      <text x={12} y={top + 26} className="xray-lane__name">
-        {spaceName(t, lane.space)}
-      </text>
-      <text x={12} y={top + 46} className="xray-lane__count">
+      <LaneName t={t} space={lane.space} top={top + (axis.compact ? 18 : 21)} />
+      <text
+        x={axis.compact ? axis.width - 12 : 12}
+        y={top + (axis.compact ? 18 : 40)}
+        textAnchor={axis.compact ? "end" : "start"}
+        className="xray-lane__count"
+      >
         {t("xray.laneHits", { n: lane.hitCount })}
       </text>
       <line x1={axis.left} x2={axis.right} y1={baseline} y2={baseline} className="xray-lane__baseline" />
       {lane.marks.map((mark) => {
         const x = axis.xFor(mark.position);
         const y = baseline - mark.row * ROW_STEP;
-        const label = markLabel(t, mark);
-        const title = `${mark.cardId} · ${mark.topic} · ${formatScore(mark.score)} · ${t(`kind.${mark.kind}`)}`;
+        const label = markLabel(t, topicLabel, mark, cuts);
+        const kindText = mark.reason ? reasonText(t, mark.reason) : t(mark.kind === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit");
+        const title = `${topicLabel(mark.topic)} · ${formatScore(mark.score, cuts)} · ${kindText}`;
         return (
-          <g key={mark.cardId} data-card-id={mark.cardId} data-kind={mark.kind}>
+          <g key={mark.cardId} data-card-id={mark.cardId} data-kind={mark.kind} data-just-below={mark.justBelow || undefined}>
             <title>{title}</title>
             <MarkGlyph mark={mark} x={x} y={y} />
             {label && (
@@ -132,7 +181,7 @@ function Lane({ lane, top, isOwnSpace, axis }: { lane: XrayLane; top: number; is
                 x={x + (mark.position > LABEL_FLIP_AT ? -14 : 14)}
                 y={y + 4}
                 textAnchor={mark.position > LABEL_FLIP_AT ? "end" : "start"}
-                className={`xray-mark__label${mark.isEvidence ? " xray-mark__label--hit" : ""}`}
+                className={`xray-mark__label${mark.isEvidence ? " xray-mark__label--hit" : ""}${mark.justBelow ? " xray-mark__label--near" : ""}`}
               >
                 {label}
               </text>
@@ -144,107 +193,201 @@ function Lane({ lane, top, isOwnSpace, axis }: { lane: XrayLane; top: number; is
   );
 }
 
+/** A space the role may not search: greyed, with a count of what is there and never the content. */
+function Unsearched({ lane, top, axis }: { lane: UnsearchedLane; top: number; axis: Axis }) {
+  const { t } = useI18n();
+  const owner = spaceName(t, lane.space);
+  const text = besideName(axis, top);
+  return (
+    <g data-testid={`xray-lane-${lane.space}`} data-searched="false" className="xray-lane-group--unsearched">
+      <rect x={0} y={top} width={axis.width} height={laneHeight(lane, axis)} className="xray-lane xray-lane--unsearched" />
+      <LaneName t={t} space={lane.space} top={top + (axis.compact ? 18 : 22)} />
+      <text x={text.x} y={text.y} className="xray-lane__unsearched">
+        {t(lane.space === BOARD ? "xray.notSearchedBoard" : "xray.notSearched", { role: owner, n: lane.cardCount })}
+      </text>
+    </g>
+  );
+}
+
+const contextHeight = (axis: Axis) => CONTEXT_LANE_HEIGHT + (axis.compact ? COMPACT_NAME_HEIGHT : 0);
+
+function ContextLane({ xray, top, axis }: { xray: Xray; top: number; axis: Axis }) {
+  const { t } = useI18n();
+  if (!xray.context) return null;
+  const text = besideName(axis, top);
+  return (
+    <g data-testid="xray-context" data-count={xray.context.count}>
+      <rect x={0} y={top} width={axis.width} height={contextHeight(axis)} className="xray-lane xray-lane--context" />
+      <text x={12} y={top + (axis.compact ? 18 : 22)} className="xray-lane__name xray-lane__name--context">
+        {t("xray.contextLane")}
+      </text>
+      <circle cx={text.x + 6} cy={text.y - 5} r={6} className="xray-mark xray-mark--context" />
+      <text x={text.x + 18} y={text.y} className="xray-lane__unsearched">
+        {t("xray.contextGroup", { n: xray.context.count })}
+      </text>
+    </g>
+  );
+}
+
 function ScoreChart({ xray, labelId }: { xray: Xray; labelId: string }) {
   const { t } = useI18n();
   const containerRef = useRef<HTMLDivElement>(null);
   const axis = axisFor(useElementWidth(containerRef) ?? DEFAULT_WIDTH);
   const { xFor } = axis;
-  const tops: number[] = [];
+  const cuts = [xray.threshold];
+  const searchedLanes = xray.lanes.filter((lane): lane is SearchedLane => lane.searched);
+  const otherLanes = xray.lanes.filter((lane): lane is UnsearchedLane => !lane.searched);
   let cursor = TOP_MARGIN;
-  for (const lane of xray.lanes) {
-    tops.push(cursor);
-    cursor += laneHeight(lane);
-  }
-  const lanesBottom = cursor;
-  const height = lanesBottom + AXIS_HEIGHT;
+  const searchedTops = searchedLanes.map((lane) => {
+    const top = cursor;
+    cursor += laneHeight(lane, axis);
+    return top;
+  });
+  const scoredBottom = cursor;
+  const axisTop = scoredBottom;
+  cursor += AXIS_HEIGHT;
+  const contextTop = cursor;
+  if (xray.context) cursor += contextHeight(axis) + 4;
+  const otherTops = otherLanes.map((lane) => {
+    const top = cursor;
+    cursor += laneHeight(lane, axis) + 4;
+    return top;
+  });
+  const height = cursor;
   const thresholdX = xFor(Math.min(1, Math.max(0, xray.threshold)));
   const floorX = xFor(Math.min(1, Math.max(0, xray.borderlineFloor)));
 
   return (
     <div ref={containerRef} className="xray__chart-box">
       <svg className="xray__chart" width={axis.width} height={height} viewBox={`0 0 ${axis.width} ${height}`} role="img" aria-labelledby={labelId}>
-        {xray.lanes.map((lane, index) => (
-          <Lane key={lane.space} lane={lane} top={tops[index] ?? TOP_MARGIN} isOwnSpace={lane.space === xray.role} axis={axis} />
+        {searchedLanes.map((lane, index) => (
+          <Searched key={lane.space} lane={lane} top={searchedTops[index] ?? TOP_MARGIN} isOwnSpace={lane.space === xray.role} axis={axis} cuts={cuts} />
         ))}
         {floorX < thresholdX && (
           <g>
-            <rect x={floorX} y={TOP_MARGIN} width={thresholdX - floorX} height={lanesBottom - TOP_MARGIN} className="xray-band" />
-            <text x={(floorX + thresholdX) / 2} y={TOP_MARGIN - 10} textAnchor="middle" className="xray-band__label">
+            <rect x={floorX} y={TOP_MARGIN} width={thresholdX - floorX} height={scoredBottom - TOP_MARGIN} className="xray-band" />
+            <text x={thresholdX - 6} y={TOP_MARGIN - 10} textAnchor="end" className="xray-band__label">
               {t("xray.borderlineBand")}
             </text>
           </g>
         )}
-        <line x1={thresholdX} x2={thresholdX} y1={TOP_MARGIN - 6} y2={lanesBottom} className="xray-threshold" data-testid="xray-threshold" />
+        <line x1={thresholdX} x2={thresholdX} y1={TOP_MARGIN - 6} y2={scoredBottom} className="xray-threshold" data-testid="xray-threshold" />
         <text x={thresholdX + 6} y={TOP_MARGIN - 10} className="xray-threshold__label">
           {t("xray.threshold", { value: formatScore(xray.threshold) })}
         </text>
-        <line x1={axis.left} x2={axis.right} y1={lanesBottom} y2={lanesBottom} className="xray-axis" />
+        <line x1={axis.left} x2={axis.right} y1={axisTop} y2={axisTop} className="xray-axis" />
         {TICKS.map((tick) => (
           <g key={tick}>
-            <line x1={xFor(tick)} x2={xFor(tick)} y1={lanesBottom} y2={lanesBottom + 6} className="xray-axis" />
-            <text x={xFor(tick)} y={lanesBottom + 24} textAnchor="middle" className="xray-axis__label">
+            <line x1={xFor(tick)} x2={xFor(tick)} y1={axisTop} y2={axisTop + 6} className="xray-axis" />
+            <text x={xFor(tick)} y={axisTop + 24} textAnchor="middle" className="xray-axis__label">
               {tick.toFixed(2)}
             </text>
           </g>
+        ))}
+        <ContextLane xray={xray} top={contextTop} axis={axis} />
+        {otherLanes.map((lane, index) => (
+          <Unsearched key={lane.space} lane={lane} top={otherTops[index] ?? contextTop} axis={axis} />
         ))}
       </svg>
     </div>
   );
 }
 
-function CandidateTable({ xray }: { xray: Xray }) {
+const LEGEND: Record<LegendEntry, { glyph: string; tone: string }> = {
+  hit_own: { glyph: "●", tone: "own" },
+  hit_board: { glyph: "●", tone: "board" },
+  borderline_confirmed: { glyph: "◎", tone: "own" },
+  miss: { glyph: "●", tone: "miss" },
+  borderline_rejected: { glyph: "◆", tone: "miss" },
+  duplicate: { glyph: "■", tone: "miss" },
+  filtered_unsafe: { glyph: "✕", tone: "miss" },
+  excluded: { glyph: "✕", tone: "miss" },
+  context: { glyph: "○", tone: "miss" },
+  not_searched: { glyph: "▭", tone: "miss" },
+};
+
+function Legend({ xray }: { xray: Xray }) {
   const { t } = useI18n();
-  const marks = xray.lanes.flatMap((lane) => lane.marks).sort((a, b) => b.score - a.score);
+  return (
+    <p className="xray__legend" aria-hidden="true" data-testid="xray-legend">
+      {legendEntries(xray).map((entry) => (
+        <span key={entry} className={`legend legend--${LEGEND[entry].tone}`} data-entry={entry}>
+          {LEGEND[entry].glyph} {t(`xray.legend.${entry}`)}
+        </span>
+      ))}
+    </p>
+  );
+}
+
+function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
+  const { t } = useI18n();
+  const topicLabel = useTopicLabel();
+  const cuts = [xray.threshold];
+  const rows = [...trace.hits.map((hit) => ({ ...hit, reason: null as string | null })), ...trace.misses.map((miss) => ({ ...miss, status: null }))].sort(
+    (a, b) => b.score - a.score,
+  );
   return (
     <details className="xray__details">
       <summary>{t("xray.tableCaption")}</summary>
-      <table className="data-table">
-        <thead>
-          <tr>
-            <th scope="col">{t("xray.col.card")}</th>
-            <th scope="col">{t("xray.col.space")}</th>
-            <th scope="col">{t("xray.col.topic")}</th>
-            <th scope="col">{t("xray.col.score")}</th>
-            <th scope="col">{t("xray.col.outcome")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {marks.map((mark) => (
-            <tr key={`${mark.space}-${mark.cardId}`}>
-              <td>
-                <code>{mark.cardId}</code>
-              </td>
-              <td>{spaceName(t, mark.space)}</td>
-              <td>{mark.topic}</td>
-              <td>{mark.clamped ? t("xray.clamped", { score: formatScore(mark.score) }) : formatScore(mark.score)}</td>
-              <td>{t(`kind.${mark.kind}`)}</td>
+      <div className="table-scroll">
+        <table className="data-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("xray.col.space")}</th>
+              <th scope="col">{t("xray.col.topic")}</th>
+              <th scope="col">{t("xray.col.score")}</th>
+              <th scope="col">{t("xray.col.outcome")}</th>
+              <th scope="col">{t("xray.col.card")}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={`${row.space}-${row.card_id}`}>
+                <td>{spaceMemoryName(t, row.space)}</td>
+                <td>{topicLabel(row.topic)}</td>
+                <td>{formatScore(row.score, cuts)}</td>
+                <td>{row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}</td>
+                <td>
+                  <code>{row.card_id}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </details>
   );
 }
 
-export function MemoryXray({ trace }: { trace: Trace | null }) {
+interface MemoryXrayProps {
+  trace: Trace | null;
+  /** The role whose X-ray this is (shown before its first question). */
+  role: Role;
+  /** Cards per space (session records excluded), for the greyed lanes of spaces the role may not search. */
+  cardCounts?: Partial<Record<Space, number>>;
+}
+
+export function MemoryXray({ trace, role, cardCounts = {} }: MemoryXrayProps) {
   const { t } = useI18n();
   const labelId = useId();
   if (trace === null) {
     return (
       <section className="panel xray" aria-labelledby="xray-heading">
         <h2 id="xray-heading">{t("xray.heading")}</h2>
-        <p className="muted">{t("xray.empty")}</p>
+        <p className="muted">{t("xray.empty", { role: t(`role.${role}`) })}</p>
       </section>
     );
   }
-  const xray = buildXray(trace);
+  const xray = buildXray(trace, cardCounts);
   const responder = t(xray.responder === "role_voice" ? "mode.role_voice" : "mode.evidence");
   return (
     <section className="panel xray" aria-labelledby="xray-heading" data-testid="xray">
       <div className="xray__head">
         <div id={labelId}>
           <h2 id="xray-heading">{t("xray.heading")}</h2>
-          <p className="xray__searched">{t("xray.searched", { role: t(`role.${xray.role}`), scopes: scopesText(t, trace.searched_scopes) })}</p>
+          {xray.verdict.kind === "found" && (
+            <p className="xray__searched">{t("xray.searched", { role: t(`role.${xray.role}`), scopes: scopesText(t, trace.searched_scopes) })}</p>
+          )}
           <VerdictLine xray={xray} verdict={xray.verdict} />
         </div>
         <ul className="xray__facts">
@@ -256,16 +399,8 @@ export function MemoryXray({ trace }: { trace: Trace | null }) {
         </ul>
       </div>
       <ScoreChart xray={xray} labelId={labelId} />
-      <p className="xray__legend" aria-hidden="true">
-        <span className="legend legend--own">● {t("xray.legend.hit")}</span>
-        <span className="legend legend--board">● {t("xray.legend.hit")} ({t("space.bulletin_board")})</span>
-        <span className="legend legend--miss">● {t("xray.legend.miss")}</span>
-        <span className="legend legend--miss">◆ {t("kind.borderline_rejected")}</span>
-        <span className="legend legend--miss">○ {t("kind.derived_context")}</span>
-        <span className="legend legend--miss">✕ {t("kind.filtered_unsafe")}</span>
-        <span className="legend legend--miss">■ {t("kind.duplicate")}</span>
-      </p>
-      <CandidateTable xray={xray} />
+      <Legend xray={xray} />
+      <CandidateTable xray={xray} trace={trace} />
     </section>
   );
 }

@@ -1,12 +1,13 @@
 import { useEffect, useMemo, useReducer, useState } from "react";
-import { Link, useNavigate, useParams } from "react-router";
+import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
-import { BOARD, type Card, type ResponderMode, type Role } from "../../api/types";
+import { BOARD, isDerivedCard, isRole, ROLES, type Card, type ResponderMode, type Role, type Space } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
+import { TopicLabelsProvider } from "../../labels/labels";
 import { useLiveSnapshot } from "../../live/useLiveSnapshot";
 import { boardCopiesBySource, citedCardIds, consoleReducer, initialConsoleState } from "../../state/consoleState";
-import { buildCardIndex, deriveKnowledgeMatrix } from "../../state/matrix";
+import { knowledgeMatrix } from "../../state/matrix";
 import { forgetCase, rememberCase } from "../../state/recentCases";
 import { AnswerCard } from "./AnswerCard";
 import { BulletinBoard } from "./BulletinBoard";
@@ -24,14 +25,33 @@ export function OperatorConsole() {
   return <CaseConsole key={caseId} caseId={caseId} />;
 }
 
+/** The selected role lives in the URL (`?role=informant`), so a reload or a shared link keeps it. */
+function useSelectedRole(): [Role, (role: Role) => void] {
+  const [params, setParams] = useSearchParams();
+  const value = params.get("role");
+  const role: Role = isRole(value) ? value : "detective";
+  const select = (next: Role) =>
+    setParams(
+      (current) => {
+        const updated = new URLSearchParams(current);
+        updated.set("role", next);
+        return updated;
+      },
+      { replace: true },
+    );
+  return [role, select];
+}
+
 function CaseConsole({ caseId }: { caseId: string }) {
   const { t } = useI18n();
   const navigate = useNavigate();
   const [state, dispatch] = useReducer(consoleReducer, initialConsoleState);
   const [mode, setMode] = useState<ResponderMode | null>(null);
-  const [selectedRole, setSelectedRole] = useState<Role>("detective");
+  const [selectedRole, selectRole] = useSelectedRole();
   const [publishingCardId, setPublishingCardId] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  /** The board copy published last: scrolled into view and highlighted until the next action. */
+  const [freshCardId, setFreshCardId] = useState<string | null>(null);
   const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
     load: () => api.getCase(caseId),
     streamUrl: streamUrls.operator(caseId),
@@ -61,12 +81,19 @@ function CaseConsole({ caseId }: { caseId: string }) {
     if (state.erased) forgetCase(caseId);
   }, [state.erased, caseId]);
 
-  const cited = useMemo(() => citedCardIds(state.answer), [state.answer]);
-  const matrix = useMemo(() => {
-    if (snapshot === null) return null;
-    const index = buildCardIndex(snapshot.spaces, state.tracedCards);
-    return deriveKnowledgeMatrix(snapshot.scenario.key_facts, state.answerLog, index);
-  }, [snapshot, state.tracedCards, state.answerLog]);
+  const answer = state.answers[selectedRole] ?? null;
+  const cited = useMemo(() => citedCardIds(answer), [answer]);
+  const matrix = useMemo(() => (snapshot === null ? null : knowledgeMatrix(snapshot.scenario.key_facts, snapshot.knowledge)), [snapshot]);
+  const cardsById = useMemo(() => {
+    const index = new Map<string, Card>();
+    for (const cards of Object.values(snapshot?.spaces ?? {})) for (const card of cards ?? []) index.set(card.id, card);
+    return index;
+  }, [snapshot]);
+  const cardCounts = useMemo(() => {
+    const counts: Partial<Record<Space, number>> = {};
+    for (const space of [...ROLES, BOARD] as Space[]) counts[space] = (snapshot?.spaces[space] ?? []).filter((card) => !isDerivedCard(card)).length;
+    return counts;
+  }, [snapshot]);
 
   if (missing || state.erased) {
     return (
@@ -80,18 +107,25 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }
   if (snapshot === null || matrix === null) return <p className="page-status">{t("common.loading")}</p>;
 
+  /** Every new action starts clean: the last notice and the last highlight belong to the previous one. */
+  function beginAction() {
+    setNotice(null);
+    setFreshCardId(null);
+  }
+
   async function reset() {
+    beginAction();
     try {
       const snapshot = await api.resetCase(caseId);
       discardPendingFetches();
       dispatch({ type: "case-reset", snapshot });
-      setNotice(null);
     } catch (error) {
       setNotice(describeError(t, error));
     }
   }
 
   async function erase() {
+    beginAction();
     try {
       await api.eraseCase(caseId);
       forgetCase(caseId);
@@ -102,16 +136,18 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }
 
   async function whisper(text: string): Promise<Card> {
+    beginAction();
     const { card } = await api.whisper(caseId, selectedRole, text);
     scheduleRefetch();
     return card;
   }
 
   async function ask(question: string): Promise<void> {
+    beginAction();
     const role = selectedRole;
     const result = await api.interrogate(caseId, role, question);
     discardPendingFetches();
-    dispatch({ type: "answer-received", role, question, result });
+    dispatch({ type: "answer-received", role, result });
     scheduleRefetch();
   }
 
@@ -122,11 +158,12 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }
 
   async function publish(card: Card) {
+    beginAction();
     setPublishingCardId(card.id);
-    setNotice(null);
     try {
       const { public_card, idempotent } = await api.publish(caseId, selectedRole, card.id);
-      setNotice(t(idempotent ? "cards.alreadyPublished" : "cards.published", { id: public_card.id }));
+      setNotice(t(idempotent ? "cards.alreadyPublished" : "cards.published"));
+      setFreshCardId(public_card.id);
       scheduleRefetch();
     } catch (error) {
       const pending = error instanceof ApiError && error.code === "PUBLICATION_PENDING";
@@ -136,43 +173,50 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
+  function select(role: Role) {
+    beginAction();
+    selectRole(role);
+  }
+
   return (
-    <div className="console">
-      <ConsoleHeader
-        snapshot={snapshot}
-        connection={connection}
-        lastEvent={state.lastEvent}
-        activity={state.activity}
-        mode={mode}
-        onReset={reset}
-        onErase={erase}
-        onSignOutError={(error) => setNotice(describeError(t, error))}
-      />
-      <main id="main" className="console__body">
-        <RoleRail snapshot={snapshot} selected={selectedRole} onSelect={setSelectedRole} />
-        <div className="console__work">
-          <p className="notice" role="status" aria-live="polite">
-            {notice}
-          </p>
-          <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
-          <AnswerCard answer={state.answer} />
-          <MemoryXray trace={state.trace} />
-          <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
-          <PrivateCards
-            role={selectedRole}
-            cards={snapshot.spaces[selectedRole] ?? []}
-            cited={cited}
-            boardCopies={boardCopiesBySource(snapshot)}
-            publishingCardId={publishingCardId}
-            onPublish={publish}
-          />
-          <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} />
-        </div>
-        <aside className="console__side">
-          <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} />
-          <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
-        </aside>
-      </main>
-    </div>
+    <TopicLabelsProvider labels={snapshot.scenario.topic_labels ?? {}}>
+      <div className="console">
+        <ConsoleHeader
+          snapshot={snapshot}
+          connection={connection}
+          mode={mode}
+          onReset={reset}
+          onErase={erase}
+          onSignOutError={(error) => setNotice(describeError(t, error))}
+        />
+        <main id="main" className="console__body">
+          <div className="console__column console__roles">
+            <RoleRail snapshot={snapshot} selected={selectedRole} onSelect={select} />
+            <PrivateCards
+              role={selectedRole}
+              cards={snapshot.spaces[selectedRole] ?? []}
+              cited={cited}
+              boardCopies={boardCopiesBySource(snapshot)}
+              publishingCardId={publishingCardId}
+              onPublish={publish}
+            />
+            <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} />
+          </div>
+          <div className="console__column console__work">
+            <p className="notice" role="status" aria-live="polite" data-testid="notice">
+              {notice}
+            </p>
+            <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
+            <AnswerCard answer={answer} cards={cardsById} />
+            <MemoryXray trace={answer?.trace ?? null} role={selectedRole} cardCounts={cardCounts} />
+            <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
+          </div>
+          <aside className="console__column console__side">
+            <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
+            <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
+          </aside>
+        </main>
+      </div>
+    </TopicLabelsProvider>
   );
 }

@@ -30,10 +30,13 @@ export function PrivateCards({ role, cards, cited, boardCopies, publishingCardId
                 <button
                   type="button"
                   className="button button--small"
-                  disabled={publishingCardId !== null}
+                  // Not `disabled` while busy: a disabled button drops keyboard focus to the page body.
+                  aria-disabled={publishingCardId !== null}
                   aria-label={`${t("cards.publish")}: ${card.content}`}
                   data-testid={`publish-${card.id}`}
-                  onClick={() => onPublish(card)}
+                  onClick={() => {
+                    if (publishingCardId === null) onPublish(card);
+                  }}
                 >
                   {publishingCardId === card.id ? t("cards.publishing") : t("cards.publish")}
                 </button>

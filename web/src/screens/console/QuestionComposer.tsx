@@ -20,6 +20,7 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
 
   async function submit(event: FormEvent) {
     event.preventDefault();
+    if (asking) return;
     if (question.trim() === "") {
       setError(t("ask.empty"));
       return;
@@ -40,7 +41,9 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
     <section className="panel" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>{t("ask.heading", { role: roleName })}</h2>
       <form onSubmit={submit} className="stacked-form">
-        <label htmlFor={inputId}>{t("ask.label")}</label>
+        <label htmlFor={inputId} className="visually-hidden">
+          {t("ask.label")}
+        </label>
         <div className="form-row">
           <input
             id={inputId}
@@ -51,7 +54,7 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
             aria-describedby={`${inputId}-status`}
             onChange={(event) => setQuestion(event.target.value)}
           />
-          <button type="submit" className="button button--primary" disabled={asking}>
+          <button type="submit" className="button button--primary" aria-disabled={asking}>
             {asking ? t("ask.asking") : t("ask.submit")}
           </button>
         </div>

@@ -37,12 +37,12 @@ describe("<WhisperBox>", () => {
     expect(screen.getByRole("alert").textContent).not.toContain("555-0100");
   });
 
-  it("sends the trimmed text, clears the box and names the new card", async () => {
+  it("sends the trimmed text, clears the box and says where the card went (no id)", async () => {
     const whisper = vi.fn().mockResolvedValue(card({ id: "w1", space: "suspect" }));
     renderWithI18n(<WhisperBox role="suspect" whisper={whisper} />);
     fireEvent.change(textbox(), { target: { value: "  red van  " } });
     fireEvent.click(submit());
-    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Whispered: card w1 is now in Suspect's private memory."));
+    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Whispered: the card is now in Suspect's private memory."));
     expect(whisper).toHaveBeenCalledWith("red van");
     expect((textbox() as HTMLTextAreaElement).value).toBe("");
   });

@@ -30,6 +30,7 @@ export function WhisperBox({ role, whisper }: WhisperBoxProps) {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
+    if (sending) return;
     if (length === 0) {
       setStatus({ kind: "error", message: t("whisper.empty") });
       return;
@@ -69,7 +70,7 @@ export function WhisperBox({ role, whisper }: WhisperBoxProps) {
             {t("whisper.counter", { n: length, max: WHISPER_MAX_LENGTH })}
             {tooLong && ` — ${t("whisper.tooLong", { max: WHISPER_MAX_LENGTH })}`}
           </span>
-          <button type="submit" className="button button--primary" disabled={sending || tooLong}>
+          <button type="submit" className="button button--primary" disabled={tooLong} aria-disabled={sending}>
             {sending ? t("whisper.sending") : t("whisper.submit")}
           </button>
         </div>

@@ -13,14 +13,15 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
     ...(sentence.searchedBoard ? [t("stage.scope.board")] : []),
   ].join(t("scopes.joiner"));
   const found = sentence.outcome !== "nothing";
+  const tone = sentence.outcome === "conflicting" ? "found stage-retrieval--conflicting" : found ? "found" : "nothing";
   // Remounts (and so re-animates) whenever a new retrieval lands.
-  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}`;
+  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}-${sentence.outcome}`;
   // The live region stays mounted; only its content is replaced, so screen readers announce each retrieval.
   return (
     <div aria-live="polite">
       <p
         key={identity}
-        className={`stage-retrieval stage-retrieval--${found ? "found" : "nothing"}`}
+        className={`stage-retrieval stage-retrieval--${tone}`}
         data-testid="stage-retrieval"
         data-outcome={sentence.outcome}
       >

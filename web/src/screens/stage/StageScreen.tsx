@@ -1,6 +1,6 @@
-import { useReducer } from "react";
+import { useEffect, useReducer, useState } from "react";
 import { useParams } from "react-router";
-import { api, streamUrls } from "../../api/client";
+import { api, ApiError, streamUrls } from "../../api/client";
 import { ConnectionDot } from "../../components/ConnectionDot";
 import { FixedLanguage, useI18n } from "../../i18n/I18n";
 import type { ConnectionState } from "../../live/resumableStream";
@@ -16,7 +16,47 @@ export function StageScreen() {
   return <CaseStage key={caseId} caseId={caseId} />;
 }
 
-function CaseStage({ caseId }: { caseId: string }) {
+/** How often a following stage asks whether a newer case has started. */
+const FOLLOW_POLL_MS = 4_000;
+
+/** `/stage/latest`: the stage of the newest active case, switching by itself when the operator starts another. */
+export function FollowingStage() {
+  const { t } = useI18n();
+  const [caseId, setCaseId] = useState<string | null>(null);
+  const [noCase, setNoCase] = useState(false);
+  useEffect(() => {
+    let stopped = false;
+    const look = () =>
+      api.latestCase().then(
+        ({ case_id }) => {
+          if (stopped) return;
+          setNoCase(false);
+          setCaseId(case_id);
+        },
+        (error: unknown) => {
+          if (!stopped && error instanceof ApiError && error.code === "CASE_NOT_FOUND") setNoCase(true);
+        },
+      );
+    void look();
+    const timer = window.setInterval(look, FOLLOW_POLL_MS);
+    return () => {
+      stopped = true;
+      window.clearInterval(timer);
+    };
+  }, []);
+  if (caseId !== null && !noCase) return <CaseStage key={caseId} caseId={caseId} following />;
+  return (
+    <div className="stage">
+      <main id="main" className="stage__body">
+        <p className="stage__waiting" data-testid="stage-no-case">
+          {noCase ? t("stage.noCase") : t("common.loading")}
+        </p>
+      </main>
+    </div>
+  );
+}
+
+function CaseStage({ caseId, following = false }: { caseId: string; following?: boolean }) {
   const [state, dispatch] = useReducer(stageReducer, initialStageState);
   const { connection, missing } = useLiveSnapshot({
     load: () => api.stage(caseId),
@@ -27,7 +67,7 @@ function CaseStage({ caseId }: { caseId: string }) {
   });
 
   const language = state.snapshot?.case.language;
-  const view = <StageView caseId={caseId} state={state} missing={missing} connection={connection} />;
+  const view = <StageView caseId={caseId} state={state} missing={missing} connection={connection} following={following} />;
   return language === undefined ? view : <FixedLanguage language={language}>{view}</FixedLanguage>;
 }
 
@@ -36,9 +76,10 @@ interface StageViewProps {
   state: StageState;
   missing: boolean;
   connection: ConnectionState;
+  following: boolean;
 }
 
-function StageView({ caseId, state, missing, connection }: StageViewProps) {
+function StageView({ caseId, state, missing, connection, following }: StageViewProps) {
   const { t } = useI18n();
   const { snapshot } = state;
   const ended = missing || state.erased;
@@ -47,7 +88,9 @@ function StageView({ caseId, state, missing, connection }: StageViewProps) {
       <div key={state.activity} className={state.activity > 0 ? "stage__pulse stage__pulse--on" : "stage__pulse"} aria-hidden="true" />
       <header className="stage__header">
         <h1 className="stage__title">{t("app.title")}</h1>
-        <span className="stage__case">{t("stage.caseLabel", { id: caseId })}</span>
+        <span className="stage__case" data-testid="stage-case" data-case-id={caseId}>
+          {following ? t("stage.following") : t("stage.caseLabel", { id: caseId })}
+        </span>
         <ConnectionDot state={connection} />
       </header>
       <main id="main" className="stage__body">

@@ -1,0 +1,86 @@
+"""The who-knows-what matrix and each role's latest answer, folded from the case record.
+
+Kept with the case on the server (the record is the ledger's), so a reload or a second console sees the same
+matrix, "unknown" cells included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from bureau.game.scenario_schema import KeyFact
+from bureau.ledger.record import RecordEntry
+from bureau.scope.content_policy import normalise_whisper
+from bureau.scope.keys import BOARD
+
+FactCell = Literal["own_memory", "board", "conflicting", "unknown"]
+
+
+def cells_for_answer(
+    key_facts: Sequence[KeyFact],
+    role: str,
+    question: str | None,
+    evidence: Iterable[dict[str, Any]],
+    conflicting_topics: Iterable[str],
+) -> dict[str, FactCell]:
+    """Only the facts one answer speaks to. `evidence`: the cited hits ({space, topic}). Evidence on the
+    fact's topic says where the role knows it from (or that it disagrees); no such evidence shows the role
+    does not know it only when the question was the fact's own. Any other answer says nothing about it."""
+    cards = list(evidence)
+    disputed = set(conflicting_topics)
+    # The asked question was stored normalised (NFKC turns "？" into "?"): compare like with like.
+    asked = normalise_whisper(question) if question else None
+    cells: dict[str, FactCell] = {}
+    for fact in key_facts:
+        on_topic = [card for card in cards if card.get("topic") == fact.topic]
+        if on_topic and fact.topic in disputed:
+            cells[fact.id] = "conflicting"
+        elif any(card.get("space") == role for card in on_topic):
+            cells[fact.id] = "own_memory"
+        elif any(card.get("space") == BOARD for card in on_topic):
+            cells[fact.id] = "board"
+        elif asked is not None and fact.question is not None and asked == normalise_whisper(fact.question):
+            cells[fact.id] = "unknown"
+    return cells
+
+
+def _cited_hits(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    cited = set(trace.get("evidence", []))
+    return [hit for hit in trace.get("hits", []) if hit.get("card_id") in cited]
+
+
+def fold_knowledge(key_facts: Sequence[KeyFact], interrogations: Sequence[RecordEntry]) -> dict[str, dict[str, str]]:
+    """Role -> fact id -> cell, the newest answer that speaks to a fact winning. An entry whose text was
+    dropped (a cited card was erased) can still show where a fact was known, never that it was unknown."""
+    matrix: dict[str, dict[str, str]] = {}
+    for entry in interrogations:
+        trace = entry.summary.get("trace") or {}
+        role = trace.get("role") or (entry.roles[0] if entry.roles else None)
+        if role is None:
+            continue
+        conflicts = [conflict.get("topic") for conflict in trace.get("conflicts", []) or []]
+        cells = cells_for_answer(key_facts, role, entry.body.get("question"), _cited_hits(trace), conflicts)
+        matrix.setdefault(role, {}).update(cells)
+    return matrix
+
+
+def latest_answers(interrogations: Sequence[RecordEntry]) -> dict[str, dict[str, Any]]:
+    """Role -> its newest answer as the console shows it: the text, the certainty and evidence, the trace."""
+    answers: dict[str, dict[str, Any]] = {}
+    for entry in interrogations:
+        trace = entry.summary.get("trace") or {}
+        role = trace.get("role") or (entry.roles[0] if entry.roles else None)
+        if role is None:
+            continue
+        answers[role] = {
+            "answer": entry.body.get("answer", ""),
+            "certainty": trace.get("certainty", "unknown"),
+            "evidence": list(trace.get("evidence", [])),
+            "responder": trace.get("responder", "evidence"),
+            "fallback_reason": trace.get("fallback_reason"),
+            "conflicts": list(trace.get("conflicts", []) or []),
+            "trace": trace,
+            "asked_at": entry.created_at.isoformat(),
+        }
+    return answers
