@@ -32,6 +32,8 @@ def test_settings(data_dir: Path, **overrides: Any) -> Settings:
         "data_dir": data_dir,
         "heartbeat_s": 1.0,
         "publication_lease_s": 1.0,
+        # The app's own retention sweeper runs once at start-up; tests that sweep run a sweeper themselves.
+        "retention_sweep_s": 3600.0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -14,7 +14,7 @@ def card(
     content: str,
     *,
     space: str = "informant",
-    memory_type: str = "fact",
+    memory_type: str = "long_term_knowledge",
     trust: str = "high",
     source_role: str | None = None,
     case_id: str = CASE_ID,

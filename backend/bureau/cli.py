@@ -1,4 +1,4 @@
-"""`bureau serve | setup | erase | clear`: run the game, prepare a deployment, clean up after an event."""
+"""`bureau serve | setup | preflight | erase | clear`: run the game, prepare and check a deployment, clean up."""
 
 from __future__ import annotations
 
@@ -130,6 +130,19 @@ def setup(args: argparse.Namespace) -> int:
     return asyncio.run(_with_services(_settings(args), action, prepare=True))
 
 
+def preflight(args: argparse.Namespace) -> int:
+    """Check a configuration without changing anything; exit 1 if anything is wrong (for CI and deploys)."""
+    from bureau.preflight import load_settings, run_checks
+
+    settings, first = load_settings(lambda: _settings(args))
+    checks = [first] + (run_checks(settings) if settings is not None else [])
+    for check in checks:
+        print(f"{'ok  ' if check.ok else 'FAIL'}  {check.name:<13} {check.detail}")
+    problems = sum(not c.ok for c in checks)
+    print("Ready." if not problems else f"{problems} problem(s): fix them before starting instances.")
+    return 1 if problems else 0
+
+
 def quiet_third_party_loggers() -> None:
     """The model clients log request bodies (evidence text, questions) at DEBUG: keep them at WARNING.
     The memory store's loggers are silenced by the gateway itself."""
@@ -154,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
     prepare = commands.add_parser("setup", help="once per deployment: migrate the ledger, create the store schema")
     common(prepare)
     prepare.set_defaults(handler=setup)
+
+    check = commands.add_parser("preflight", help="check a configuration (read-only); exit 1 on problems")
+    common(check)
+    check.set_defaults(handler=preflight)
 
     one = commands.add_parser("erase", help="erase one case completely")
     one.add_argument("--case", required=True, help="case id")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bureau.scope.content_policy import ContentPolicy
+from bureau.scope.memory_policy import Retention
 
 MemoryBackend = Literal["seekdb", "sqlite"]
 EmbedderName = Literal["local", "openai", "hashing"]
@@ -62,6 +67,13 @@ class Settings(BaseSettings):
     borderline_band: float = Field(default=0.10, ge=0.0, le=0.5)
     search_limit: int = Field(default=12, ge=1, le=100)
 
+    # Memory policy (docs/memory-policy.md)
+    session_retention_s: int = Field(default=24 * 3600, ge=1)
+    task_state_retention_s: int = Field(default=3600, ge=1)
+    retention_sweep_s: float = Field(default=60.0, gt=0)
+    # Extra screening patterns (JSON list of regexes), applied on every write and again on every read.
+    screening_patterns: list[str] = Field(default_factory=list, max_length=200)
+
     # Ledger
     database_url: str = ""  # empty = sqlite:///<data_dir>/bureau.db
 
@@ -86,6 +98,29 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     web_dist: Path | None = None
     heartbeat_s: float = Field(default=15.0, gt=0)
+
+    @field_validator("screening_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for index, pattern in enumerate(value):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"screening pattern {index} is not a valid regex") from exc
+        return value
+
+    @property
+    def content_policy(self) -> ContentPolicy:
+        return ContentPolicy.with_patterns(self.screening_patterns)
+
+    @property
+    def retention(self) -> Retention:
+        return Retention(
+            {
+                "session": timedelta(seconds=self.session_retention_s),
+                "task_state": timedelta(seconds=self.task_state_retention_s),
+            }
+        )
 
     @property
     def effective_threshold(self) -> float:

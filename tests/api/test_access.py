@@ -137,6 +137,8 @@ def routes(secret_card_id: str) -> list[Route]:
         Route("GET", "/api/cases/{case}/record/export?format=markdown", OPERATOR, 200),
         Route("GET", "/api/cases/{case}/stage/record", STAGE, 200),
         Route("GET", "/api/cases/{case}/subject-access", OPERATOR, 200),
+        Route("GET", "/api/memory-policy", OPERATOR, 200),
+        Route("GET", "/api/cases/{case}/policy-decisions", OPERATOR, 200),  # the audit trail: never the stage
         # Writes, in the order the successful pass runs them:
         Route("POST", "/api/cases", OPERATOR, 201, {"scenario_id": "safe-combination", "language": "zh"}),
         Route("POST", "/api/cases/{case}/whispers", OPERATOR, 201, {"role": "detective", "text": "A blue van idled."}),

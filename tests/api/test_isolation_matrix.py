@@ -147,7 +147,7 @@ async def test_asking_ten_times_gives_the_same_certainty(client: httpx.AsyncClie
         results = [await ask(client, case["case"]["id"], role) for _ in range(10)]
         assert {r["certainty"] for r in results} == {expected}
         last = results[-1]["trace"]
-        assert any(m["reason"] == "derived_context" for m in last["misses"])
+        assert any(m["reason"] == "type_not_evidence" for m in last["misses"])
         assert all(h["memory_type"] not in ("session", "task_state") for h in last["hits"])
     after = await snapshot(client, case["case"]["id"])
     sessions = [c for c in cards(after, "detective") if c["memory_type"] == "session"]

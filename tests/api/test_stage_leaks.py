@@ -293,7 +293,7 @@ PRIVATE_CARD = {
     "topic": "safe_combination",
     "kind": "secret",
     "visibility": "private",
-    "memory_type": "fact",
+    "memory_type": "long_term_knowledge",
     "trust": "high",
     "created_by": "scenario",
     "created_at": "2026-01-01T00:00:00+00:00",

@@ -34,7 +34,7 @@ def find_conflicts(cards: Iterable[StoredCard]) -> tuple[Conflict, ...]:
     """Topics on which the given cards make two or more different claims, in the order first seen."""
     by_topic: dict[str, list[StoredCard]] = {}
     for card in cards:
-        if card.topic in UNTOPICAL or card.is_derived:
+        if card.topic in UNTOPICAL or not card.may_be_evidence:
             continue
         by_topic.setdefault(card.topic, []).append(card)
     conflicts = []

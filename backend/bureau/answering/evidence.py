@@ -21,7 +21,7 @@ _ROLE_NAMES = {
     "en": {"detective": "the detective", "informant": "the informant", "suspect": "the suspect"},
     "zh": {"detective": "侦探", "informant": "线人", "suspect": "嫌疑人"},
 }
-_CONFLICT_PREFIX = {"en": "Conflicting intel, the cards disagree. ", "zh": "情报相互矛盾，这些卡片说法不一。"}
+_CONFLICT_PREFIX = {"en": "Conflicting intel, the cards disagree.", "zh": "情报相互矛盾，这些卡片说法不一。"}
 # Where a conflicting card came from and how far to trust it, so the listener can weigh the two.
 _PROVENANCE = {"en": " ({source}trust: {trust})", "zh": "（{source}可信度：{trust}）"}
 _FROM = {"en": "from {role}, ", "zh": "来自{role}，"}
@@ -63,7 +63,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
         provenance = _provenance(candidate.card, lang) if candidate.card.id in disputed else ""
         parts.append(_KNOWN_PREFIX[lang].format(where=where + provenance) + candidate.card.content)
     return Answer(
-        text=" ".join(parts),
+        text=_sentences(parts, lang),
         certainty=Certainty.KNOWN,
         evidence=tuple(c.card.id for c in cited),
         responder="evidence",
@@ -75,3 +75,10 @@ def _provenance(card: StoredCard, lang: str) -> str:
     role = card.source_role
     source = _FROM[lang].format(role=_ROLE_NAMES[lang].get(role, role)) if role else ""
     return _PROVENANCE[lang].format(source=source, trust=_TRUST[lang].get(card.trust, card.trust))
+
+
+def _sentences(parts: list[str], lang: str) -> str:
+    """English sentences joined by a space; Chinese ones run on, each closed by full-width punctuation."""
+    if lang != "zh":
+        return " ".join(parts)
+    return "".join(part if part.endswith(("。", "！", "？", "…")) else part + "。" for part in parts)

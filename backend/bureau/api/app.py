@@ -20,7 +20,7 @@ from bureau.answering.selection import build_responder
 from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
-from bureau.api.routes import cases, health, session, stage
+from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
 from bureau.api.security import AccessControl
 from bureau.config import Settings, UnsafeSettingsError, get_settings
@@ -116,6 +116,14 @@ async def _maintenance(svc: Services) -> None:
         await _guarded(svc.ledger.purge_old_failures(svc.access.throttle.window_s), "throttle")
 
 
+async def _sweep_retention(svc: Services) -> None:
+    """Expired records out of the store and the ledger: once at start-up, then every
+    BUREAU_RETENTION_SWEEP_S. Processes sharing the ledger take turns (a lease), never sweep at once."""
+    while True:
+        await _guarded(svc.bureau.sweeper.sweep(), "retention")
+        await asyncio.sleep(svc.settings.retention_sweep_s)
+
+
 async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
     """Renew this process's Snowflake slot lease on its own timer, well inside the stale limit. When the
     lease is lost (taken over, or not renewed for so long that another process may take it), fence the
@@ -147,6 +155,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tasks = [
             asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
             asyncio.create_task(_maintenance(svc), name="maintenance"),
+            asyncio.create_task(_sweep_retention(svc), name="retention-sweeper"),
         ]
         tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
         try:
@@ -169,7 +178,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # domain is re-pointed at 127.0.0.1 (DNS rebinding) must not be able to drive the API.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
     install_error_handlers(app)
-    for module in (health, session, cases, stage):
+    for module in (health, session, cases, stage, policy):
         app.include_router(module.router)
     app.include_router(stage.follow_router)
     _mount_web(app, settings.web_dist or REPO_WEB_DIST)

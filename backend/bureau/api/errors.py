@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
 from bureau.memory.types import MemoryUnavailableError, WorkerIdLostError
+from bureau.scope import memory_policy as policy
 
 log = logging.getLogger("bureau.api")
 
@@ -26,6 +27,15 @@ _GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
     ),
     game.VersionConflictError: (409, "The case changed since you last saw it."),
     game.PublicationPendingError: (409, "Another publication of this card is in progress; retry shortly."),
+}
+
+
+# Memory-policy rejections (scope/memory_policy.py): the code names the rule, the message never the text.
+_POLICY_STATUS: dict[str, tuple[int, str]] = {
+    policy.MEMORY_TYPE_FORBIDDEN: (403, "This memory type may not be written by this creator on this path."),
+    policy.PREFERENCE_KEY_UNKNOWN: (400, "Preferences need a key from the allow-list (and only preferences take one)."),
+    policy.PREFERENCE_VALUE_INVALID: (400, "The value does not fit the schema of this preference key."),
+    policy.UNSAFE_INPUT: _GAME_STATUS[game.UnsafeInputError],
 }
 
 
@@ -51,6 +61,12 @@ def _game_error(_: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, game.PublicationPendingError):
         headers["Retry-After"] = str(exc.retry_after_s)
     return JSONResponse(error_body(exc.code, message, **extra), status_code=status, headers=headers)
+
+
+def _policy_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, policy.MemoryPolicyError)
+    status, message = _POLICY_STATUS.get(exc.code, (400, "Request rejected."))
+    return JSONResponse(error_body(exc.code, message), status_code=status)
 
 
 def _api_error(_: Request, exc: Exception) -> JSONResponse:
@@ -107,6 +123,7 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(game.GameError, _game_error)
+    app.add_exception_handler(policy.MemoryPolicyError, _policy_error)
     app.add_exception_handler(ApiError, _api_error)
     for storage_error in (MemoryUnavailableError, LedgerError):
         app.add_exception_handler(storage_error, _storage_error)

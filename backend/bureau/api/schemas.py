@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bureau.game.scenario_schema import Language
 from bureau.scope.keys import Role
+from bureau.scope.vocabulary import MemoryType
 
 
 class _Body(BaseModel):
@@ -25,6 +26,9 @@ class WhisperBody(Versioned):
     role: Role
     # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
     text: str = Field(max_length=2000)
+    # Any type may be named; the memory policy decides (403 MEMORY_TYPE_FORBIDDEN, 400 PREFERENCE_KEY_UNKNOWN).
+    memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
+    key: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class InterrogationBody(Versioned):
@@ -51,3 +55,30 @@ class PublicationBody(Versioned):
 
 class ResetBody(Versioned):
     pass
+
+
+class PolicyDecisionView(BaseModel):
+    """One row of the policy audit trail: reason codes and counts, never memory content."""
+
+    id: int
+    created_at: str
+    action: str
+    code: str
+    detail: str
+    memory_type: str
+    creator: str
+    space: str
+    count: int
+
+
+class PolicyDecisionPage(BaseModel):
+    decisions: list[PolicyDecisionView]
+    next_after: int | None  # pass as `after` for the next page; null when this page is the last
+
+
+class MemoryPolicyView(BaseModel):
+    """What the operator may write (the console's whisper box offers exactly this)."""
+
+    writable_types: list[MemoryType]
+    default_type: MemoryType
+    preference_keys: list[str]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -29,19 +29,20 @@ from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
+from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
 from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.memory_policy import WritePath
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
-SESSION_MEMORY_TTL = timedelta(hours=24)
 _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
 
 
@@ -103,6 +104,7 @@ class InterrogationState(TypedDict, total=False):
     expected_version: int | None
     started: float
     classified: Classified
+    excluded: list[Excluded]
     answer: Answer
     result: dict[str, Any]
 
@@ -179,6 +181,15 @@ def build_trace(
     }
 
 
+def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
+    """Each candidate the read policy excluded joins the misses with its reason (`expired`,
+    `failed_validation`, `type_not_evidence`); records outside the scope are only counted (nothing of them,
+    not even an id, is shown)."""
+    shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
+    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: -m["score"])
+    trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
+
+
 def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
     """An answer is derived from the question put to `role` and from every hit it used: the narrowest
     readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
@@ -206,11 +217,34 @@ def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, 
 
 
 Commit = Callable[..., Awaitable[CaseRecord]]
+Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
+
+
+def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]) -> list[PolicyDecision]:
+    """The audit rows of one interrogation: the session record written, each read exclusion counted by
+    (reason, space, type, creator). Codes and counts only."""
+    written = PolicyDecision(WRITE_ACCEPTED, "ok", session_card.memory_type, session_card.created_by, role)
+    counts = Counter(
+        (e.reason, e.space, e.card.memory_type if e.card else "", e.card.created_by if e.card else "") for e in excluded
+    )
+    filtered = [
+        PolicyDecision(READ_FILTERED, reason, memory_type, creator, space, count)
+        for (reason, space, memory_type, creator), count in sorted(counts.items())
+    ]
+    return [written, *filtered]
 
 
 class Interrogation:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        gateway: MemoryGateway,
+        responder: Responder,
+        commit: Commit,
+        audit: Audit | None = None,
+    ) -> None:
         self.settings = settings
+        self._audit = audit
         self.gateway = gateway
         self.responder = responder
         self._commit_or_undo = commit
@@ -241,13 +275,17 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        candidates = admitted_for(
-            state["role"], await self.gateway.search(scopes, state["question"], self.settings.search_limit)
-        )
+        # The read policy (owner key, expiry, type, screening now) runs in the gateway before classification:
+        # only what passes can be a hit, a borderline candidate or reach a model.
+        retrieval = await self.gateway.retrieve(scopes, state["question"], self.settings.search_limit)
+        candidates = admitted_for(state["role"], retrieval.candidates)
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
         return {
             "searched": [scope.space for scope in scopes],
             "classified": classify(candidates, state["role"], threshold, band),
+            "excluded": [
+                e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(state["role"])
+            ],
         }
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
@@ -275,6 +313,7 @@ class Interrogation:
             answer,
             (time.perf_counter() - state["started"]) * 1000,
         )
+        with_read_policy(trace, state.get("excluded", []))
         await self._commit_or_undo(
             case_id,
             [(scope, session_card)],
@@ -282,6 +321,8 @@ class Interrogation:
             expected_version=state.get("expected_version"),
             record=interrogation_entry(role, state["question"], answer.text, trace),
         )
+        if self._audit is not None:
+            await self._audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
         await self._apply_retention(scope)
         return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
@@ -295,7 +336,7 @@ class Interrogation:
             memory_type=MemoryType.SESSION,
             trust=Trust.LOW,
             created_by=CreatedBy.SYSTEM,
-            expires_at=datetime.now(UTC) + SESSION_MEMORY_TTL,
+            path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
         )
         return await self.gateway.write(scope, draft)
 

@@ -14,7 +14,7 @@ from bureau.ledger.record import RecordEntry
 from bureau.scope.content_policy import normalise_whisper
 from bureau.scope.keys import BOARD
 
-FactCell = Literal["own_memory", "board", "conflicting", "unknown"]
+FactCell = Literal["own_memory", "board", "conflicting", "uncertain", "unknown"]
 
 
 def cells_for_answer(
@@ -23,16 +23,24 @@ def cells_for_answer(
     question: str | None,
     evidence: Iterable[dict[str, Any]],
     conflicting_topics: Iterable[str],
+    certainty: str = "known",
 ) -> dict[str, FactCell]:
     """Only the facts one answer speaks to. `evidence`: the cited hits ({space, topic}). Evidence on the
     fact's topic says where the role knows it from (or that it disagrees); no such evidence shows the role
-    does not know it only when the question was the fact's own. Any other answer says nothing about it."""
+    does not know it only when the question was the fact's own; an uncertain answer (it quotes a close card
+    but never counts as knowing) marks only the fact whose own question it answered. Any other answer says
+    nothing about a fact."""
     cards = list(evidence)
     disputed = set(conflicting_topics)
     # The asked question was stored normalised (NFKC turns "？" into "?"): compare like with like.
     asked = normalise_whisper(question) if question else None
     cells: dict[str, FactCell] = {}
     for fact in key_facts:
+        own_question = asked is not None and fact.question is not None and asked == normalise_whisper(fact.question)
+        if certainty == "uncertain":
+            if own_question:
+                cells[fact.id] = "uncertain"
+            continue
         on_topic = [card for card in cards if card.get("topic") == fact.topic]
         if on_topic and fact.topic in disputed:
             cells[fact.id] = "conflicting"
@@ -40,7 +48,7 @@ def cells_for_answer(
             cells[fact.id] = "own_memory"
         elif any(card.get("space") == BOARD for card in on_topic):
             cells[fact.id] = "board"
-        elif asked is not None and fact.question is not None and asked == normalise_whisper(fact.question):
+        elif own_question:
             cells[fact.id] = "unknown"
     return cells
 
@@ -60,7 +68,9 @@ def fold_knowledge(key_facts: Sequence[KeyFact], interrogations: Sequence[Record
         if role is None:
             continue
         conflicts = [conflict.get("topic") for conflict in trace.get("conflicts", []) or []]
-        cells = cells_for_answer(key_facts, role, entry.body.get("question"), _cited_hits(trace), conflicts)
+        question = entry.body.get("question")
+        certainty = trace.get("certainty", "known")
+        cells = cells_for_answer(key_facts, role, question, _cited_hits(trace), conflicts, certainty)
         matrix.setdefault(role, {}).update(cells)
     return matrix
 

@@ -22,7 +22,8 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, StoredCard
 from bureau.scope.audience import Readers, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
-from bureau.scope.vocabulary import EventType, PublicationState
+from bureau.scope.memory_policy import parse_trust
+from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -58,17 +59,17 @@ class Publisher:
         while True:
             reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
             if reserved:
-                return await self._run_owned(source, owner), False
+                return await self._run_owned(source, owner)
             if record.state == PublicationState.READY and record.public_card_id:
                 copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
                 if copy is not None:
                     return card_view(copy), True
                 if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
                     log.warning("a ready publication had lost its board copy; publishing it again")
-                    return await self._run_owned(source, owner), False
+                    return await self._run_owned(source, owner)
                 continue  # someone else reopened it first: look again
             if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
-                return await self._run_owned(source, owner), False
+                return await self._run_owned(source, owner)
             if asyncio.get_running_loop().time() >= deadline:
                 raise self._pending()
             await asyncio.sleep(PENDING_POLL_S)
@@ -76,7 +77,8 @@ class Publisher:
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
 
-    async def _run_owned(self, source: StoredCard, owner: str) -> dict[str, Any]:
+    async def _run_owned(self, source: StoredCard, owner: str) -> tuple[dict[str, Any], bool]:
+        """(public card view, idempotent): idempotent when we stalled and another attempt's result won."""
         case_id, board = source.case_id, board_scope(source.case_id)
         copy: StoredCard | None = None
         try:
@@ -111,8 +113,8 @@ class Publisher:
             await self._release_quietly(case_id, source.id, owner)
             raise
         if done is None:
-            return await self._lost_lease(board, source, copy)
-        return card_view(copy)
+            return await self._lost_lease(board, source, copy), True
+        return card_view(copy), False
 
     async def _still_private(self, source: StoredCard) -> bool:
         """Publishing is the one way anything widens, so it is checked again at the moment it happens: the
@@ -133,9 +135,11 @@ class Publisher:
             content=source.content,
             topic=source.topic,
             kind=source.kind,
-            memory_type=source.memory_type,
+            memory_type=MemoryType(source.memory_type),
             trust=source.trust,
-            created_by="agent",
+            created_by=parse_trust(source.created_by),  # a copy is exactly as trusted as its source
+            key=source.key,
+            expires_at=source.expires_at,  # a copy never outlives its source's retention
             source_role=source.space,
             source_card_id=source.id,
         )

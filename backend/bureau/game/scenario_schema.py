@@ -14,24 +14,22 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from bureau.scope.content_policy import screen_text
+from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.vocabulary import Kind, MemoryType, Trust
+from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
 
 Language = Literal["en", "zh"]
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_CARD_CHARS = 280
 
-# The memory types a scenario may load: `MemoryType` values that may be evidence (a test holds this to the
-# vocabulary); a Literal of plain strings so a wrong value's error message lists them readably.
-ScenarioMemoryType = Literal["fact", "rumor", "observation", "preference"]
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
 _FILENAME = re.compile(r"^(?P<id>[a-z][a-z0-9-]*)\.(?P<language>[a-z]{2})\.yaml$")
 
-# Scenario cards are trusted content, but they pass the same content policy as a whisper, so a scenario
-# file can never seed what an operator would not be allowed to type.
+# Scenario cards are trusted content, but they pass the same memory policy as a whisper (type, preference
+# key and value, content screening), so a scenario file can never seed what the policy would refuse.
 
 
 class ScenarioError(ValueError):
@@ -51,16 +49,20 @@ class ScenarioCard(_Strict):
     content: str = Field(min_length=1, max_length=MAX_CARD_CHARS)
     topic: str = Field(pattern=_TOPIC, max_length=64)
     kind: Kind
-    memory_type: ScenarioMemoryType = MemoryType.FACT
+    memory_type: MemoryType  # every card declares it; the memory policy decides what a scenario may load
+    key: str | None = Field(default=None, max_length=64)
     trust: Trust = Trust.MEDIUM
 
-    @field_validator("content")
-    @classmethod
-    def _safe_content(cls, value: str) -> str:
-        reasons = screen_text(value)
-        if reasons:
-            raise ValueError(f"content fails the content policy ({', '.join(reasons)})")
-        return value
+    @model_validator(mode="after")
+    def _allowed_by_the_memory_policy(self) -> ScenarioCard:
+        try:
+            check_write(self.memory_type, CreatedBy.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
+        except MemoryPolicyError as exc:
+            if exc.code == UNSAFE_INPUT:
+                raise ValueError(f"content: content fails the content policy ({exc.detail})") from None
+            field = "memory_type" if exc.code == MEMORY_TYPE_FORBIDDEN else "key"
+            raise ValueError(f"{field}: the memory policy refuses it ({exc.code})") from None
+        return self
 
 
 class KeyFact(_Strict):

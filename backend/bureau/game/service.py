@@ -5,19 +5,29 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections import Counter
+from dataclasses import asdict
 from typing import Any
 
 from bureau.answering.base import Responder
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
 from bureau.game.cross_examination import CrossExamination
-from bureau.game.errors import CardNotFoundError, CaseNotFoundError, ScenarioNotFoundError, VersionConflictError
+from bureau.game.errors import (
+    CardNotFoundError,
+    CaseNotFoundError,
+    ScenarioNotFoundError,
+    UnsafeInputError,
+    VersionConflictError,
+)
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
+from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_view
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
+from bureau.ledger.policy_audit import WRITE_ACCEPTED, WRITE_REJECTED, PolicyDecision
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
@@ -25,6 +35,7 @@ from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
     Ledger,
+    LedgerError,
     PendingEvent,
     VersionMismatchError,
 )
@@ -32,11 +43,18 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope
+from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, RecordKind
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
 RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
+# What a whispered card is, in the game's terms, by the memory type the operator chose.
+_WHISPER_KIND = {
+    MemoryType.LONG_TERM_KNOWLEDGE: Kind.SECRET,
+    MemoryType.OPERATIONAL_MEMORY: Kind.NOTE,
+    MemoryType.USER_PREFERENCE: Kind.PREFERENCE,
+}
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -53,9 +71,10 @@ class Bureau:
         self.gateway = gateway
         self.ledger = ledger
         self.scenarios = load_builtin_scenarios()
-        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
+        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, audit=self.audit)
         self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
+        self.sweeper = RetentionSweeper(gateway, ledger)
 
     # ----- queries -------------------------------------------------------------------------------------
 
@@ -120,12 +139,13 @@ class Bureau:
         case_id = new_case_id()
         await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
-            await self._load_cards(case_id, scenario)
+            written = await self._load_cards(case_id, scenario)
             event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
             await self._commit(case_id, [event], status=ACTIVE)
         except BaseException:
             await self._purge_quietly(case_id)
             raise
+        await self.audit(case_id, loaded_decisions(written))
         return await self.snapshot(case_id)
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
@@ -166,6 +186,7 @@ class Bureau:
             raise
         for scope, card_ids in old.items():
             await self._discard_many(scope, card_ids, "reset")
+        await self.audit(case_id, loaded_decisions(written))
         return await self.snapshot(case_id)
 
     async def _was_reset_since(self, case_id: str, cursor: int) -> bool:
@@ -189,20 +210,37 @@ class Bureau:
         await self.gateway.erase_case(case_id)
         await self.ledger.delete_case(case_id, tombstone=announce)
 
-    async def whisper(self, case_id: str, role: Role, text: str, expected_version: int | None = None) -> dict[str, Any]:
-        content = checked_text(text, MAX_CARD_CHARS)
-        await self._check_version(case_id, expected_version)
-        scope = role_scope(case_id, role)
-        draft = CardDraft(
-            content=content,
-            topic="whisper",
-            kind=Kind.SECRET,
-            memory_type=MemoryType.FACT,
-            created_by=CreatedBy.OPERATOR,
-        )
-        card = await self.gateway.write(scope, draft)
+    async def whisper(
+        self,
+        case_id: str,
+        role: Role,
+        text: str,
+        expected_version: int | None = None,
+        memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        creator = CreatedBy.OPERATOR
+        try:
+            # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
+            check_type(memory_type, creator, WritePath.ORDINARY, key)
+            content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
+            await self._check_version(case_id, expected_version)
+            scope = role_scope(case_id, role)
+            draft = CardDraft(
+                content=content,
+                topic=key or "whisper",
+                kind=_WHISPER_KIND[memory_type],
+                memory_type=memory_type,
+                created_by=creator,
+                key=key,
+            )
+            card = await self.gateway.write(scope, draft)  # checks the whole rule again, value schema included
+        except (MemoryPolicyError, UnsafeInputError) as exc:
+            await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
+            raise
         event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
+        await self.audit(case_id, [PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, creator, role)])
         return {"card": card_view(card)}
 
     async def interrogate(
@@ -210,7 +248,9 @@ class Bureau:
     ) -> dict[str, Any]:
         # A question may try to talk its way out of the scope (harmless, and shown live), but personal data
         # is refused: the question is kept as session memory.
-        text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
+        text = checked_text(
+            question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
+        )
         case = await self._check_version(case_id, expected_version)
         return await self.interrogation.run(case_id, role, text, case.language, expected_version)
 
@@ -275,6 +315,21 @@ class Bureau:
             finished += 1
         return finished
 
+    async def audit(self, case_id: str, decisions: list[PolicyDecision]) -> None:
+        """Append to the policy audit trail. Best effort: a ledger fault here is logged, never turns a
+        committed command into an error (and a rejected write stays rejected)."""
+        try:
+            await self.ledger.record_policy(case_id, decisions)
+        except LedgerError as exc:
+            log.warning("policy audit not recorded: %s", type(exc).__name__)
+
+    async def policy_decisions(self, case_id: str, after_id: int, limit: int) -> list[dict[str, Any]]:
+        await self.require_case(case_id)
+        return [
+            {"id": r.id, "created_at": r.created_at.isoformat(), **asdict(r.decision)}
+            for r in await self.ledger.policy_decisions(case_id, after_id, limit)
+        ]
+
     # ----- helpers -------------------------------------------------------------------------------------
 
     async def _check_version(self, case_id: str, expected_version: int | None) -> CaseRecord:
@@ -314,6 +369,7 @@ class Bureau:
                         memory_type=card.memory_type,
                         trust=card.trust,
                         created_by=CreatedBy.SCENARIO,
+                        key=card.key,
                     )
                     for card in cards
                 ]
@@ -347,3 +403,20 @@ class Bureau:
         except MemoryUnavailableError:
             log.error("could not remove the cards of a failed case %s", case_id)
             await self.ledger.delete_case(case_id, tombstone=False)
+
+
+def _rejected(
+    exc: MemoryPolicyError | UnsafeInputError, memory_type: MemoryType, creator: CreatedBy, space: str
+) -> PolicyDecision:
+    """The audit row of a refused write: the rule's code and the screening's reason codes, never the text."""
+    detail = ",".join(exc.reasons) if isinstance(exc, UnsafeInputError) else exc.detail
+    return PolicyDecision(WRITE_REJECTED, exc.code, memory_type, creator, space, detail=detail)
+
+
+def loaded_decisions(written: Written) -> list[PolicyDecision]:
+    """Scenario cards written: one accepted row per (space, type), with its count."""
+    counts = Counter((scope.space, card.memory_type) for scope, card in written)
+    return [
+        PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, CreatedBy.SCENARIO, space, count)
+        for (space, memory_type), count in sorted(counts.items())
+    ]

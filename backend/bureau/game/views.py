@@ -22,6 +22,7 @@ def card_view(card: StoredCard) -> dict[str, Any]:
         "kind": card.kind,
         "visibility": card.visibility,
         "memory_type": card.memory_type,
+        "key": card.key,
         "trust": card.trust,
         "created_by": card.created_by,
         "created_at": card.created_at.isoformat(),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, make_url, text
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 READ_ONLY = "bureau_read_only"  # execution option marking a transaction that only reads
@@ -82,10 +82,31 @@ def _migration_lock(lock_path: Path | None) -> Iterator[None]:
 
 def migrate(engine: Engine, lock_path: Path | None = None) -> None:
     """Bring the schema to the newest Alembic revision."""
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
+    config = _config()
     with _migration_lock(lock_path), engine.begin() as connection:
         if connection.dialect.name == "postgresql":  # two processes starting together: one migrates
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def schema_revisions(engine: Engine) -> tuple[str | None, str]:
+    """(the revision the database is at, the newest this code knows): `bureau preflight` compares them.
+    Reads only; raises SQLAlchemy errors when the database cannot be reached."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_config()).get_current_head() or ""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision(), head
+
+
+def printable_url(url: str) -> str:
+    """The ledger URL with any password masked, for messages."""
+    return make_url(url).render_as_string(hide_password=True)

@@ -170,3 +170,32 @@ class UsageCounterRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     used: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[datetime]
+
+
+class PolicyDecisionRow(Base):
+    """The audit trail of memory-policy decisions: reason codes, types, creators and counts. Never content,
+    never a card id from another scope. Goes with its case (erase)."""
+
+    __tablename__ = "policy_decisions"
+    __table_args__ = (Index("ix_policy_decisions_case", "case_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"))
+    action: Mapped[str] = mapped_column(String(24))  # write_accepted | write_rejected | read_filtered | …
+    code: Mapped[str] = mapped_column(String(48))  # the rule's reason code, or "ok"
+    detail: Mapped[str] = mapped_column(String(120), default="")  # e.g. the screening's reason codes
+    memory_type: Mapped[str] = mapped_column(String(32))
+    creator: Mapped[str] = mapped_column(String(16))
+    space: Mapped[str] = mapped_column(String(16))
+    count: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime]
+
+
+class MaintenanceLeaseRow(Base):
+    """A named lease, so one background job (the retention sweeper) runs in one process at a time."""
+
+    __tablename__ = "maintenance_leases"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    expires_at: Mapped[datetime]

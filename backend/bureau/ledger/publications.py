@@ -200,3 +200,12 @@ class PublicationLedger(CaseLedger):
             return [publication_record(r) for r in session.scalars(stmt)]
 
         return await self._read(work)
+
+    async def forget_publications_of(self, case_id: str, card_ids: list[str]) -> int:
+        """Publication rows whose source or board copy no longer exists (retention purged it)."""
+
+        def work(session: Session) -> int:
+            gone = PublicationRow.source_card_id.in_(card_ids) | PublicationRow.public_card_id.in_(card_ids)
+            return session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id, gone)).rowcount
+
+        return await self._run(work) if card_ids else 0

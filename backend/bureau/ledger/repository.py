@@ -2,7 +2,7 @@
 
 Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes,
 sealing keys, erasing), `record` (the case record), `events` (the outbox), `publications` (the Saga),
-`cleanups`, `sessions`, `slots`.
+`cleanups`, `sessions`, `slots`, `policy_audit` (the memory-policy audit trail, maintenance leases).
 State changes and the event that records them commit in one transaction.
 """
 
@@ -12,6 +12,7 @@ from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
 from bureau.ledger.limits import LimitLedger
+from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
 from bureau.ledger.record import RecordEntry, RecordLedger
 from bureau.ledger.sessions import SessionLedger, SessionRecord
@@ -38,6 +39,8 @@ __all__ = [
     "LedgerConflictError",
     "LedgerError",
     "PendingEvent",
+    "PolicyDecision",
+    "PolicyDecisionRecord",
     "PublicationRecord",
     "RecordEntry",
     "SessionRecord",
@@ -47,6 +50,14 @@ __all__ = [
 
 
 class Ledger(
-    PublicationLedger, EventLedger, CleanupLedger, SessionLedger, SlotLedger, RecordLedger, CaseLedger, LimitLedger
+    PublicationLedger,
+    EventLedger,
+    CleanupLedger,
+    SessionLedger,
+    SlotLedger,
+    RecordLedger,
+    PolicyAuditLedger,
+    CaseLedger,
+    LimitLedger,
 ):
     """Every aggregate of the ledger over one engine and one transaction runner."""

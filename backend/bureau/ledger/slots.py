@@ -71,3 +71,9 @@ class SlotLedger(TransactionRunner):
                 delete(ProcessSlotRow).where(ProcessSlotRow.slot == slot, ProcessSlotRow.owner == owner)
             )
         )
+
+    async def live_slots(self, stale_after_s: float = 120.0) -> set[int]:
+        """Slots leased by processes that renewed their lease recently (for `bureau preflight`)."""
+        stale = utcnow() - timedelta(seconds=stale_after_s)
+        rows = await self._read(lambda s: list(s.execute(select(ProcessSlotRow.slot, ProcessSlotRow.heartbeat_at))))
+        return {slot for slot, beat in rows if aware(beat) >= stale}

@@ -26,10 +26,19 @@ from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
-from bureau.memory.types import Candidate, CardDraft, MemoryUnavailableError, StoredCard, WorkerIdLostError
+from bureau.memory.types import (
+    Candidate,
+    CardDraft,
+    Excluded,
+    MemoryUnavailableError,
+    Retrieval,
+    StoredCard,
+    WorkerIdLostError,
+)
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
-from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
+from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
+from bureau.scope.vocabulary import CreatedBy
 from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
@@ -40,6 +49,7 @@ CASE_USER_PREFIX = f"{TENANT}:"
 _PING_SCOPE = MemoryScope("__ping__", BOARD)
 _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and erase pages through all of them
 _DELETE_BATCH = 500
+UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
 _CALL_TIMEOUT_S = 30.0
 
 
@@ -125,7 +135,9 @@ def _parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
+def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    expires_at = draft.expires_at or retention.expiry(draft.memory_type, now)
     metadata: dict[str, Any] = {
         "scope_key": scope.key,
         "case_id": scope.case_id,
@@ -133,13 +145,15 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft) -> dict[str, Any]:
         "visibility": visibility_of_space(scope.space).value,
         "topic": draft.topic,
         "kind": draft.kind,
-        "card_memory_type": draft.memory_type,
+        "card_memory_type": str(draft.memory_type),
         "trust": draft.trust,
-        "created_by": draft.created_by,
-        "created_at": datetime.now(UTC).isoformat(),
+        "created_by": str(draft.created_by),
+        "created_at": now.isoformat(),
     }
-    if draft.expires_at is not None:
-        metadata["expires_at"] = draft.expires_at.isoformat()
+    if draft.key is not None:
+        metadata["preference_key"] = draft.key
+    if expires_at is not None:
+        metadata["expires_at"] = expires_at.isoformat()
     if draft.source_card_id is not None:
         metadata["source_role"] = draft.source_role
         metadata["source_card_id"] = draft.source_card_id
@@ -168,7 +182,11 @@ class MemoryGateway:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
+        # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
+        self.screening = settings.content_policy
+        self.retention = settings.retention
         self.foreign_hits_dropped = 0
+        self.expired_purged = 0
         self.dims = 0
 
     # ----- lifecycle -------------------------------------------------------------------------------------
@@ -253,8 +271,10 @@ class MemoryGateway:
 
     # ----- scope re-check ------------------------------------------------------------------------------
 
-    def _admit(self, scope: MemoryScope, item: dict[str, Any]) -> StoredCard | None:
-        """Defence in depth: a card is returned only if every scope marker matches the scope asked for."""
+    def _examine(self, scope: MemoryScope, item: dict[str, Any], now: datetime) -> tuple[StoredCard | None, str]:
+        """Defence in depth: a card is returned only if every scope marker matches the scope asked for and
+        it has not expired. Otherwise (None, reason): `owner_mismatch` (counted, logged without content) or
+        `expired` (the caller purges it)."""
         metadata = item.get("metadata") or {}
         matches = (
             item.get("user_id") == scope.user_id
@@ -270,14 +290,26 @@ class MemoryGateway:
                 scope.key,
                 item.get("id"),
             )
-            return None
+            return None, OWNER_MISMATCH
         content = self._opened(scope.case_id, item.get("memory") or item.get("content") or "")
         if content is None:
-            return None  # sealed under a key that no longer exists: the case was erased
+            return None, UNREADABLE  # sealed under a key that no longer exists: the case was erased
         card = self._to_card(item, metadata, content)
-        if card.expires_at is not None and card.expires_at <= datetime.now(UTC):
-            return None
-        return card
+        if card.expires_at is not None and card.expires_at <= now:
+            return card, EXPIRED
+        return card, ""
+
+    def _admit(self, scope: MemoryScope, item: dict[str, Any]) -> StoredCard | None:
+        card, reason = self._examine(scope, item, datetime.now(UTC))
+        if reason == EXPIRED and card is not None:
+            self._purge_blocking(scope, [card])
+        return card if not reason else None
+
+    def _purge_blocking(self, scope: MemoryScope, cards: Sequence[StoredCard]) -> None:
+        """Expired records are invisible and purged on the read that finds them (on the memory worker)."""
+        for card in cards:
+            if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
+                self.expired_purged += 1
 
     def _opened(self, case_id: str, stored: str) -> str | None:
         """Card text as written: sealed text opened with the case key; text from before sealing as it is."""
@@ -307,13 +339,15 @@ class MemoryGateway:
             topic=metadata.get("topic", ""),
             kind=metadata.get("kind", ""),
             visibility=metadata.get("visibility", visibility_of_space(metadata["space"]).value),
-            memory_type=metadata.get("card_memory_type", MemoryType.FACT),
-            trust=metadata.get("trust", Trust.MEDIUM),
-            created_by=metadata.get("created_by", CreatedBy.SYSTEM),
+            memory_type=metadata.get("card_memory_type", ""),  # no type: never evidence (read policy)
+            trust=metadata.get("trust", ""),
+            created_by=metadata.get("created_by", CreatedBy.UNTRUSTED),  # a creator we cannot name: least trust
             created_at=_parse_time(metadata.get("created_at")) or datetime.now(UTC),
             expires_at=_parse_time(metadata.get("expires_at")),
             source_role=metadata.get("source_role"),
             source_card_id=metadata.get("source_card_id"),
+            key=metadata.get("preference_key"),
+            owner=metadata.get("scope_key", ""),
         )
 
     # ----- operations ----------------------------------------------------------------------------------
@@ -327,7 +361,11 @@ class MemoryGateway:
         return card
 
     async def write_many(self, scope: MemoryScope, drafts: Sequence[CardDraft]) -> list[StoredCard]:
-        """All or nothing: one batch embedding, then the rows; a failure removes the rows written before it."""
+        """All or nothing: one batch embedding, then the rows; a failure removes the rows written before it.
+        Every draft passes the policy table first (type × creator × path, preference key and value,
+        screening), here at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
+        for draft in drafts:
+            check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
@@ -360,7 +398,7 @@ class MemoryGateway:
         self, storage: Any, cipher: CaseCipher, scope: MemoryScope, draft: CardDraft, vector: list[float]
     ) -> StoredCard:
         sealed = cipher.seal(draft.content)
-        metadata = _card_metadata(scope, draft)
+        metadata = _card_metadata(scope, draft, self.retention)
         now = datetime.now(UTC)
         memory_id = storage.add_memory(
             {
@@ -380,21 +418,28 @@ class MemoryGateway:
         if memory_id is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
         item = {"id": memory_id, "memory": sealed, "user_id": scope.user_id, "agent_id": scope.agent_id}
-        card = self._admit(scope, {**item, "metadata": metadata})
+        card, _ = self._examine(scope, {**item, "metadata": metadata}, now)  # already expired: still as written
         if card is None:
             raise MemoryUnavailableError("store returned a card outside the scope")
         return card
 
     async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
-        """Search each scope separately with one query embedding; scores are cosine similarities."""
+        """Candidates that pass the read policy, nothing else (see `retrieve` for what was excluded)."""
+        return (await self.retrieve(scopes, query, limit)).candidates
+
+    async def retrieve(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> Retrieval:
+        """Search each scope separately with one query embedding; scores are cosine similarities. The read
+        policy runs on every hit: a foreign or expired record, one whose type is never evidence, or one that
+        fails the screening *now* is excluded, with its reason (a foreign record without its id)."""
         for case_id in {scope.case_id for scope in scopes}:
             await self._ciphers.load(case_id)
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
-    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> list[Candidate]:
+    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         store = self._store()
         vector = self._embedder.embed_query(query)
-        candidates: list[Candidate] = []
+        now = datetime.now(UTC)
+        result = Retrieval()
         for scope in scopes:
             cipher = self._ciphers.get(scope.case_id)
             if cipher is None:
@@ -407,11 +452,23 @@ class MemoryGateway:
                 limit=limit,
                 query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
             )
+            expired: list[StoredCard] = []
             for row in rows or []:
-                card = self._admit(scope, row)
-                if card is not None:
-                    candidates.append(Candidate(card, _to_cosine(self._backend, row.get("score", 0.0))))
-        return candidates
+                score = _to_cosine(self._backend, row.get("score", 0.0))
+                card, reason = self._examine(scope, row, now)
+                if card is None:
+                    if reason == OWNER_MISMATCH:
+                        result.excluded.append(Excluded(None, scope.space, score, reason))
+                    continue
+                if reason == EXPIRED:
+                    expired.append(card)
+                reason = reason or read_exclusion(card.facts, now, self.screening) or ""
+                if reason:
+                    result.excluded.append(Excluded(card, card.space, score, reason))
+                else:
+                    result.candidates.append(Candidate(card, score))
+            self._purge_blocking(scope, expired)
+        return result
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
         await self._ciphers.load(scope.case_id)
@@ -432,8 +489,28 @@ class MemoryGateway:
         return await self._run(self._list_blocking, scope)
 
     def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
-        cards = [self._admit(scope, item) for item in self._rows(scope.user_id, scope.agent_id)]
-        return sorted((c for c in cards if c is not None), key=lambda c: (c.created_at, c.id))
+        now, cards, expired = datetime.now(UTC), [], []
+        for item in self._rows(scope.user_id, scope.agent_id):
+            card, reason = self._examine(scope, item, now)
+            if card is not None and reason == EXPIRED:
+                expired.append(card)
+            elif card is not None and not reason:
+                cards.append(card)
+        self._purge_blocking(scope, expired)  # after the scan: deleting while paging would shift the pages
+        return sorted(cards, key=lambda c: (c.created_at, c.id))
+
+    async def purge_expired(self, scope: MemoryScope) -> list[StoredCard]:
+        """Remove every expired record of a scope, paging through all of them (no limit). Returns what was
+        removed (the caller audits types and counts, never content)."""
+        await self._ciphers.load(scope.case_id)
+        return await self._run(self._purge_expired_blocking, scope)
+
+    def _purge_expired_blocking(self, scope: MemoryScope) -> list[StoredCard]:
+        now = datetime.now(UTC)
+        examined = [self._examine(scope, item, now) for item in self._rows(scope.user_id, scope.agent_id)]
+        expired = [card for card, reason in examined if card is not None and reason == EXPIRED]
+        self._purge_blocking(scope, expired)  # after the scan: deleting while paging would shift the pages
+        return expired
 
     def _rows(self, user_id: str | None, agent_id: str | None = None, **filters: str) -> Iterator[dict[str, Any]]:
         """All rows matching, page by page in id order (a stable order, so no row is skipped or repeated)."""

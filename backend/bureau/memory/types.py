@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust, may_be_evidence
+from bureau.scope.memory_policy import RecordFacts, WritePath, may_be_evidence
+from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,10 +16,12 @@ class CardDraft:
     content: str
     topic: str
     kind: str
-    memory_type: str = MemoryType.FACT
-    trust: str = Trust.MEDIUM
-    created_by: str = CreatedBy.OPERATOR
-    expires_at: datetime | None = None
+    memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
+    trust: str = Trust.MEDIUM  # how credible the content is; the creator's trust level is `created_by`
+    created_by: CreatedBy = CreatedBy.OPERATOR
+    path: WritePath = WritePath.ORDINARY
+    key: str | None = None  # user_preference only: the allow-listed preference key
+    expires_at: datetime | None = None  # None: the type's configured retention decides
     source_role: str | None = None
     source_card_id: str | None = None
 
@@ -39,6 +42,8 @@ class StoredCard:
     expires_at: datetime | None = None
     source_role: str | None = None
     source_card_id: str | None = None
+    key: str | None = None
+    owner: str = ""  # the composite key stored with the record (checked against the scope on every read)
 
     @property
     def is_derived(self) -> bool:
@@ -49,6 +54,10 @@ class StoredCard:
     def may_be_evidence(self) -> bool:
         return may_be_evidence(self.memory_type)
 
+    @property
+    def facts(self) -> RecordFacts:
+        return RecordFacts(self.memory_type, self.created_by, self.content, self.expires_at)
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -56,6 +65,23 @@ class Candidate:
 
     card: StoredCard
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A search hit the read policy kept out of evidence, with its reason. `card` is None for a record
+    outside the requested scope: nothing of it (not even its id) leaves the gateway."""
+
+    card: StoredCard | None
+    space: str
+    score: float
+    reason: str
+
+
+@dataclass(slots=True)
+class Retrieval:
+    candidates: list[Candidate] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
 
 
 class MemoryUnavailableError(RuntimeError):

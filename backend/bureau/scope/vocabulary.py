@@ -33,29 +33,21 @@ class RecordKind(StrEnum):
 
 
 class MemoryType(StrEnum):
-    """What kind of memory a card is. Derived types record the conversation itself (see `DERIVED`)."""
+    """What a record is to the memory policy (who may write it, how long it lives, whether it is evidence):
+    the rows of the table in `scope/memory_policy.py`. What it says in the story is its `Kind`."""
 
-    FACT = "fact"
-    RUMOR = "rumor"
-    OBSERVATION = "observation"
-    PREFERENCE = "preference"
     SESSION = "session"
     TASK_STATE = "task_state"
-
-
-# Memory the system derives from conversations ("I was asked X"): context for the X-ray, never evidence.
-DERIVED_MEMORY_TYPES: frozenset[str] = frozenset({MemoryType.SESSION, MemoryType.TASK_STATE})
-
-
-def may_be_evidence(memory_type: str) -> bool:
-    """The one rule for what may back an answer or be published: never memory derived from conversations.
-    Interrogation, the answering packet, the role voice fallback and publish all ask this."""
-    return memory_type not in DERIVED_MEMORY_TYPES
+    USER_PREFERENCE = "user_preference"
+    LONG_TERM_KNOWLEDGE = "long_term_knowledge"
+    OPERATIONAL_MEMORY = "operational_memory"
+    AUDIT_RECORD = "audit_record"
 
 
 class Kind(StrEnum):
     """What a card says, as the story sees it (a scenario card's `kind`)."""
 
+    FACT = "fact"
     SECRET = "secret"  # noqa: S105 (a kind of card, not a credential)
     CLUE = "clue"
     ALIBI = "alibi"
@@ -67,16 +59,25 @@ class Kind(StrEnum):
 
 
 class Trust(StrEnum):
+    """How credible a card's content is (the mole's true and false tip). Not the creator's trust level."""
+
     HIGH = "high"
     MEDIUM = "medium"
     LOW = "low"
 
 
 class CreatedBy(StrEnum):
+    """Who created a record, which is its trust level: system > scenario > operator > agent > untrusted."""
+
+    SYSTEM = "system"
     SCENARIO = "scenario"
     OPERATOR = "operator"
     AGENT = "agent"
-    SYSTEM = "system"
+    UNTRUSTED = "untrusted"
+
+    def at_least(self, other: CreatedBy) -> bool:
+        order = list(CreatedBy)  # declared most trusted first
+        return order.index(self) <= order.index(other)
 
 
 class Certainty(StrEnum):
@@ -101,6 +102,10 @@ class MissReason(StrEnum):
     DERIVED_CONTEXT = "derived_context"
     DUPLICATE = "duplicate"
     FILTERED_UNSAFE = "filtered_unsafe"
+    # The read policy (scope/memory_policy.py), applied to every search hit before classification:
+    TYPE_NOT_EVIDENCE = "type_not_evidence"
+    EXPIRED = "expired"
+    FAILED_VALIDATION = "failed_validation"
 
 
 class PublicationState(StrEnum):

@@ -73,7 +73,7 @@ def test_mole_has_a_true_and_a_false_tip(scenarios):
         assert len(true_tip) == 1 and len(false_tip) == 1
         assert true_tip[0].content != false_tip[0].content
         assert (true_tip[0].trust, false_tip[0].trust) == ("high", "low")
-        assert false_tip[0].memory_type == "rumor"
+        assert false_tip[0].kind == "rumor"  # a kind beside the type, not a second type system
         assert not any(c.topic == "mole_identity" for c in by_role["detective"])
 
 
@@ -133,7 +133,8 @@ def test_bad_trust_names_file_and_field(scenario_dir):
         (
             "safe-combination.en.yaml",
             lambda d: d["cards"]["detective"][0].update(memory_type="session"),
-            "safe-combination.en.yaml: cards.detective.0.memory_type: Input should be",
+            "safe-combination.en.yaml: cards.detective.0.memory_type: the memory policy refuses it "
+            "(MEMORY_TYPE_FORBIDDEN)",
         ),
         (
             "mole.en.yaml",

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.events import append_event
-from bureau.ledger.repository import Ledger, PendingEvent
+from bureau.ledger.repository import Ledger, PendingEvent, PolicyDecision
 from helpers import informant_secret_card, play_four_acts
 from live_server import LiveServer
 from servers import PostgresCluster, pg_bin
@@ -138,6 +138,28 @@ async def test_a_commit_on_any_connection_is_pushed_to_listeners(engine: Engine)
     finally:
         await asyncio.to_thread(listener.stop)
     assert not listener.connected
+
+
+async def test_one_lease_holder_at_a_time_and_the_audit_trail_goes_with_its_case(engine: Engine) -> None:
+    """The retention sweeper's lease on PostgreSQL: many owners racing for a free lease, exactly one wins
+    (a conditional UPDATE or an INSERT whose unique-key conflict is a loss); audit rows cascade on erase."""
+    ledger = Ledger(engine)
+    name = "pg-lease-" + os.urandom(4).hex()
+    won = await asyncio.gather(*(ledger.acquire_lease(name, f"owner-{i}", 60) for i in range(8)))
+    assert sum(won) == 1
+    holder = f"owner-{won.index(True)}"
+    assert await ledger.acquire_lease(name, holder, 60)  # the holder renews
+    await ledger.release_lease(name, holder)
+    assert await ledger.acquire_lease(name, "owner-next", 60)
+
+    case_id = "pgaudit" + os.urandom(4).hex()
+    await ledger.create_case(case_id, "safe-combination", "en")
+    await ledger.record_policy(
+        case_id, [PolicyDecision("write_rejected", "UNSAFE_INPUT", "long_term_knowledge", "operator", "informant")]
+    )
+    assert [r.decision.code for r in await ledger.policy_decisions(case_id)] == ["UNSAFE_INPUT"]
+    await ledger.delete_case(case_id, tombstone=False)
+    assert await ledger.policy_decisions(case_id) == []
 
 
 def test_the_game_runs_on_a_postgresql_ledger(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> None:

@@ -134,7 +134,6 @@ def _knowers(embedder, scenario, question: str, threshold: float) -> set[str]:
             {"en": "What is the safe combination?", "zh": "保险柜的密码是多少？"},
             {"informant"},
         ),
-        ("mole", {"en": "What is the safe combination?", "zh": "保险柜的密码是多少？"}, set()),
         ("mole", {"en": "Who is the mole?", "zh": "内鬼是谁？"}, {"informant", "suspect"}),
         ("allergy", {"en": "Who is allergic to peanuts?", "zh": "谁对花生过敏？"}, {"informant"}),
     ],
@@ -145,3 +144,10 @@ def test_who_knows_what_for_the_demo_questions(local, scenario_id, questions, ex
         assert question in scenarios[(scenario_id, lang)].preset_questions
         knowers = _knowers(local, scenarios[(scenario_id, lang)], question, DEFAULT_THRESHOLDS["local"])
         assert knowers == expected, f"{scenario_id}.{lang}: {question!r}"
+
+
+def test_nobody_in_the_mole_case_knows_a_safe_combination(local):
+    """An off-scenario question (no longer a mole preset): no role's memory answers it."""
+    scenarios = load_builtin_scenarios()
+    for lang, question in {"en": "What is the safe combination?", "zh": "保险柜的密码是多少？"}.items():
+        assert _knowers(local, scenarios[("mole", lang)], question, DEFAULT_THRESHOLDS["local"]) == set()

@@ -1,27 +1,27 @@
 """One vocabulary: every enumerated value is defined once in `scope.vocabulary`, and the one evidence rule
-(`may_be_evidence`) is what interrogation, the answering packet and the role voice fallback all apply."""
+(`may_be_evidence`, read from the memory policy table) is what interrogation, the answering packet and the
+role voice fallback all apply."""
 
 from __future__ import annotations
-
-from typing import get_args
 
 import pytest
 
 from bureau.answering.base import AnswerRequest
 from bureau.answering.role_voice.packet import build_packet
 from bureau.game.interrogation import classify
-from bureau.game.scenario_schema import ScenarioMemoryType
-from bureau.scope.vocabulary import DERIVED_MEMORY_TYPES, MemoryType, MissReason, may_be_evidence
+from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES, may_be_evidence, writable_types
+from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
 from factories import CASE_ID, candidate, card
 
 
-def test_derived_memory_is_never_evidence_and_everything_else_may_be() -> None:
-    assert {t for t in MemoryType if not may_be_evidence(t)} == DERIVED_MEMORY_TYPES
+def test_derived_memory_and_audit_records_are_never_evidence_and_everything_else_may_be() -> None:
+    assert {t for t in MemoryType if not may_be_evidence(t)} == {*DERIVED_MEMORY_TYPES, MemoryType.AUDIT_RECORD}
     assert {"session", "task_state"} == DERIVED_MEMORY_TYPES
+    assert not may_be_evidence("fact")  # a type the policy table does not know
 
 
 def test_scenarios_load_only_memory_that_may_be_evidence() -> None:
-    assert set(get_args(ScenarioMemoryType)) == {str(t) for t in MemoryType if may_be_evidence(t)}
+    assert set(writable_types(CreatedBy.SCENARIO)) == {t for t in MemoryType if may_be_evidence(t)}
 
 
 @pytest.mark.parametrize("memory_type", list(MemoryType))

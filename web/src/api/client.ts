@@ -3,7 +3,9 @@ import type {
   CrossExaminationResult,
   Health,
   InterrogationResult,
+  MemoryPolicy,
   OperatorSnapshot,
+  PolicyDecisionPage,
   PublicationResult,
   Role,
   ScenarioSummary,
@@ -157,8 +159,13 @@ export const api = {
   eraseCase: async (caseId: string) => {
     await call("DELETE", casePath(caseId));
   },
-  whisper: (caseId: string, role: Role, text: string) =>
-    callJson<{ card: Card }>("POST", `${casePath(caseId)}/whispers`, { body: { role, text } }),
+  whisper: (caseId: string, role: Role, text: string, memoryType?: string, key?: string) =>
+    callJson<{ card: Card }>("POST", `${casePath(caseId)}/whispers`, {
+      body: { role, text, ...(memoryType ? { memory_type: memoryType } : {}), ...(key ? { key } : {}) },
+    }),
+  memoryPolicy: () => callJson<MemoryPolicy>("GET", "/api/memory-policy"),
+  policyDecisions: (caseId: string, after = 0) =>
+    callJson<PolicyDecisionPage>("GET", `${casePath(caseId)}/policy-decisions?after=${after}&limit=100`),
   interrogate: (caseId: string, role: Role, question: string) =>
     callJson<InterrogationResult>("POST", `${casePath(caseId)}/interrogations`, { body: { role, question } }),
   crossExamine: (caseId: string, roles: Role[], question: string) =>

@@ -24,6 +24,8 @@ export interface Card {
   kind: string;
   visibility: "private" | "public";
   memory_type: string;
+  /** The preference key of a `user_preference` card, else null. */
+  key: string | null;
   trust: string | number;
   created_by: string;
   created_at: string;
@@ -69,7 +71,45 @@ export interface CaseInfo {
 }
 
 export type HitStatus = "hit" | "borderline_confirmed";
-export type MissReason = "below_threshold" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe";
+export type MissReason =
+  | "below_threshold"
+  | "uncertain"
+  | "borderline_rejected"
+  | "derived_context"
+  | "duplicate"
+  | "filtered_unsafe"
+  // the read policy (docs/memory-policy.md)
+  | "type_not_evidence"
+  | "expired"
+  | "failed_validation";
+
+/** The relevance signals measured for one candidate (docs/retrieval.md); `cosine` among them. */
+export type Signals = Record<string, number>;
+
+/** What the operator may whisper (GET /api/memory-policy). */
+export interface MemoryPolicy {
+  writable_types: string[];
+  default_type: string;
+  preference_keys: string[];
+}
+
+/** One row of the policy audit trail (operator only): codes and counts, never content. */
+export interface PolicyDecision {
+  id: number;
+  created_at: string;
+  action: "write_accepted" | "write_rejected" | "read_filtered" | "retention_purged";
+  code: string;
+  detail: string;
+  memory_type: string;
+  creator: string;
+  space: string;
+  count: number;
+}
+
+export interface PolicyDecisionPage {
+  decisions: PolicyDecision[];
+  next_after: number | null;
+}
 
 export interface TraceHit {
   card_id: string;
@@ -78,6 +118,7 @@ export interface TraceHit {
   topic: string;
   memory_type: string;
   status: HitStatus;
+  signals?: Signals;
 }
 
 export interface TraceMiss {
@@ -87,6 +128,7 @@ export interface TraceMiss {
   topic: string;
   memory_type: string;
   reason: MissReason;
+  signals?: Signals;
 }
 
 export interface Trace {
@@ -98,6 +140,7 @@ export interface Trace {
   borderline_floor: number;
   duration_ms: number;
   conflicts?: Conflict[];
+  certainty?: Certainty;
   responder: ResponderMode;
   fallback_reason: string | null;
 }
@@ -108,7 +151,7 @@ export interface StoredAnswer extends InterrogationResult {
 }
 
 /** How a role knows a key fact, as the server keeps it; facts no answer spoke to are absent. */
-export type KnownCell = "own_memory" | "board" | "conflicting" | "unknown";
+export type KnownCell = "own_memory" | "board" | "conflicting" | "uncertain" | "unknown";
 
 export interface OperatorSnapshot {
   case: CaseInfo;

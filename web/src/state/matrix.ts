@@ -5,7 +5,7 @@ export type FactCell = KnownCell | "not_asked";
 
 export type KnowledgeMatrix = Record<Role, Record<string, FactCell>>;
 
-const CELLS: ReadonlySet<string> = new Set<KnownCell>(["own_memory", "board", "conflicting", "unknown"]);
+const CELLS: ReadonlySet<string> = new Set<KnownCell>(["own_memory", "board", "conflicting", "uncertain", "unknown"]);
 
 export function knowledgeMatrix(keyFacts: KeyFact[], knowledge: OperatorSnapshot["knowledge"]): KnowledgeMatrix {
   const matrix = {} as KnowledgeMatrix;

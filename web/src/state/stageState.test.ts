@@ -54,3 +54,9 @@ describe("conflicting intel on the stage", () => {
     expect(describeRetrieval(retrieval({ public_hits: hits, conflicting: false, verdict: "known" })).outcome).toBe("board");
   });
 });
+
+describe("an uncertain retrieval on the stage", () => {
+  it("says it found something close, not certain, when nothing counted as a hit", () => {
+    expect(describeRetrieval(retrieval({ verdict: "uncertain" })).outcome).toBe("uncertain");
+  });
+});

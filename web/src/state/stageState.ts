@@ -24,7 +24,7 @@ export function stageReducer(state: StageState, action: StageAction): StageState
   }
 }
 
-export type StageOutcome = "nothing" | "own_memory" | "board" | "own_memory_and_board" | "conflicting";
+export type StageOutcome = "nothing" | "uncertain" | "own_memory" | "board" | "own_memory_and_board" | "conflicting";
 
 export interface RetrievalSentence {
   role: StageRetrieval["role"];
@@ -42,6 +42,7 @@ export function describeRetrieval(retrieval: StageRetrieval): RetrievalSentence 
   else if (foundOwn && foundBoard) outcome = "own_memory_and_board";
   else if (foundOwn) outcome = "own_memory";
   else if (foundBoard) outcome = "board";
+  else if (retrieval.verdict === "uncertain") outcome = "uncertain"; // found something close, not certain
   return {
     role: retrieval.role,
     searchedOwnMemory: retrieval.searched_scopes.includes(retrieval.role),

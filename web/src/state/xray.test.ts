@@ -85,6 +85,16 @@ describe("scores near the cut", () => {
   });
 });
 
+describe("uncertain candidates (#10's relevance model)", () => {
+  it("draws an uncertain miss with its own glyph, labels it, and lists it in the legend", () => {
+    const xray = buildXray(trace({ threshold: 0.6, borderline_floor: 0.45, misses: [{ ...miss("u1", "detective", 0.5, "uncertain"), signals: { cosine: 0.41, coverage: 0.8 } }] }));
+    const mark = searched(xray.lanes[0]).marks[0];
+    expect(mark).toMatchObject({ kind: "uncertain", justBelow: true, signals: { cosine: 0.41, coverage: 0.8 } });
+    expect(legendEntries(xray)).toContain("uncertain");
+    expect(deriveVerdict(trace({ misses: [miss("u1", "detective", 0.5, "uncertain")] }))).toMatchObject({ bestMissScore: 0.5 });
+  });
+});
+
 describe("legend", () => {
   it("lists only the kinds present in the chart", () => {
     expect(legendEntries(buildXray(trace({ misses: [miss("d1", "detective", 0.1)] }), {}))).toEqual(["miss", "not_searched"]);

@@ -2,10 +2,11 @@ import { BOARD, ROLES, type Role, type Space, type Trace } from "../api/types";
 
 /** How a candidate is drawn. Every miss reason the chart has no glyph of its own for is an `excluded` mark
  * labelled with its reason (expired, failed validation, not evidence by type, owner mismatch, duplicate, …). */
-export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "borderline_rejected" | "duplicate" | "filtered_unsafe" | "excluded";
+export type MarkKind = "hit" | "borderline_confirmed" | "below_threshold" | "uncertain" | "borderline_rejected" | "duplicate" | "filtered_unsafe" | "excluded";
 
-const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "borderline_rejected", "duplicate", "filtered_unsafe"]);
-const CONTEXT_REASON = "derived_context";
+const DRAWN_MISS_REASONS: ReadonlySet<string> = new Set(["below_threshold", "uncertain", "borderline_rejected", "duplicate", "filtered_unsafe"]);
+/** Session records ("I was asked…"): the read policy's `type_not_evidence`, classify()'s `derived_context`. */
+const CONTEXT_REASONS: ReadonlySet<string> = new Set(["derived_context", "type_not_evidence"]);
 
 export interface XrayMark {
   cardId: string;
@@ -23,6 +24,8 @@ export interface XrayMark {
   isEvidence: boolean;
   /** A miss just below the cut: drawn with its exact score and "just below". */
   justBelow: boolean;
+  /** Every relevance signal the server measured for this candidate (shown in the table). */
+  signals: Record<string, number>;
   /** Marks that would overlap stack into rows (0 = on the axis line). */
   row: number;
 }
@@ -140,11 +143,12 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
       .filter((hit) => hit.space === space)
       .map((hit) => ({ ...hit, kind: hit.status as MarkKind, reason: null, isEvidence: true })),
     ...trace.misses
-      .filter((miss) => miss.space === space && miss.reason !== CONTEXT_REASON)
+      .filter((miss) => miss.space === space && !CONTEXT_REASONS.has(miss.reason))
       .map((miss) => ({ ...miss, kind: markKind(miss.reason), reason: miss.reason, isEvidence: false })),
   ];
   const placed = candidates.map((candidate) => {
-    const justBelow = candidate.kind === "below_threshold" && candidate.score >= justBelowFrom && candidate.score < trace.threshold;
+    const nearKind = candidate.kind === "below_threshold" || candidate.kind === "uncertain";
+    const justBelow = nearKind && candidate.score >= justBelowFrom && candidate.score < trace.threshold;
     return { candidate, justBelow, ...clampScore(candidate.score) };
   });
   const rows = assignRows(
@@ -165,6 +169,7 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
     reason: candidate.reason,
     isEvidence: candidate.isEvidence,
     justBelow,
+    signals: candidate.signals ?? {},
     row: rows[index] ?? 0,
   }));
   return {
@@ -177,7 +182,7 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
 }
 
 function contextGroup(trace: Trace): ContextGroup | null {
-  const scores = trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).map((miss) => miss.score);
+  const scores = trace.misses.filter((miss) => CONTEXT_REASONS.has(miss.reason)).map((miss) => miss.score);
   return scores.length === 0 ? null : { count: scores.length, bestScore: Math.max(...scores) };
 }
 
@@ -191,13 +196,13 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
   // Only candidates that could ever have been evidence: a session record ("I was asked…") often scores high,
   // and quoting it as the best candidate would contradict "nothing above the threshold".
   const scores = trace.misses
-    .filter((miss) => miss.reason === "below_threshold" || miss.reason === "borderline_rejected")
+    .filter((miss) => miss.reason === "below_threshold" || miss.reason === "uncertain" || miss.reason === "borderline_rejected")
     .map((miss) => miss.score);
   return {
     kind: "nothing_found",
     scopes: trace.searched_scopes,
     bestMissScore: scores.length > 0 ? Math.max(...scores) : null,
-    contextOnlyCount: trace.misses.filter((miss) => miss.reason === CONTEXT_REASON).length,
+    contextOnlyCount: trace.misses.filter((miss) => CONTEXT_REASONS.has(miss.reason)).length,
   };
 }
 
@@ -225,6 +230,7 @@ export type LegendEntry =
   | "hit_board"
   | "borderline_confirmed"
   | "miss"
+  | "uncertain"
   | "borderline_rejected"
   | "duplicate"
   | "filtered_unsafe"
@@ -242,6 +248,6 @@ export function legendEntries(xray: Xray): LegendEntry[] {
   }
   if (xray.context) present.add("context");
   if (xray.lanes.some((lane) => !lane.searched)) present.add("not_searched");
-  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "not_searched"];
+  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "uncertain", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "not_searched"];
   return order.filter((entry) => present.has(entry));
 }

@@ -8,6 +8,7 @@ from bureau.answering.base import AnswerRequest
 from bureau.memory.types import Candidate
 from bureau.scope import BOARD
 from bureau.scope.content_policy import screen_text
+from bureau.scope.memory_policy import may_replay
 
 UNSAFE_CONTENT = "unsafe_content"
 DERIVED_MEMORY = "derived_memory"
@@ -55,7 +56,7 @@ def build_packet(request: AnswerRequest) -> EvidencePacket:
             if card.id in seen:
                 continue
             seen.add(card.id)
-            if not card.may_be_evidence:
+            if not may_replay(card.facts):  # the policy table: type and creator trust (derived, agent, untrusted)
                 filtered[card.id] = DERIVED_MEMORY
             elif screen_text(card.content):
                 filtered[card.id] = UNSAFE_CONTENT

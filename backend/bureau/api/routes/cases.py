@@ -64,7 +64,7 @@ async def export_record(
 
 @router.post(CASE_PATH + "/whispers", status_code=201)
 async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
-    return await svc.bureau.whisper(case_id, body.role, body.text, body.expected_version)
+    return await svc.bureau.whisper(case_id, body.role, body.text, body.expected_version, body.memory_type, body.key)
 
 
 @router.post(CASE_PATH + "/interrogations")

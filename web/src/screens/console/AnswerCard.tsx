@@ -47,7 +47,7 @@ export function AnswerCard({ answer, cards }: AnswerCardProps) {
           <div className="answer__top">
             <span className="answer__who">{t("answer.byRole", { role: t(`role.${answer.role}`) })}</span>
             <span className={`badge badge--${answer.certainty}`} data-testid="certainty">
-              {t(answer.certainty === "known" ? "certainty.known" : answer.certainty === "uncertain" ? "certainty.uncertain" : "certainty.unknown")}
+              {t(`certainty.${answer.certainty}`)}
             </span>
             {conflicts.length > 0 && (
               <span className="badge badge--conflict" data-testid="conflict-badge">

@@ -6,6 +6,7 @@ const CELL_KEYS = {
   own_memory: "cell.own_memory",
   board: "cell.board",
   conflicting: "cell.conflicting",
+  uncertain: "cell.uncertain",
   unknown: "cell.unknown",
   not_asked: "cell.not_asked",
 } as const satisfies Record<FactCell, string>;

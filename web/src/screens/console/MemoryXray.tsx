@@ -106,6 +106,13 @@ function MarkGlyph({ mark, x, y }: { mark: XrayMark; x: number; y: number }) {
           <circle cx={x} cy={y} r={8} className={`xray-mark xray-mark--hit xray-mark--${tone}`} />
         </>
       );
+    case "uncertain":
+      return (
+        <>
+          <circle cx={x} cy={y} r={11} className="xray-mark__ring xray-mark__ring--uncertain" />
+          <circle cx={x} cy={y} r={6} className="xray-mark xray-mark--miss xray-mark--near" />
+        </>
+      );
     case "borderline_rejected":
       return <rect x={x - 7} y={y - 7} width={14} height={14} transform={`rotate(45 ${x} ${y})`} className="xray-mark xray-mark--miss" />;
     case "filtered_unsafe":
@@ -298,6 +305,7 @@ const LEGEND: Record<LegendEntry, { glyph: string; tone: string }> = {
   hit_board: { glyph: "●", tone: "board" },
   borderline_confirmed: { glyph: "◎", tone: "own" },
   miss: { glyph: "●", tone: "miss" },
+  uncertain: { glyph: "◎", tone: "own" },
   borderline_rejected: { glyph: "◆", tone: "miss" },
   duplicate: { glyph: "■", tone: "miss" },
   filtered_unsafe: { glyph: "✕", tone: "miss" },
@@ -319,6 +327,13 @@ function Legend({ xray }: { xray: Xray }) {
   );
 }
 
+/** "cosine 0.42 · coverage_mean 0.94 · …": every signal the relevance model weighed, in the server's order. */
+function formatSignals(signals: Record<string, number>): string {
+  return Object.entries(signals)
+    .map(([name, value]) => `${name.replace(/_/g, " ")} ${value.toFixed(2)}`)
+    .join(" · ");
+}
+
 function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
   const { t } = useI18n();
   const topicLabel = useTopicLabel();
@@ -337,6 +352,7 @@ function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
               <th scope="col">{t("xray.col.topic")}</th>
               <th scope="col">{t("xray.col.score")}</th>
               <th scope="col">{t("xray.col.outcome")}</th>
+              <th scope="col">{t("xray.col.signals")}</th>
               <th scope="col">{t("xray.col.card")}</th>
             </tr>
           </thead>
@@ -347,6 +363,7 @@ function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
                 <td>{topicLabel(row.topic)}</td>
                 <td>{formatScore(row.score, cuts)}</td>
                 <td>{row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}</td>
+                <td className="xray__signals">{formatSignals(row.signals ?? {})}</td>
                 <td>
                   <code>{row.card_id}</code>
                 </td>

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
-import { BOARD, isDerivedCard, isRole, ROLES, type Card, type ResponderMode, type Role, type Space } from "../../api/types";
+import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type ResponderMode, type Role, type Space } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { TopicLabelsProvider } from "../../labels/labels";
@@ -15,6 +15,7 @@ import { ConsoleHeader } from "./ConsoleHeader";
 import { CrossExamination } from "./CrossExamination";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
+import { PolicyLog } from "./PolicyLog";
 import { PrivateCards } from "./PrivateCards";
 import { QuestionComposer } from "./QuestionComposer";
 import { RoleRail } from "./RoleRail";
@@ -52,6 +53,8 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const [notice, setNotice] = useState<string | null>(null);
   /** The board copy published last: scrolled into view and highlighted until the next action. */
   const [freshCardId, setFreshCardId] = useState<string | null>(null);
+  const [memoryPolicy, setMemoryPolicy] = useState<MemoryPolicy | null>(null);
+  const [whisperAttempts, setWhisperAttempts] = useState(0);
   const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
     load: () => api.getCase(caseId),
     streamUrl: streamUrls.operator(caseId),
@@ -68,6 +71,10 @@ function CaseConsole({ caseId }: { caseId: string }) {
       () => undefined,
     );
   }, [connection]);
+
+  useEffect(() => {
+    api.memoryPolicy().then(setMemoryPolicy, () => undefined); // without it the box uses the server's default type
+  }, []);
 
   const snapshot = state.snapshot;
   const scenarioTitle = snapshot?.scenario.title;
@@ -135,11 +142,15 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
-  async function whisper(text: string): Promise<Card> {
+  async function whisper(text: string, memoryType?: string, key?: string): Promise<Card> {
     beginAction();
-    const { card } = await api.whisper(caseId, selectedRole, text);
-    scheduleRefetch();
-    return card;
+    try {
+      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key);
+      scheduleRefetch();
+      return card;
+    } finally {
+      setWhisperAttempts((n) => n + 1); // a refused whisper changes no version but is in the policy log
+    }
   }
 
   async function ask(question: string): Promise<void> {
@@ -200,7 +211,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
               publishingCardId={publishingCardId}
               onPublish={publish}
             />
-            <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} />
+            <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} policy={memoryPolicy} />
           </div>
           <div className="console__column console__work">
             <p className="notice" role="status" aria-live="polite" data-testid="notice">
@@ -214,6 +225,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
             <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
+            <PolicyLog caseId={caseId} refreshKey={`${snapshot.case.version}:${whisperAttempts}`} />
           </aside>
         </main>
       </div>

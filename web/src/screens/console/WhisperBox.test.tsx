@@ -47,3 +47,35 @@ describe("<WhisperBox>", () => {
     expect((textbox() as HTMLTextAreaElement).value).toBe("");
   });
 });
+
+describe("<WhisperBox> with the memory policy", () => {
+  const policy = {
+    writable_types: ["user_preference", "long_term_knowledge", "operational_memory"],
+    default_type: "long_term_knowledge",
+    preference_keys: ["answer_style", "dietary_preference"],
+  };
+
+  it("offers the types the operator may write and, for a preference, its keys", async () => {
+    const whisper = vi.fn().mockResolvedValue(card({ id: "p1", space: "informant" }));
+    renderWithI18n(<WhisperBox role="informant" whisper={whisper} policy={policy} />);
+    const typeSelect = screen.getByLabelText("Memory type") as HTMLSelectElement;
+    expect([...typeSelect.options].map((o) => o.textContent)).toEqual(["user preference", "long-term knowledge", "operational memory"]);
+    expect(typeSelect.value).toBe("long_term_knowledge");
+    expect(screen.queryByLabelText("Preference")).toBeNull();
+
+    fireEvent.change(typeSelect, { target: { value: "user_preference" } });
+    fireEvent.change(screen.getByLabelText("Preference"), { target: { value: "dietary_preference" } });
+    fireEvent.change(textbox(), { target: { value: "vegetarian" } });
+    fireEvent.click(submit());
+    await waitFor(() => expect(whisper).toHaveBeenCalledWith("vegetarian", "user_preference", "dietary_preference"));
+  });
+
+  it("names the policy rule that refused a whisper", async () => {
+    const whisper = vi.fn().mockRejectedValue(new ApiError(400, "PREFERENCE_VALUE_INVALID", "no", null));
+    renderWithI18n(<WhisperBox role="informant" whisper={whisper} policy={policy} />);
+    fireEvent.change(textbox(), { target: { value: "klingon" } });
+    fireEvent.click(submit());
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toBe("That value does not fit this preference."));
+    expect(whisper).toHaveBeenCalledWith("klingon", "long_term_knowledge", undefined);
+  });
+});

@@ -1,8 +1,9 @@
 import { useId, useState, type FormEvent } from "react";
 import { ApiError } from "../../api/client";
-import type { Card, Role } from "../../api/types";
+import type { Card, MemoryPolicy, Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
+import { en, type MessageKey } from "../../i18n/strings";
 
 export const WHISPER_MAX_LENGTH = 280;
 
@@ -13,15 +14,28 @@ export function whisperLength(text: string): number {
 
 interface WhisperBoxProps {
   role: Role;
-  whisper: (text: string) => Promise<Card>;
+  whisper: (text: string, memoryType?: string, key?: string) => Promise<Card>;
+  /** What the operator may write (GET /api/memory-policy); without it the server's default type is used. */
+  policy?: MemoryPolicy | null;
+}
+
+const PREFERENCE = "user_preference";
+/** A UI string for `prefix + name` when one exists (the server may name a type or code the UI predates). */
+export function knownKey(prefix: string, name: string | null): MessageKey | null {
+  const key = `${prefix}${name ?? ""}`;
+  return key in en ? (key as MessageKey) : null;
 }
 
 type WhisperStatus = { kind: "idle" } | { kind: "saved"; cardId: string } | { kind: "error"; message: string };
 
-export function WhisperBox({ role, whisper }: WhisperBoxProps) {
+export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
   const { t } = useI18n();
   const inputId = useId();
   const [text, setText] = useState("");
+  const [memoryType, setMemoryType] = useState<string | null>(null);
+  const [preferenceKey, setPreferenceKey] = useState<string | null>(null);
+  const chosenType = memoryType ?? policy?.default_type ?? null;
+  const chosenKey = chosenType === PREFERENCE ? (preferenceKey ?? policy?.preference_keys[0] ?? null) : null;
   const [sending, setSending] = useState(false);
   const [status, setStatus] = useState<WhisperStatus>({ kind: "idle" });
   const roleName = t(`role.${role}`);
@@ -38,12 +52,14 @@ export function WhisperBox({ role, whisper }: WhisperBoxProps) {
     if (tooLong) return;
     setSending(true);
     try {
-      const card = await whisper(text.trim());
+      const card = policy && chosenType ? await whisper(text.trim(), chosenType, chosenKey ?? undefined) : await whisper(text.trim());
       setText("");
       setStatus({ kind: "saved", cardId: card.id });
     } catch (caught) {
-      const unsafe = caught instanceof ApiError && caught.code === "UNSAFE_INPUT";
-      setStatus({ kind: "error", message: unsafe ? t("whisper.unsafe") : describeError(t, caught) });
+      const code = caught instanceof ApiError ? caught.code : null;
+      const policyKey = knownKey("whisper.policy.", code);
+      const message = code === "UNSAFE_INPUT" ? t("whisper.unsafe") : policyKey ? t(policyKey) : describeError(t, caught);
+      setStatus({ kind: "error", message });
     } finally {
       setSending(false);
     }
@@ -65,6 +81,33 @@ export function WhisperBox({ role, whisper }: WhisperBoxProps) {
             if (status.kind !== "idle") setStatus({ kind: "idle" });
           }}
         />
+        {policy && chosenType && (
+          <div className="form-row">
+            <label htmlFor={`${inputId}-type`}>{t("whisper.memoryType")}</label>
+            <select id={`${inputId}-type`} value={chosenType} onChange={(event) => setMemoryType(event.target.value)}>
+                {policy.writable_types.map((type) => (
+                  <option key={type} value={type}>
+                    {(() => {
+                      const label = knownKey("memoryType.", type);
+                      return label ? t(label) : type;
+                    })()}
+                  </option>
+                ))}
+            </select>
+            {chosenType === PREFERENCE && chosenKey && (
+              <>
+                <label htmlFor={`${inputId}-key`}>{t("whisper.preferenceKey")}</label>
+                <select id={`${inputId}-key`} value={chosenKey} onChange={(event) => setPreferenceKey(event.target.value)}>
+                  {policy.preference_keys.map((key) => (
+                    <option key={key} value={key}>
+                      {key}
+                    </option>
+                  ))}
+                </select>
+              </>
+            )}
+          </div>
+        )}
         <div className="form-row">
           <span id={`${inputId}-counter`} className={`counter${tooLong ? " counter--over" : ""}`}>
             {t("whisper.counter", { n: length, max: WHISPER_MAX_LENGTH })}

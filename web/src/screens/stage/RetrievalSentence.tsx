@@ -12,8 +12,12 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
     ...(sentence.searchedOwnMemory ? [t("stage.scope.own")] : []),
     ...(sentence.searchedBoard ? [t("stage.scope.board")] : []),
   ].join(t("scopes.joiner"));
-  const found = sentence.outcome !== "nothing";
-  const tone = sentence.outcome === "conflicting" ? "found stage-retrieval--conflicting" : found ? "found" : "nothing";
+  const tone =
+    sentence.outcome === "nothing" || sentence.outcome === "uncertain"
+      ? sentence.outcome
+      : sentence.outcome === "conflicting"
+        ? "found stage-retrieval--conflicting"
+        : "found";
   // Remounts (and so re-animates) whenever a new retrieval lands.
   const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}-${sentence.outcome}`;
   // The live region stays mounted; only its content is replaced, so screen readers announce each retrieval.

@@ -1,0 +1,40 @@
+"""Operator-only routes of the memory policy: what the operator may write, and the policy audit trail.
+Nothing here is ever projected to the stage (no stage route, no event)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from bureau.api.deps import OperatorDep, ServicesDep
+from bureau.api.schemas import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
+from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
+from bureau.scope.vocabulary import CreatedBy, MemoryType
+
+router = APIRouter(prefix="/api", tags=["memory policy"])
+MAX_PAGE = 500
+
+
+@router.get("/memory-policy")
+async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
+    return MemoryPolicyView(
+        writable_types=writable_types(CreatedBy.OPERATOR),
+        default_type=MemoryType.LONG_TERM_KNOWLEDGE,
+        preference_keys=sorted(PREFERENCE_KEYS),
+    )
+
+
+@router.get("/cases/{case_id}/policy-decisions")
+async def policy_decisions(
+    case_id: str,
+    svc: ServicesDep,
+    _: OperatorDep,
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+) -> PolicyDecisionPage:
+    rows = await svc.bureau.policy_decisions(case_id, after, limit)
+    return PolicyDecisionPage(
+        decisions=[PolicyDecisionView(**row) for row in rows],
+        next_after=rows[-1]["id"] if len(rows) == limit else None,
+    )

@@ -1,0 +1,65 @@
+"""The retention sweeper: expired records leave the store and the ledger at start-up and on a schedule.
+
+One sweeper at a time across every process sharing the ledger (a named lease row), paging through every
+card of every case. Reads already hide and purge expired records they meet; the sweeper also removes the
+ones nobody reads, and the publication rows that point at them.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import Counter
+
+from bureau.ledger.policy_audit import RETENTION_PURGED, PolicyDecision
+from bureau.ledger.repository import ACTIVE, Ledger
+from bureau.memory.gateway import MemoryGateway
+from bureau.scope.keys import SPACES, MemoryScope
+
+log = logging.getLogger("bureau.retention")
+LEASE_NAME = "retention_sweeper"
+
+
+class RetentionSweeper:
+    def __init__(self, gateway: MemoryGateway, ledger: Ledger, lease_s: float = 120.0) -> None:
+        self.gateway = gateway
+        self.ledger = ledger
+        self.lease_s = lease_s
+        self.owner = secrets.token_hex(8)
+
+    async def sweep(self) -> int | None:
+        """Purge every expired record now. Returns how many, or None when another process holds the lease."""
+        if not await self.ledger.acquire_lease(LEASE_NAME, self.owner, self.lease_s):
+            return None
+        purged = 0
+        try:
+            for case in await self.ledger.list_cases():
+                if case.status != ACTIVE:
+                    continue  # loading or erasing: the command in flight owns its cards
+                purged += await self._sweep_case(case.id)
+                if not await self.ledger.acquire_lease(LEASE_NAME, self.owner, self.lease_s):  # renew
+                    log.warning("retention sweeper lost its lease mid-sweep; another process goes on")
+                    break
+        finally:
+            await self.ledger.release_lease(LEASE_NAME, self.owner)
+        if purged:
+            log.info("retention sweeper purged %d expired records", purged)
+        return purged
+
+    async def _sweep_case(self, case_id: str) -> int:
+        removed = 0
+        for space in SPACES:
+            cards = await self.gateway.purge_expired(MemoryScope(case_id, space))
+            if not cards:
+                continue
+            removed += len(cards)
+            await self.ledger.forget_publications_of(case_id, [card.id for card in cards])
+            by_kind = Counter((card.memory_type, card.created_by) for card in cards)
+            await self.ledger.record_policy(
+                case_id,
+                [
+                    PolicyDecision(RETENTION_PURGED, "expired", memory_type, creator, space, count)
+                    for (memory_type, creator), count in sorted(by_kind.items())
+                ],
+            )
+        return removed
