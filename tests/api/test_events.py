@@ -83,7 +83,7 @@ async def test_a_subscriber_receives_every_event_of_a_full_game_in_order(http: h
     ):
         assert operator.status_code == 200 and stage.status_code == 200
         assert operator.response.headers["content-type"].startswith("text/event-stream")
-        assert operator.response.headers["cache-control"] == "no-cache"
+        assert operator.response.headers["cache-control"] == "no-store"
         received: list[Frame] = []
 
         # After each command, read exactly the frames it must produce, live.

@@ -10,10 +10,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import Match
 
 from bureau import __version__
 from bureau.answering.selection import build_responder
@@ -22,7 +23,8 @@ from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
 from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
-from bureau.api.security import AccessControl
+from bureau.api.security import AccessControl, SignedInFirst
+from bureau.api.transport import TransportGuard, is_api_path
 from bureau.config import Settings, UnsafeSettingsError, get_settings
 from bureau.game.service import Bureau
 from bureau.ledger.database import create_ledger_engine, migrate
@@ -173,6 +175,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Who knows what: scoped memory for three agent roles and a shared bulletin board.",
         lifespan=lifespan,
     )
+    app.add_middleware(SignedInFirst)
+    app.add_middleware(TransportGuard)  # added last: runs first, so its refusals need no session lookup
     if settings.loopback_only and not settings.passcodes_enabled:
         # Open play trusts whoever reaches the port, so only this machine's own names may: a web page whose
         # domain is re-pointed at 127.0.0.1 (DNS rebinding) must not be able to drive the API.
@@ -185,6 +189,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def _no_such_api_route(app: FastAPI, request: Request) -> ApiError:
+    """The catch-all serves the web app only: an API path that exists for other methods is a 405."""
+    allowed = [
+        method
+        for method in ("POST", "PUT", "PATCH", "DELETE")
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in app.router.routes)
+    ]
+    if allowed:
+        allow = {"Allow": ", ".join(allowed)}
+        return ApiError(405, "METHOD_NOT_ALLOWED", "This route does not accept that method.", allow)
+    return ApiError(404, "NOT_FOUND", "No such API route.")
+
+
 def _mount_web(app: FastAPI, dist: Path) -> None:
     """Serve the built console and stage on the API's port, with SPA fallback for client routes."""
     index = dist / "index.html"
@@ -194,9 +211,9 @@ def _mount_web(app: FastAPI, dist: Path) -> None:
         app.mount("/assets", StaticFiles(directory=dist / "assets"), name="assets")
 
     @app.get("/{path:path}", include_in_schema=False)
-    async def spa(path: str) -> FileResponse:
-        if path.lower() == "api" or path.lower().startswith("api/"):
-            raise ApiError(404, "NOT_FOUND", "No such API route.")
+    async def spa(request: Request, path: str) -> FileResponse:
+        if is_api_path("/" + path.lower()):
+            raise _no_such_api_route(app, request)
         candidate = (dist / path).resolve()
         if path and candidate.is_file() and dist.resolve() in candidate.parents:
             return FileResponse(candidate)

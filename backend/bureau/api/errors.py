@@ -30,6 +30,12 @@ _GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
 }
 
 
+MAX_ERROR_FIELDS = 20
+_HTTP_CODES = {
+    404: ("NOT_FOUND", "No such route."),
+    405: ("METHOD_NOT_ALLOWED", "This route does not accept that method."),
+}
+
 # Memory-policy rejections (scope/memory_policy.py): the code names the rule, the message never the text.
 _POLICY_STATUS: dict[str, tuple[int, str]] = {
     policy.MEMORY_TYPE_FORBIDDEN: (403, "This memory type may not be written by this creator on this path."),
@@ -94,11 +100,19 @@ def _worker_id_lost(request: Request, exc: Exception) -> JSONResponse:
 
 def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    # Locations and error types only: pydantic's default body would echo the rejected input back.
-    fields = [{"loc": _location(e), "type": e.get("type")} for e in exc.errors()]
+    # Locations and error types only: pydantic's default body would echo the rejected input back. At most
+    # MAX_ERROR_FIELDS of them, so a body with 100 000 bad keys cannot make a megabyte-sized answer.
+    errors = exc.errors()
+    fields = [{"loc": _location(e), "type": e.get("type")} for e in errors[:MAX_ERROR_FIELDS]]
+    return _malformed(fields, truncated=len(errors) > MAX_ERROR_FIELDS)
+
+
+def _malformed(fields: list[dict[str, Any]], *, truncated: bool = False) -> JSONResponse:
+    extra: dict[str, Any] = {"fields": fields}
+    if truncated:
+        extra["truncated"] = True
     return JSONResponse(
-        error_body("VALIDATION_ERROR", "The request is malformed or has invalid fields.", fields=fields),
-        status_code=422,
+        error_body("VALIDATION_ERROR", "The request is malformed or has invalid fields.", **extra), status_code=422
     )
 
 
@@ -112,8 +126,10 @@ def _location(error: dict[str, Any]) -> list[str]:
 
 def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code, "HTTP_ERROR")
-    return JSONResponse(error_body(code, "Request failed."), status_code=exc.status_code, headers=exc.headers)
+    if exc.status_code == 400:  # the body could not be parsed at all (deep nesting, bad UTF-8, huge numbers)
+        return _malformed([{"loc": ["body"], "type": "json_invalid"}])
+    code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", "Request failed."))
+    return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:

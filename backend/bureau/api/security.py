@@ -12,10 +12,13 @@ import secrets
 from dataclasses import dataclass
 
 from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bureau.api.errors import ApiError
+from bureau.api.errors import ApiError, error_body
+from bureau.api.transport import is_api_path
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger, utcnow
+from bureau.ledger.repository import Ledger, LedgerError, utcnow
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -23,6 +26,7 @@ CSRF_COOKIE = "bureau_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 PASSCODE_HEADER = "X-Bureau-Passcode"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PRINCIPAL_STATE = "principal"  # request.state key: resolved once, by SignedInFirst or the dependency
 
 
 def token_hash(token: str) -> str:
@@ -41,25 +45,38 @@ class Principal:
 
 
 class PasscodeThrottle:
-    """At most `limit` failed attempts per client in `window_s`; then 429 with Retry-After. Counted in the
-    ledger, so every instance of a deployment shares them (N replicas do not allow N times the guesses)."""
+    """Failed sign-ins per client and per screen (audience): at most `limit` in `window_s`, then 429.
+
+    A wrong passcode could have been aimed at either screen, so it counts against both. A success opens
+    one screen and clears only that screen's count: holding the stage passcode gives no fresh guesses at
+    the operator passcode. Counted in the ledger, so every instance of a deployment shares them (N replicas
+    do not allow N times the guesses).
+    """
 
     def __init__(self, ledger: Ledger, limit: int = 5, window_s: float = 300.0) -> None:
         self.ledger = ledger
         self.limit, self.window_s = limit, window_s
 
-    async def retry_after(self, client: str) -> int:
-        count, oldest = await self.ledger.recent_failures(client, self.window_s)
+    @staticmethod
+    def _key(client: str, audience: Audience) -> str:
+        return f"{client}\n{audience.value}"
+
+    async def retry_after(self, client: str, audience: Audience) -> int:
+        count, oldest = await self.ledger.recent_failures(self._key(client, audience), self.window_s)
         if count < self.limit or oldest is None:
             return 0
         remaining = (oldest - utcnow()).total_seconds() + self.window_s
         return max(1, int(remaining) + 1)
 
-    async def fail(self, client: str) -> None:
-        await self.ledger.record_failure(client)
+    async def retry_after_any(self, client: str) -> int:
+        return max([await self.retry_after(client, audience) for audience in Audience])
 
-    async def succeed(self, client: str) -> None:
-        await self.ledger.clear_failures(client)
+    async def fail(self, client: str) -> None:
+        for audience in Audience:
+            await self.ledger.record_failure(self._key(client, audience))
+
+    async def succeed(self, client: str, audience: Audience) -> None:
+        await self.ledger.clear_failures(self._key(client, audience))
 
 
 class AccessControl:
@@ -73,6 +90,9 @@ class AccessControl:
         return not self.settings.passcodes_enabled
 
     async def principal(self, request: Request) -> Principal:
+        cached = getattr(request.state, PRINCIPAL_STATE, None)
+        if isinstance(cached, Principal):
+            return cached
         if self.open_mode:
             return Principal(Audience.OPERATOR, None, None)
         token = request.cookies.get(SESSION_COOKIE)
@@ -130,14 +150,19 @@ class AccessControl:
         if self.open_mode:
             return
         client = request.client.host if request.client else "unknown"
-        wait = await self.throttle.retry_after(client)
+        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
+        # A wrong passcode is refused while any screen is throttled, the right one while its own screen is:
+        # while the operator screen is throttled, a wrong guess and the operator passcode look alike (429).
+        if audience is None:
+            wait = await self.throttle.retry_after_any(client)
+        else:
+            wait = await self.throttle.retry_after(client, audience)
         if wait:
             raise ApiError(429, "RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
-        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
         if audience is None:
             await self.throttle.fail(client)
             raise ApiError(401, "ACCESS_REQUIRED", "Wrong passcode.")
-        await self.throttle.succeed(client)
+        await self.throttle.succeed(client, audience)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
         await self.ledger.create_session(
@@ -177,3 +202,30 @@ class AccessControl:
 
 def _csrf_matches(principal: Principal, sent: str) -> bool:
     return bool(principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash))
+
+
+PUBLIC_API_PATHS = frozenset({"/api/health", "/api/ready", "/api/session"})
+
+
+class SignedInFirst:
+    """Passcode mode: an anonymous request to a protected API route gets 401 before its body is read, so
+    nobody learns anything from how a body is parsed. The resolved principal is kept for the route."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and is_api_path(scope["path"]) and scope["path"] not in PUBLIC_API_PATHS:
+            access: AccessControl = scope["app"].state.services.access
+            if not access.open_mode:
+                try:
+                    principal = await access.principal(Request(scope))
+                except LedgerError:
+                    principal = None  # the route's own check meets the same fault and answers 503
+                if principal is not None and principal.audience is None:
+                    body = error_body("ACCESS_REQUIRED", "Sign in with a passcode first.")
+                    await JSONResponse(body, status_code=401)(scope, receive, send)
+                    return
+                if principal is not None:
+                    scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+        await self.app(scope, receive, send)

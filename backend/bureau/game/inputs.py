@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from bureau.game.errors import UnsafeInputError
 from bureau.scope.content_policy import BUILT_IN, ContentPolicy, normalise_whisper
 
@@ -11,8 +13,17 @@ def checked_text(
 ) -> str:
     """The normalised text, or UnsafeInputError with reason codes only (never the text)."""
     content = normalise_whisper(text)
-    if not 1 <= len(content) <= max_chars:
+    if not 1 <= len(content) <= max_chars or not any(map(_visible, content)):
         raise UnsafeInputError(["length"])
     if reasons := [reason for reason in screening.screen(content) if reason not in allowed]:
         raise UnsafeInputError(reasons)
     return content
+
+
+# Letters by category that draw nothing: Braille blank, Hangul fillers, Mongolian vowel separator.
+_BLANK_LETTERS = frozenset("\u2800\u115f\u1160\u3164\uffa0\u180e\u17b4\u17b5")
+
+
+def _visible(char: str) -> bool:
+    """Draws something: not a space, separator, control, format or unassigned code point, nor a blank letter."""
+    return unicodedata.category(char)[0] not in "ZC" and char not in _BLANK_LETTERS

@@ -21,6 +21,7 @@ OPEN_MODE_STREAM_FACTOR = 4
 STREAM_SLOT_LEASE_S = 30.0  # renewed by the maintenance loop while the stream lives
 _releases: set[asyncio.Future[None]] = set()
 MAX_EVENT_ID = 2**62  # far beyond any real id; bigger numbers would overflow the database integer
+MAX_EVENT_ID_DIGITS = len(str(MAX_EVENT_ID))
 
 
 def token_digest(stream_key: str) -> str:
@@ -32,7 +33,12 @@ def resume_cursor(request: Request, after: int | None) -> int:
     """`Last-Event-ID` (sent by a reconnecting EventSource) wins over `?after=`."""
     header = request.headers.get("last-event-id", "").strip()
     if header:
-        if not (header.isascii() and header.isdigit()) or int(header) > MAX_EVENT_ID:
+        # Length first: int() of a 5 000-digit string raises (Python's digit limit) instead of answering.
+        if (
+            len(header) > MAX_EVENT_ID_DIGITS
+            or not (header.isascii() and header.isdigit())
+            or int(header) > MAX_EVENT_ID
+        ):
             raise ApiError(422, "VALIDATION_ERROR", "Last-Event-ID must be an event id.")
         return int(header)
     return after or 0
@@ -87,7 +93,7 @@ async def sse_response(
         finally:
             release()
 
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(
         frames(), media_type="text/event-stream", headers=headers, background=BackgroundTask(release)
     )
