@@ -80,9 +80,16 @@ def classify(candidates: list[Candidate], role: str, policy: RelevancePolicy, la
     result.judgements = {c.card.id: policy.judge(_signals(c), language) for c in candidates}
     seen_ids: set[str] = set()
     seen_content: set[str] = set()
+    # Scores compared as the trace shows them (4 decimals): a board copy is embedded separately from its
+    # source, and float noise in the last digits must not let the copy win the tie its own card should.
     ordered = sorted(
         candidates,
-        key=lambda c: (-result.judgements[c.card.id].score, -c.score, c.card.space != role, c.card.id),
+        key=lambda c: (
+            -round(result.judgements[c.card.id].score, 4),
+            -round(c.score, 4),
+            c.card.space != role,
+            c.card.id,
+        ),
     )
     for candidate in ordered:
         if candidate.card.id in seen_ids:
