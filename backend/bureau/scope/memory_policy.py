@@ -33,7 +33,6 @@ EXPIRED = MissReason.EXPIRED
 FAILED_VALIDATION = MissReason.FAILED_VALIDATION
 TYPE_NOT_EVIDENCE = MissReason.TYPE_NOT_EVIDENCE
 OWNER_MISMATCH = "owner_mismatch"  # counted only: nothing of a foreign record is shown
-READ_EXCLUSIONS = (EXPIRED, FAILED_VALIDATION, TYPE_NOT_EVIDENCE, OWNER_MISMATCH)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,25 +66,64 @@ class TypePolicy:
     needs_key: bool = False  # user_preference: a key from PREFERENCE_KEYS
 
 
+_TRUSTED = CreatedBy.OPERATOR  # operator, scenario and system: the creators allowed to add knowledge
 POLICY: Mapping[MemoryType, TypePolicy] = {
-    # Derived from a conversation (questions may carry injection phrases: harmless, they are never replayed).
+    # Derived from a conversation (a question may quote an injection phrase: harmless, it is never replayed).
     MemoryType.SESSION: TypePolicy(
-        MemoryType.SESSION, WritePath.SYSTEM, CreatedBy.SYSTEM, False, False, False, "session"
+        MemoryType.SESSION,
+        WritePath.SYSTEM,
+        CreatedBy.SYSTEM,
+        screened=False,
+        evidence=False,
+        replayable=False,
+        retention="session",
     ),
     MemoryType.TASK_STATE: TypePolicy(
-        MemoryType.TASK_STATE, WritePath.SYSTEM, CreatedBy.SYSTEM, False, False, False, "task_state"
+        MemoryType.TASK_STATE,
+        WritePath.SYSTEM,
+        CreatedBy.SYSTEM,
+        screened=False,
+        evidence=False,
+        replayable=False,
+        retention="task_state",
     ),
     MemoryType.USER_PREFERENCE: TypePolicy(
-        MemoryType.USER_PREFERENCE, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None, needs_key=True
+        MemoryType.USER_PREFERENCE,
+        WritePath.ORDINARY,
+        _TRUSTED,
+        screened=True,
+        evidence=True,
+        replayable=True,
+        retention=None,
+        needs_key=True,
     ),
     MemoryType.LONG_TERM_KNOWLEDGE: TypePolicy(
-        MemoryType.LONG_TERM_KNOWLEDGE, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None
+        MemoryType.LONG_TERM_KNOWLEDGE,
+        WritePath.ORDINARY,
+        _TRUSTED,
+        screened=True,
+        evidence=True,
+        replayable=True,
+        retention=None,
     ),
     MemoryType.OPERATIONAL_MEMORY: TypePolicy(
-        MemoryType.OPERATIONAL_MEMORY, WritePath.ORDINARY, CreatedBy.OPERATOR, True, True, True, None
+        MemoryType.OPERATIONAL_MEMORY,
+        WritePath.ORDINARY,
+        _TRUSTED,
+        screened=True,
+        evidence=True,
+        replayable=True,
+        retention=None,
     ),
+    # Never through memory: only the ledger's audit trail appends policy decisions.
     MemoryType.AUDIT_RECORD: TypePolicy(
-        MemoryType.AUDIT_RECORD, WritePath.AUDIT, CreatedBy.SYSTEM, False, False, False, None
+        MemoryType.AUDIT_RECORD,
+        WritePath.AUDIT,
+        CreatedBy.SYSTEM,
+        screened=False,
+        evidence=False,
+        replayable=False,
+        retention=None,
     ),
 }
 # Records below this trust never reach a model prompt, whatever their type.
