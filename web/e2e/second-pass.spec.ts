@@ -55,10 +55,12 @@ test("a candidate just below the threshold is labelled with its exact score", as
   // Measure where the detective's best candidate lands, then run a server whose threshold sits 0.004 above it.
   const probeCase = await createCase(request, "safe-combination", "en");
   const probe = await request.post(`/api/cases/${probeCase}/interrogations`, { data: { role: "detective", question: COMBINATION.en } });
-  const misses = ((await probe.json()) as { trace: { misses: { score: number; reason: string }[] } }).trace.misses;
-  const best = Math.max(...misses.filter((miss) => miss.reason === "below_threshold").map((miss) => miss.score));
+  // An explicit BUREAU_RELEVANCE_THRESHOLD is a cosine threshold (docs/retrieval.md): measure the cosine, and
+  // turn the uncertain band off so the best candidate is a plain miss just below the line.
+  const misses = ((await probe.json()) as { trace: { misses: { cosine: number; reason: string }[] } }).trace.misses;
+  const best = Math.max(...misses.filter((miss) => miss.reason === "below_threshold").map((miss) => miss.cosine));
   const threshold = (Math.round(best * 1000) + 4) / 1000;
-  const server = await launchBureau("borderline", { BUREAU_RELEVANCE_THRESHOLD: String(threshold) });
+  const server = await launchBureau("borderline", { BUREAU_RELEVANCE_THRESHOLD: String(threshold), BUREAU_BORDERLINE_BAND: "0" });
   try {
     expect(bureau.baseURL).not.toBe(server.baseURL);
     await page.goto(`${server.baseURL}/`);

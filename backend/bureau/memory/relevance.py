@@ -10,8 +10,7 @@ allergic to shellfish?" against the peanut card (none is). Each candidate theref
 - `bm25`           lexical BM25 (rank-bm25's Okapi) over the searched candidates plus a fixed background
                    corpus, normalised by the score a card holding every question term once would get.
                    English: words, Snowball-stemmed; Chinese: rjieba words plus character bigrams;
-- `margin`         this card's cosine minus the best cosine of any *other* candidate (derived session
-                   records and identical texts, i.e. board copies, do not compete);
+- (no margin to the next candidate: two tips that both answer — conflicting intel — must both stay known)
 - `entity_match`, `entity_miss`
                    whether the question's names and numbers appear in the card (1/0 each).
 
@@ -45,7 +44,6 @@ SIGNALS: tuple[str, ...] = (
     "coverage_mean",
     "coverage_min",
     "bm25",
-    "margin",
     "entity_match",
     "entity_miss",
     "type_match",
@@ -348,7 +346,6 @@ class RelevanceScorer:
         for candidate in candidates:
             card = features[candidate.card.id]
             key = _content_key(candidate.card.content)
-            rivals = [o.score for o in evidence if _content_key(o.card.content) != key]
             mean, minimum = _coverage(question.word_vectors, card.word_vectors)
             shared = question.features.entities & card.text.entities
             missing = question.features.entities - card.text.entities
@@ -358,7 +355,6 @@ class RelevanceScorer:
                 "coverage_mean": round(mean, 6),
                 "coverage_min": round(minimum, 6),
                 "bm25": 0.0 if not candidate.card.may_be_evidence else bm25.get(key, 0.0),
-                "margin": round(candidate.score - max(rivals, default=0.0), 6),
                 "entity_match": 1.0 if shared else 0.0,
                 "entity_miss": 1.0 if missing else 0.0,
                 "type_match": 1.0 if any(g is True for g in gives) else 0.0,
