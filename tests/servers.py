@@ -75,8 +75,8 @@ class PostgresCluster:
 
 
 class SeekdbServer:
-    """`seekdb --base-dir --port --nodaemon --log-level=WARN` with a root password (it listens on every
-    interface, so never passwordless), and one database `bureau`."""
+    """`seekdb --base-dir --port --nodaemon --log-level=WARN`. It listens on every interface with a
+    passwordless root; `bureau setup` sets `password` (and creates the database) as in a deployment."""
 
     def __init__(self, base: Path, password: str = "") -> None:
         self.base = base
@@ -90,11 +90,7 @@ class SeekdbServer:
         env = {**os.environ, "TELEMETRY_ENABLED": "false", "LD_LIBRARY_PATH": str(binary.parent)}
         command = [str(binary), f"--base-dir={self.base}", f"--port={self.port}", "--nodaemon", "--log-level=WARN"]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        connection = self._wait_for_root()
-        with connection.cursor() as cursor:
-            if self.password:
-                cursor.execute("ALTER USER root IDENTIFIED BY %s", (self.password,))
-        connection.close()
+        self._wait_for_root().close()  # fresh: passwordless root until `bureau setup` sets self.password
         return self
 
     def _wait_for_root(self) -> pymysql.Connection:

@@ -82,6 +82,8 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr = SecretStr("")
     llm_model: str = "step-3.7-flash"
     llm_timeout_s: float = Field(default=8.0, gt=0, le=60)
+    # A reply is one short JSON object; without a cap a small model generates until the timeout.
+    llm_max_tokens: int = Field(default=300, ge=32, le=4096)
     llm_max_concurrency: int = Field(default=2, ge=1, le=32)
     llm_request_budget: int = Field(default=500, ge=0)
 

@@ -81,6 +81,7 @@ async def test_mixing_two_roles_private_cards_seals_the_conclusion(
     # On the stage: only that a sealed conclusion was reached.
     [public] = (await client.get(f"/api/cases/{case_id}/stage/record")).json()["entries"]
     assert set(public) == {"id", "kind", "created_at", "sealed"} and public["sealed"] is True
+    assert (await client.get(f"/api/cases/{case_id}/stage")).json()["last_conclusion"] == public
     seen = await stage_texts(client, services, case_id)
     assert m not in seen and cellar["id"] not in seen and attic["id"] not in seen
 

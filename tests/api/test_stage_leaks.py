@@ -110,7 +110,8 @@ class Secrets:
 
 
 def assert_stage_shape(stage: dict[str, Any], case_id: str, language: str, operator: dict[str, Any]) -> None:
-    assert set(stage) == {"case", "counts", "bulletin_board", "last_retrieval"}
+    assert set(stage) == {"case", "counts", "bulletin_board", "last_retrieval", "last_conclusion"}
+    assert stage["last_conclusion"] is None  # this game never cross-examines (tests/api/test_cross_examination.py)
     assert set(stage["case"]) == {"id", "version", "status", "language"}
     assert stage["case"]["id"] == case_id
     assert stage["case"]["language"] == language

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pymysql
 import pytest
 import pytest_asyncio
 
@@ -50,6 +52,11 @@ class Deployment:
             "SELECT agent_id, COUNT(*) FROM bureau_cards WHERE user_id = %s GROUP BY agent_id", f"case:{case_id}"
         )
         return {agent: int(count) for agent, count in rows}
+
+
+def rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024  # type: ignore[union-attr]
 
 
 def report(capsys: pytest.CaptureFixture[str], line: str) -> None:
@@ -105,7 +112,8 @@ async def sign_in(server: LiveServer, passcode: str = OPERATOR, client_ip: str |
 @pytest_asyncio.fixture
 async def clients(deployment: Deployment) -> AsyncIterator[tuple[httpx.AsyncClient, httpx.AsyncClient]]:
     session = await sign_in(deployment.a)
-    limits = httpx.Limits(max_connections=400)
+    # Idle connections closed before uvicorn's 5 s keep-alive does: no request sent on a closing socket.
+    limits = httpx.Limits(max_connections=400, keepalive_expiry=1.0)
     async with (
         httpx.AsyncClient(base_url=deployment.a.url, timeout=120, limits=limits, **session) as a,
         httpx.AsyncClient(base_url=deployment.b.url, timeout=120, limits=limits, **session) as b,
@@ -248,6 +256,10 @@ async def test_concurrent_whispers_through_both_all_survive_in_the_store(clients
         await asyncio.sleep(0.5)
     figures = f"{stored}/{len(texts)} in the store, {elapsed:.1f} s, {len(refusals)} retried after 503"
     report(capsys, f"2 x {CONCURRENT_WHISPERS} concurrent whispers: {figures}")
+    processes = {"instance A": deployment.a.process, "instance B": deployment.b.process}
+    processes["seekdb server"] = deployment.seekdb.process
+    sizes = ", ".join(f"{name} {rss_mb(p.pid):.0f} MB" for name, p in processes.items() if p is not None)
+    report(capsys, f"resident memory after the whispers: {sizes}")
 
 
 async def test_sigkill_of_one_instance_loses_nothing_acknowledged_and_the_other_keeps_serving(
@@ -329,6 +341,14 @@ def preflight(deployment: Deployment, **overrides: str) -> subprocess.CompletedP
     env = LiveServer(deployment.root).environment() | deployment.env | overrides
     command = [sys.executable, "-m", "bureau.cli", "preflight", "--data-dir", str(deployment.root / "preflight")]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_setup_secured_the_fresh_seekdb_server(deployment) -> None:
+    """The server starts with a passwordless root on every interface; `bureau setup` set the password."""
+    with pytest.raises(pymysql.err.OperationalError) as refused:
+        pymysql.connect(host="127.0.0.1", port=deployment.seekdb.port, user="root", password="")
+    assert refused.value.args[0] == 1045
+    assert deployment.seekdb.query("SELECT 1") == [(1,)]  # with the configured password
 
 
 def test_preflight_passes_on_the_deployment_and_names_each_problem_without_secrets(deployment) -> None:

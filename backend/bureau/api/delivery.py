@@ -66,6 +66,7 @@ def stage_snapshot(state: CaseState) -> Payload:
         "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
         "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
         "last_retrieval": stage_retrieval(state.last_trace),
+        "last_conclusion": stage_record_entry(state.last_cross_examination) if state.last_cross_examination else None,
     }
 
 

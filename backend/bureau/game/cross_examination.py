@@ -71,7 +71,9 @@ class CrossExamination:
     async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
         started = time.perf_counter()
         scopes = readable_scopes(case_id, role)
-        candidates = admitted_for(role, await self.gateway.search(scopes, question, self.settings.search_limit))
+        # The same read policy as an interrogation (the gateway's `retrieve`), then the audience check.
+        retrieval = await self.gateway.retrieve(scopes, question, self.settings.search_limit)
+        candidates = admitted_for(role, retrieval.candidates)
         threshold, band = self.settings.effective_threshold, self.settings.borderline_band
         classified = classify(candidates, role, threshold, band)
         request = AnswerRequest(

@@ -64,7 +64,9 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
     result = Classified()
     seen_ids: set[str] = set()
     seen_content: set[str] = set()
-    ordered = sorted(candidates, key=lambda c: (-c.score, c.card.space != role, c.card.id))
+    # Scores compared as the trace shows them (4 decimals): a board copy is embedded separately from its
+    # source, and float noise in the last digits must not let the copy win the tie its own card should.
+    ordered = sorted(candidates, key=lambda c: (-round(c.score, 4), c.card.space != role, c.card.id))
     for candidate in ordered:
         if candidate.card.id in seen_ids:
             continue

@@ -44,7 +44,7 @@ from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
-from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, RecordKind
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -101,8 +101,9 @@ class Bureau:
         spaces: dict[str, list[StoredCard]] = {
             scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)
         }
-        last = await self.ledger.last_interrogation(case_id)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last)
+        last = await self.ledger.last_entry(case_id, RecordKind.INTERROGATION)
+        joint = await self.ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION)
+        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last, joint)
 
     def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
         """The scenario in every language it ships in (labels in the interface language, not only the case's)."""

@@ -45,6 +45,7 @@ class CaseState:
     scenario: Scenario
     spaces: dict[str, list[StoredCard]]
     last_interrogation: RecordEntry | None
+    last_cross_examination: RecordEntry | None = None
 
     @property
     def last_trace(self) -> dict[str, Any] | None:

@@ -130,11 +130,12 @@ class RecordLedger(TransactionRunner):
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
 
+    async def last_entry(self, case_id: str, kind: RecordKind) -> RecordEntry | None:
+        """The newest entry of one kind: an interrogation is what the console's X-ray and the stage's sentence
+        show; a cross-examination is what the stage announces."""
+        found = await self._read(lambda s: read_entries(s, case_id, kind=kind, last=True))
+        return found[0] if found else None
+
     async def interrogations(self, case_id: str) -> list[RecordEntry]:
         """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
         return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))
-
-    async def last_interrogation(self, case_id: str) -> RecordEntry | None:
-        """The newest interrogation entry (what the console's X-ray and the stage's sentence show)."""
-        found = await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, last=True))
-        return found[0] if found else None

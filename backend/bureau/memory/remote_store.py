@@ -8,10 +8,12 @@ import re
 from dataclasses import dataclass
 
 import pymysql
+from pydantic import SecretStr
 
 from bureau.config import Settings
 
 _CONNECT_TIMEOUT_S = 5
+_ACCESS_DENIED = 1045
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -68,7 +70,30 @@ def schema_status(settings: Settings) -> RemoteSchema:
         connection.close()
 
 
+def secure_fresh_server(settings: Settings) -> bool:
+    """A fresh seekdb server has a passwordless `root` on every interface. When the configured password is
+    refused but an empty one is accepted, set the configured one (`bureau setup` only). True if it did."""
+    password = settings.seekdb_password.get_secret_value()
+    if not password:
+        return False
+    try:
+        _connect(settings).close()
+        return False
+    except pymysql.err.OperationalError as exc:
+        if not exc.args or exc.args[0] != _ACCESS_DENIED:
+            raise
+    fresh = _connect(settings.model_copy(update={"seekdb_password": SecretStr("")}))
+    try:
+        with fresh.cursor() as cursor:
+            cursor.execute("ALTER USER %s IDENTIFIED BY %s", (settings.seekdb_user, password))
+        fresh.commit()
+    finally:
+        fresh.close()
+    return True
+
+
 def create_database(settings: Settings) -> None:
+    secure_fresh_server(settings)
     database = _identifier(settings.seekdb_database, "BUREAU_SEEKDB_DATABASE")
     connection = _connect(settings)
     try:

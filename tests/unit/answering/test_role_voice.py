@@ -244,7 +244,7 @@ async def test_wait_for_guard_catches_a_hang_the_client_does_not(make_responder)
         async def ainvoke(self, *args, **kwargs):
             await asyncio.sleep(30)
 
-    responder._agents[("informant", "en")] = HangingAgent()
+    responder._agents[(0, "informant", "en")] = HangingAgent()
     started = time.perf_counter()
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "provider_timeout"
@@ -252,7 +252,7 @@ async def test_wait_for_guard_catches_a_hang_the_client_does_not(make_responder)
     assert llm_status(responder.settings, responder)["status"] == "configured"  # one failure is not degraded
 
 
-@pytest.mark.parametrize("status", [500, 503, 400, 401, 429])
+@pytest.mark.parametrize("status", [500, 503, 401, 429])  # a 400 first tries the next reply format (below)
 async def test_http_error_is_provider_error(stub, make_responder, status):
     responder = make_responder()
     stub.push(status_reply(status))
@@ -511,3 +511,39 @@ async def test_keys_never_reach_the_logs(stub, make_responder, caplog):
     assert SECRET_KEY not in caplog.text  # not even from the openai / httpx DEBUG logs
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("bureau")]
     assert ours and not any("0427" in m or "safe" in m for m in ours)  # our logs carry no card content
+
+
+# -- bounded output and the reply's schema --------------------------------------------------------------
+
+
+async def test_every_call_caps_its_output_and_asks_for_the_reply_schema(stub, make_responder):
+    responder = make_responder(llm_max_tokens=200)
+    stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
+    await responder.answer(request(candidate(SAFE)))
+    sent = stub.requests[-1].body
+    assert sent["max_tokens"] == 200
+    assert sent["response_format"]["type"] == "json_object"
+    assert sent["response_format"]["schema"]["required"] == ["answer", "certainty", "cited"]
+
+
+async def test_a_provider_that_refuses_a_reply_format_is_asked_the_next_way_once(stub, make_responder):
+    responder = make_responder(llm_timeout_s=3.0)
+    grounded = json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]})
+    stub.push(status_reply(400, "response_format.schema is not supported"), grounded, grounded)
+    first = await responder.answer(request(candidate(SAFE)))
+    assert first.fallback_reason is None and first.evidence == (SAFE.id,)
+    assert [r.body["response_format"]["type"] for r in stub.requests] == ["json_object", "json_schema"]
+    second = await responder.answer(request(candidate(SAFE)))
+    assert second.fallback_reason is None
+    assert len(stub.requests) == 3  # detected once: the next question goes straight to the accepted format
+    assert stub.requests[-1].body["response_format"]["type"] == "json_schema"
+
+
+async def test_a_provider_that_refuses_every_format_gets_plain_requests(stub, make_responder):
+    responder = make_responder(llm_timeout_s=3.0)
+    grounded = json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]})
+    stub.push(status_reply(422), status_reply(400), grounded)
+    answer = await responder.answer(request(candidate(SAFE)))
+    assert answer.fallback_reason is None
+    assert "response_format" not in stub.requests[-1].body
+    assert stub.requests[-1].body["max_tokens"] == responder.settings.llm_max_tokens

@@ -1,5 +1,6 @@
 import type {
   CaseLanguage,
+  CrossExaminationResult,
   Health,
   InterrogationResult,
   MemoryPolicy,
@@ -167,6 +168,8 @@ export const api = {
     callJson<PolicyDecisionPage>("GET", `${casePath(caseId)}/policy-decisions?after=${after}&limit=100`),
   interrogate: (caseId: string, role: Role, question: string) =>
     callJson<InterrogationResult>("POST", `${casePath(caseId)}/interrogations`, { body: { role, question } }),
+  crossExamine: (caseId: string, roles: Role[], question: string) =>
+    callJson<CrossExaminationResult>("POST", `${casePath(caseId)}/cross-examinations`, { body: { roles, question } }),
   publish: (caseId: string, role: Role, cardId: string) =>
     callJson<PublicationResult>("POST", `${casePath(caseId)}/publications`, { body: { role, card_id: cardId } }),
   stage: (caseId: string) => callJson<StageSnapshot>("GET", `${casePath(caseId)}/stage`),

@@ -221,6 +221,37 @@ export interface StageSnapshot {
   counts: Record<Role, number>;
   bulletin_board: StageBoardCard[];
   last_retrieval: StageRetrieval | null;
+  /** The newest cross-examination as the public sees it: a sealed one is only announced. */
+  last_conclusion: StageConclusion | null;
+}
+
+/** Who may encounter an item: "public", "sealed" (nobody), or roles joined by "+" (docs/erasure.md). */
+export type Readership = string;
+
+export interface ProvenanceItem {
+  card_id: string;
+  space: Space;
+}
+
+export interface CrossExaminationResult {
+  roles: Role[];
+  results: { role: Role; answer: string; certainty: Certainty; audience: Readership; trace: Trace }[];
+  conclusion: {
+    text: string;
+    certainty: Certainty | "uncertain";
+    audience: Readership;
+    sealed: boolean;
+    provenance: ProvenanceItem[];
+  };
+}
+
+export interface StageConclusion {
+  id: number;
+  kind: "cross_examination";
+  created_at: string;
+  sealed: boolean;
+  roles?: Role[];
+  retrievals?: (StageRetrieval | null)[];
 }
 
 /** One SSE frame after parsing: the id is the resume cursor, data is metadata only (never card content). */

@@ -30,6 +30,7 @@ describe("stageReducer", () => {
     counts: { detective: 1, informant: 2, suspect: 1 },
     bulletin_board: [],
     last_retrieval: null,
+    last_conclusion: null,
   };
 
   it("stores snapshots and counts events for the animations", () => {

@@ -28,7 +28,7 @@ from langgraph.errors import GraphRecursionError
 
 from bureau.answering.base import MALFORMED, PROVIDER_ERROR, TIMEOUT
 from bureau.answering.role_voice.prompt import system_prompt
-from bureau.answering.role_voice.reply import MalformedOutputError
+from bureau.answering.role_voice.reply import REPLY_SCHEMA, MalformedOutputError
 from bureau.config import Settings
 
 PROVIDER_KEY = "bureau_role_voice"
@@ -64,7 +64,18 @@ def _ensure_harness_profile() -> None:
         _profile_registered = True
 
 
-def build_chat_model(settings: Settings) -> Any:
+# How the reply's schema is asked for, in order; a provider that refuses one (400/422) is asked the next way,
+# once, and that way is kept. llama.cpp's servers (llama-server, llama-cpp-python) take `json_object` with a
+# `schema` (a grammar: the reply cannot be anything else); OpenAI takes `json_schema`; None is the plain
+# request, answered through the strict parse alone.
+REPLY_FORMATS: tuple[dict[str, Any] | None, ...] = (
+    {"type": "json_object", "schema": REPLY_SCHEMA},
+    {"type": "json_schema", "json_schema": {"name": "role_voice_reply", "schema": REPLY_SCHEMA}},
+    None,
+)
+
+
+def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = None) -> Any:
     from langchain_openai import ChatOpenAI
 
     class RoleVoiceChatOpenAI(ChatOpenAI):
@@ -83,7 +94,20 @@ def build_chat_model(settings: Settings) -> Any:
         timeout=settings.llm_timeout_s,
         max_retries=0,
         use_responses_api=False,
+        # langchain-openai sends the cap as `max_completion_tokens`, which llama.cpp's servers ignore: send
+        # `max_tokens` too, so every OpenAI-compatible server stops generating at the cap.
+        max_tokens=settings.llm_max_tokens,
+        extra_body={"max_tokens": settings.llm_max_tokens},
+        model_kwargs={"response_format": reply_format} if reply_format else {},
     )
+
+
+def refused_format(exc: BaseException) -> bool:
+    """The provider rejected the request itself (400/422), as a server does for a `response_format` it
+    does not know; worth asking once more the next way, not a reason to give up on the model."""
+    import openai
+
+    return isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
 
 
 class ToolCallAttemptError(RuntimeError):

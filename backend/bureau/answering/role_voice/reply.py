@@ -17,6 +17,21 @@ class MalformedOutputError(ValueError):
     pass
 
 
+# The reply's JSON schema, sent as `response_format` where the provider takes one (small models return
+# valid JSON only when the request carries it); `parse_reply` checks the same shape either way.
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string", "minLength": 1, "maxLength": 600},
+        "certainty": {"type": "string", "enum": [Certainty.KNOWN.value, Certainty.UNKNOWN.value]},
+        "cited": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+        "borderline": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    },
+    "required": ["answer", "certainty", "cited"],
+    "additionalProperties": False,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ModelReply:
     answer: str

@@ -13,10 +13,12 @@ from bureau.answering.base import BUDGET, BUSY, MALFORMED, PROVIDER_ERROR, Answe
 from bureau.answering.evidence import evidence_answer
 from bureau.answering.role_voice.agent import (
     RECURSION_LIMIT,
+    REPLY_FORMATS,
     build_chat_model,
     build_role_agent,
     classify_error,
     last_ai_content,
+    refused_format,
 )
 from bureau.answering.role_voice.budget import CallBudget, SharedBudget
 from bureau.answering.role_voice.packet import EvidencePacket, build_packet
@@ -43,9 +45,14 @@ class RoleVoiceResponder:
         self.settings = settings
         self.guard_margin_s = guard_margin_s
         self.budget = CallBudget(settings, slot_wait_s=slot_wait_s, degraded_after=degraded_after, shared=shared_budget)
-        self._model: Any = None
-        self._agents: dict[tuple[str, str], Any] = {}
+        self._format_tier = 0  # index into REPLY_FORMATS: detected once, on the first refusal
+        self._models: dict[int, Any] = {}
+        self._agents: dict[tuple[int, str, str], Any] = {}
         self._agents_lock = threading.Lock()
+
+    @property
+    def reply_format(self) -> dict[str, Any] | None:
+        return REPLY_FORMATS[self._format_tier]
 
     # -- health ------------------------------------------------------------------------------------
     @property
@@ -63,14 +70,14 @@ class RoleVoiceResponder:
 
     # -- agents ------------------------------------------------------------------------------------
     def agent_for(self, role: str, language: str) -> Any:
-        key = (role, language if language in LANGUAGE_RULES else "en")
+        tier, language = self._format_tier, language if language in LANGUAGE_RULES else "en"
         with self._agents_lock:
-            agent = self._agents.get(key)
+            agent = self._agents.get((tier, role, language))
             if agent is None:
-                if self._model is None:
-                    self._model = build_chat_model(self.settings)
-                agent = build_role_agent(self._model, *key)
-                self._agents[key] = agent
+                if tier not in self._models:
+                    self._models[tier] = build_chat_model(self.settings, REPLY_FORMATS[tier])
+                agent = build_role_agent(self._models[tier], role, language)
+                self._agents[(tier, role, language)] = agent
             return agent
 
     def warm_up(self) -> None:
@@ -124,15 +131,31 @@ class RoleVoiceResponder:
         return answer
 
     async def _call_model(self, request: AnswerRequest, packet: EvidencePacket) -> Any:
+        """One call within the timeout. A provider that refuses the reply format is asked the next way
+        (remembered for every later call), inside the same deadline."""
         from langchain_core.messages import HumanMessage
 
-        agent = self.agent_for(request.role, request.language)
-        call = agent.ainvoke(
-            {"messages": [HumanMessage(content=render_prompt(request, packet))]},
-            config={"recursion_limit": RECURSION_LIMIT},
-        )
-        result = await asyncio.wait_for(call, timeout=self.settings.llm_timeout_s + self.guard_margin_s)
-        return last_ai_content(result)
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while True:
+            tier = self._format_tier
+            agent = self.agent_for(request.role, request.language)  # built once per format, outside the clock
+            if deadline is None:
+                deadline = loop.time() + self.settings.llm_timeout_s + self.guard_margin_s
+            call = agent.ainvoke(
+                {"messages": [HumanMessage(content=render_prompt(request, packet))]},
+                config={"recursion_limit": RECURSION_LIMIT},
+            )
+            try:
+                result = await asyncio.wait_for(call, timeout=max(0.0, deadline - loop.time()))
+            except Exception as exc:
+                if not refused_format(exc) or tier + 1 >= len(REPLY_FORMATS):
+                    raise
+                if self._format_tier == tier:
+                    self._format_tier = tier + 1
+                    log.info("provider refused reply format %d; using format %d from now on", tier, tier + 1)
+                continue
+            return last_ai_content(result)
 
     def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: str) -> Answer:
         log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)

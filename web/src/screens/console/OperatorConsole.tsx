@@ -12,6 +12,7 @@ import { forgetCase, rememberCase } from "../../state/recentCases";
 import { AnswerCard } from "./AnswerCard";
 import { BulletinBoard } from "./BulletinBoard";
 import { ConsoleHeader } from "./ConsoleHeader";
+import { CrossExamination } from "./CrossExamination";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
 import { PolicyLog } from "./PolicyLog";
@@ -161,6 +162,12 @@ function CaseConsole({ caseId }: { caseId: string }) {
     scheduleRefetch();
   }
 
+  async function crossExamine(roles: Role[], question: string) {
+    const result = await api.crossExamine(caseId, roles, question);
+    scheduleRefetch();
+    return result;
+  }
+
   async function publish(card: Card) {
     beginAction();
     setPublishingCardId(card.id);
@@ -213,6 +220,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
             <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
             <AnswerCard answer={answer} cards={cardsById} />
             <MemoryXray trace={answer?.trace ?? null} role={selectedRole} cardCounts={cardCounts} />
+            <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
           </div>
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />

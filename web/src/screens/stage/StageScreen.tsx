@@ -6,6 +6,7 @@ import { FixedLanguage, useI18n } from "../../i18n/I18n";
 import type { ConnectionState } from "../../live/resumableStream";
 import { useLiveSnapshot } from "../../live/useLiveSnapshot";
 import { initialStageState, stageReducer, type StageState } from "../../state/stageState";
+import { ConclusionLine } from "./ConclusionLine";
 import { RetrievalSentence } from "./RetrievalSentence";
 import { RoleTiles } from "./RoleTiles";
 import { StageBoard } from "./StageBoard";
@@ -103,6 +104,7 @@ function StageView({ caseId, state, missing, connection, following }: StageViewP
           <>
             <RoleTiles counts={snapshot.counts} activeRole={snapshot.last_retrieval?.role ?? null} />
             <RetrievalSentence retrieval={snapshot.last_retrieval} />
+            <ConclusionLine conclusion={snapshot.last_conclusion ?? null} />
             <StageBoard cards={snapshot.bulletin_board} />
           </>
         )}
