@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench llm-server
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench llm-server eval
 
 install: $(STAMP) web
 
@@ -77,6 +77,11 @@ llm-server:
 # Precision / recall of the content screening on tests/data/screening_set.yaml, and its cost per text.
 eval-screening: $(STAMP)
 	$(BIN)/python scripts/eval_screening.py
+
+# Known / uncertain / unknown on the test half of tests/data/honest_retrieval_set.yaml (docs/retrieval.md);
+# writes docs/img/honest-retrieval-pr.svg. `$(BIN)/bureau eval-retrieval --fit` refits the model first.
+eval: $(STAMP)
+	$(BIN)/bureau eval-retrieval
 
 calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate_threshold.py

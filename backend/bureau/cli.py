@@ -143,6 +143,14 @@ def preflight(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def eval_retrieval(args: argparse.Namespace) -> int:
+    from bureau.retrieval_eval import CHART_PATH, run
+
+    chart = None if args.no_chart else (args.chart or CHART_PATH)
+    run(args.embedder, refit=args.fit, split=args.split, chart=chart)
+    return 0
+
+
 def quiet_third_party_loggers() -> None:
     """The model clients log request bodies (evidence text, questions) at DEBUG: keep them at WARNING.
     The memory store's loggers are silenced by the gateway itself."""
@@ -181,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     every.add_argument("--confirm", action="store_true", help="really erase")
     common(every)
     every.set_defaults(handler=clear)
+
+    evaluate = commands.add_parser("eval-retrieval", help="measure known / uncertain / unknown on the labelled set")
+    evaluate.add_argument("--embedder", choices=["local", "hashing"], default="local")
+    evaluate.add_argument("--split", choices=["test", "calibration", "all"], default="test")
+    evaluate.add_argument("--fit", action="store_true", help="refit the model on the calibration half first")
+    evaluate.add_argument("--chart", type=Path, default=None, help="precision-recall SVG (docs/img/…)")
+    evaluate.add_argument("--no-chart", action="store_true", help="do not write the chart")
+    evaluate.set_defaults(handler=eval_retrieval)
     return parser
 
 

@@ -43,7 +43,10 @@ async def test_the_record_lists_every_interrogation_in_order_with_scopes_hits_an
         assert entry["trace"]["searched_scopes"] == [role, "bulletin_board"]
         assert entry["certainty"] == result["certainty"]
         assert entry["audience"] == role and entry["sealed"] is False  # an answer is its role's alone
-        assert entry["provenance"] == [{"card_id": h["card_id"], "space": h["space"]} for h in result["trace"]["hits"]]
+        # Every hit, and the card an uncertain answer quotes ("I might know — the closest memory is …").
+        quoted = [m for m in result["trace"]["misses"] if m["card_id"] in result["evidence"]]
+        expected = [{"card_id": m["card_id"], "space": m["space"]} for m in result["trace"]["hits"] + quoted]
+        assert entry["provenance"] == expected
     # The second move: before publishing the detective did not know; after it, from the board.
     assert entries[0]["certainty"] == "unknown" and entries[3]["certainty"] == "known"
     assert {h["space"] for h in entries[3]["trace"]["hits"]} == {"bulletin_board"}

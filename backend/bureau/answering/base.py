@@ -35,7 +35,8 @@ class AnswerRequest:
     question: str
     language: str
     hits: tuple[Candidate, ...]
-    # Candidates just below the threshold. Only the role voice may confirm them; evidence mode never guesses.
+    # Uncertain candidates: close, but maybe not an answer. Only the role voice may confirm them (or reject
+    # them); evidence mode never guesses and says "uncertain" out loud.
     borderline: tuple[Candidate, ...] = ()
 
 
@@ -43,7 +44,8 @@ class AnswerRequest:
 class Answer:
     text: str
     certainty: Certainty
-    evidence: tuple[str, ...]  # card ids, always a subset of the request's hits (+ confirmed borderline)
+    # card ids: a subset of the request's hits (+ confirmed borderline); for "uncertain", the close card quoted
+    evidence: tuple[str, ...]
     responder: ResponderName
     fallback_reason: str | None = None
     # card id -> True (confirmed relevant, promoted to a hit) / False (rejected)

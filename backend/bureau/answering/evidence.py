@@ -1,4 +1,5 @@
-"""Evidence mode: no model. The answer is the hits themselves, stated plainly."""
+"""Evidence mode: no model. The answer is the hits themselves, stated plainly; with no hit but a close
+candidate, it says so out loud ("I might know …") and never guesses."""
 
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ _UNKNOWN = {
     "zh": "{role}的记忆和公告板中都没有能回答这个问题的证据。",
 }
 _KNOWN_PREFIX = {"en": "From {where}: ", "zh": "根据{where}："}
+_UNCERTAIN = {
+    "en": "I might know — the closest memory is {where}: “{content}”, but it may not answer this.",
+    "zh": "我可能知道——最接近的记忆是{where}：“{content}”，但它不一定能回答这个问题。",
+}
+_UNCERTAIN_WHERE = {
+    "en": {"own": "in my own memory", "board": "on the bulletin board"},
+    "zh": {"own": "我自己记忆里的这条", "board": "公告板上的这条"},
+}
 _WHERE = {
     "en": {"own": "own memory", "board": "the bulletin board"},
     "zh": {"own": "自己的记忆", "board": "公告板"},
@@ -45,6 +54,16 @@ class EvidenceResponder:
 
 def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) -> Answer:
     lang = request.language if request.language in _UNKNOWN else "en"
+    if not request.hits and request.borderline:
+        closest = request.borderline[0]  # the game passes them best-judged first
+        where = _UNCERTAIN_WHERE[lang]["board" if closest.card.space == BOARD else "own"]
+        return Answer(
+            text=_UNCERTAIN[lang].format(where=where, content=closest.card.content),
+            certainty=Certainty.UNCERTAIN,
+            evidence=(closest.card.id,),
+            responder="evidence",
+            fallback_reason=fallback_reason,
+        )
     if not request.hits:
         role = _ROLE_NAMES[lang].get(request.role, request.role)
         return Answer(
@@ -54,7 +73,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
             responder="evidence",
             fallback_reason=fallback_reason,
         )
-    cited = sorted(request.hits, key=lambda c: c.score, reverse=True)[:MAX_CITED]
+    cited = request.hits[:MAX_CITED]  # best-judged first
     conflicts = find_conflicts(c.card for c in cited)
     disputed = {card_id for conflict in conflicts for card_id in conflict.card_ids}
     parts = [_CONFLICT_PREFIX[lang]] if conflicts else []

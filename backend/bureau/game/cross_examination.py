@@ -16,7 +16,7 @@ from typing import Any
 
 from bureau.answering.base import Answer, AnswerRequest, Responder
 from bureau.config import Settings
-from bureau.game.interrogation import admitted_for, build_trace, classify, provenance, validate_answer
+from bureau.game.interrogation import build_trace, provenance, search_and_classify, validate_answer
 from bureau.ledger.events import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
@@ -40,9 +40,10 @@ class RoleResult:
 
 
 def conclusion_readers(roles: list[str], results: list[RoleResult]) -> Readers:
-    """The question was put to `roles`; the conclusion is derived from every hit of every role."""
-    hits = [hit for result in results for hit in result.trace["hits"]]
-    return narrowest(Readers.of(*roles), *(readers_of_space(hit["space"]) for hit in hits))
+    """The question was put to `roles`; the conclusion is derived from every hit of every role, and from the
+    card each uncertain answer quotes (its text is part of the conclusion)."""
+    used = [item for result in results for item in provenance(result.trace)]
+    return narrowest(Readers.of(*roles), *(readers_of_space(item["space"]) for item in used))
 
 
 def _conclusion_text(results: list[RoleResult], language: str) -> str:
@@ -71,11 +72,7 @@ class CrossExamination:
     async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
         started = time.perf_counter()
         scopes = readable_scopes(case_id, role)
-        # The same read policy as an interrogation (the gateway's `retrieve`), then the audience check.
-        retrieval = await self.gateway.retrieve(scopes, question, self.settings.search_limit)
-        candidates = admitted_for(role, retrieval.candidates)
-        threshold, band = self.settings.effective_threshold, self.settings.borderline_band
-        classified = classify(candidates, role, threshold, band)
+        classified, _excluded = await search_and_classify(self.gateway, self.settings, scopes, role, question)
         request = AnswerRequest(
             case_id=case_id,
             role=role,
@@ -86,7 +83,7 @@ class CrossExamination:
         )
         answer = validate_answer(await self.responder.answer(request), request)
         duration = (time.perf_counter() - started) * 1000
-        trace = build_trace([s.space for s in scopes], threshold, band, classified, answer, duration)
+        trace = build_trace([s.space for s in scopes], classified, answer, duration)
         return RoleResult(role, answer, trace)
 
     async def run(

@@ -1,6 +1,8 @@
 """Interrogation as a small LangGraph graph bracketed by the gateway: load context → respond → persist.
 
-What a role can know is decided here, by two scoped searches and a threshold, before any responder runs.
+What a role can know is decided here, by two scoped searches and the relevance policy, before any responder
+runs: each candidate is `known` (it answers the question), `uncertain` (close, maybe not an answer; said out
+loud, and only a configured model may confirm or reject it) or `unknown` (docs/retrieval.md).
 A question cannot widen the scope, whatever it says: scopes come from the role, never from the text.
 """
 
@@ -10,7 +12,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
@@ -33,10 +35,12 @@ from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDeci
 from bureau.ledger.record import INTERROGATION, RecordDraft
 from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
+from bureau.memory.relevance import question_language
 from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 from bureau.scope.memory_policy import WritePath
+from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
 log = logging.getLogger("bureau.game")
@@ -48,25 +52,45 @@ _SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{ques
 
 @dataclass(slots=True)
 class Classified:
-    """Candidates sorted into what may be evidence and what may not, each miss with its reason."""
+    """Candidates sorted into what may be evidence (`hits`), what is close but uncertain (`borderline`) and
+    what may not, each miss with its reason; every candidate's judgement, and the cut points used."""
 
+    cuts: Cuts
+    policy: str
+    language: str
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
     misses: list[tuple[Candidate, MissReason]] = field(default_factory=list)
+    judgements: dict[str, Judgement] = field(default_factory=dict)
 
 
 def _content_key(text: str) -> str:
     return re.sub(r"\W+", " ", text.casefold()).strip()
 
 
-def classify(candidates: list[Candidate], role: str, threshold: float, band: float) -> Classified:
-    """Pure: threshold, de-duplicate (own space wins a tie with its board copy), derived context is never evidence."""
-    result = Classified()
+def _signals(candidate: Candidate) -> dict[str, float]:
+    return {"cosine": candidate.score, **candidate.signals}
+
+
+def classify(candidates: list[Candidate], role: str, policy: RelevancePolicy, language: str) -> Classified:
+    """Pure: judge every candidate, de-duplicate (own space wins a tie with its board copy); derived context
+    is never evidence. The order is total (score, cosine, own space first, id), so the same candidates give
+    the same outcome every time."""
+    result = Classified(cuts=policy.cuts(language), policy=policy.name, language=language)
+    result.judgements = {c.card.id: policy.judge(_signals(c), language) for c in candidates}
     seen_ids: set[str] = set()
     seen_content: set[str] = set()
     # Scores compared as the trace shows them (4 decimals): a board copy is embedded separately from its
     # source, and float noise in the last digits must not let the copy win the tie its own card should.
-    ordered = sorted(candidates, key=lambda c: (-round(c.score, 4), c.card.space != role, c.card.id))
+    ordered = sorted(
+        candidates,
+        key=lambda c: (
+            -round(result.judgements[c.card.id].score, 4),
+            -round(c.score, 4),
+            c.card.space != role,
+            c.card.id,
+        ),
+    )
     for candidate in ordered:
         if candidate.card.id in seen_ids:
             continue
@@ -78,10 +102,11 @@ def classify(candidates: list[Candidate], role: str, threshold: float, band: flo
         if key in seen_content:
             result.misses.append((candidate, MissReason.DUPLICATE))
             continue
-        if candidate.score >= threshold:
-            seen_content.add(key)
+        seen_content.add(key)
+        verdict = result.judgements[candidate.card.id].verdict
+        if verdict == Certainty.KNOWN:
             result.hits.append(candidate)
-        elif candidate.score >= threshold - band:
+        elif verdict == Certainty.UNCERTAIN:
             result.borderline.append(candidate)
         else:
             result.misses.append((candidate, MissReason.BELOW_THRESHOLD))
@@ -95,6 +120,21 @@ def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
     if len(kept) != len(candidates):
         security_log.warning("security: %d search result(s) withheld from %s", len(candidates) - len(kept), role)
     return kept
+
+
+async def search_and_classify(
+    gateway: MemoryGateway, settings: Settings, scopes: Sequence[MemoryScope], role: Role, question: str
+) -> tuple[Classified, list[Excluded]]:
+    """The role's scoped search (the read policy runs in the gateway first: only what passes can be a hit,
+    an uncertain candidate or reach a model), the audience check, then the relevance policy on every
+    candidate. Returns what the read policy excluded too, for the X-ray."""
+    # Session records take search slots too: fetch enough that they can never crowd out a real card.
+    limit = settings.search_limit + SESSION_MEMORY_KEEP + 1
+    retrieval = await gateway.retrieve(scopes, question, limit)
+    candidates = admitted_for(role, retrieval.candidates)
+    excluded = [e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(role)]
+    classified = classify(candidates, role, gateway.relevance_policy, question_language(question))
+    return classified, excluded
 
 
 class InterrogationState(TypedDict, total=False):
@@ -111,12 +151,17 @@ class InterrogationState(TypedDict, total=False):
     result: dict[str, Any]
 
 
-def _mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
+def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any) -> dict[str, Any]:
+    """One candidate in the X-ray: `score` is the judged relevance (the axis the cut points are drawn on),
+    `signals` every measured signal (`cosine` among them). A candidate the read policy excluded before any
+    judgement is drawn at its cosine."""
     card = candidate.card
     return {
         "card_id": card.id,
         "space": card.space,
-        "score": round(candidate.score, 4),
+        "score": round(judgement.score if judgement is not None else candidate.score, 4),
+        "cosine": round(candidate.score, 4),
+        "signals": {name: round(float(value), 3) for name, value in _signals(candidate).items()},
         "topic": card.topic,
         "memory_type": card.memory_type,
         **extra,
@@ -128,7 +173,19 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     evidence exists, so the same question gives the same certainty however a model phrases it."""
     confirmed = {cid for cid, ok in answer.borderline_verdicts.items() if ok}
     allowed = ({c.card.id for c in request.hits} | confirmed) - set(answer.filtered)
-    usable = replace(request, hits=tuple(c for c in request.hits if c.card.id not in answer.filtered))
+    usable = replace(
+        request,
+        hits=tuple(c for c in request.hits if c.card.id not in answer.filtered),
+        borderline=tuple(c for c in request.borderline if c.card.id not in answer.filtered),
+    )
+    if answer.certainty == Certainty.UNCERTAIN:
+        # Uncertain only without usable evidence, citing only the close candidates it names.
+        closest = {c.card.id for c in usable.borderline}
+        if usable.hits or confirmed:
+            return evidence_answer(usable, DECLINED_EVIDENCE)
+        if not answer.evidence or not set(answer.evidence) <= closest:
+            return evidence_answer(usable, CITATION_OUTSIDE)
+        return answer
     if not allowed and answer.certainty == Certainty.KNOWN:
         return evidence_answer(usable, CLAIMED_KNOWN)
     if not set(answer.evidence) <= allowed:
@@ -151,33 +208,39 @@ def answer_summary(answer: Answer) -> dict[str, Any]:
     }
 
 
-def build_trace(
-    searched: list[str], threshold: float, band: float, classified: Classified, answer: Answer, duration_ms: float
-) -> dict[str, Any]:
+def build_trace(searched: list[str], classified: Classified, answer: Answer, duration_ms: float) -> dict[str, Any]:
+    """The X-ray. Uncertain candidates the model judged are `borderline_confirmed` hits or
+    `borderline_rejected` misses (`judged_by: "model"`); unjudged ones are `uncertain` misses."""
     hits, misses = [], []
+
+    def mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
+        return _mark(candidate, classified.judgements[candidate.card.id], **extra)
+
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
+            misses.append(mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         else:
-            hits.append(_mark(candidate, status=HitStatus.HIT))
+            hits.append(mark(candidate, status=HitStatus.HIT))
     for candidate in classified.borderline:
         verdict = answer.borderline_verdicts.get(candidate.card.id)
         if candidate.card.id in answer.filtered:
-            misses.append(_mark(candidate, reason=MissReason.FILTERED_UNSAFE))
+            misses.append(mark(candidate, reason=MissReason.FILTERED_UNSAFE))
         elif verdict is True:
-            hits.append(_mark(candidate, status=HitStatus.BORDERLINE_CONFIRMED))
+            hits.append(mark(candidate, status=HitStatus.BORDERLINE_CONFIRMED, judged_by="model"))
         elif verdict is False:
-            misses.append(_mark(candidate, reason=MissReason.BORDERLINE_REJECTED))
+            misses.append(mark(candidate, reason=MissReason.BORDERLINE_REJECTED, judged_by="model"))
         else:
-            misses.append(_mark(candidate, reason=MissReason.BELOW_THRESHOLD, borderline=True))
-    misses += [_mark(candidate, reason=reason) for candidate, reason in classified.misses]
+            misses.append(mark(candidate, reason=MissReason.UNCERTAIN, borderline=True))
+    misses += [mark(candidate, reason=reason) for candidate, reason in classified.misses]
     return {
         "role": searched[0],
         "searched_scopes": searched,
-        "hits": sorted(hits, key=lambda h: -h["score"]),
-        "misses": sorted(misses, key=lambda m: -m["score"]),
-        "threshold": threshold,
-        "borderline_floor": round(threshold - band, 4),
+        "hits": sorted(hits, key=lambda h: (-h["score"], h["card_id"])),
+        "misses": sorted(misses, key=lambda m: (-m["score"], m["card_id"])),
+        "threshold": classified.cuts.known,
+        "borderline_floor": classified.cuts.uncertain,
+        "relevance_policy": classified.policy,
+        "question_language": classified.language,
         "duration_ms": round(duration_ms, 1),
         **answer_summary(answer),
     }
@@ -188,19 +251,22 @@ def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
     `failed_validation`, `type_not_evidence`); records outside the scope are only counted (nothing of them,
     not even an id, is shown)."""
     shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
-    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: -m["score"])
+    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: (-m["score"], m["card_id"]))
     trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
 
 
 def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
-    """An answer is derived from the question put to `role` and from every hit it used: the narrowest
-    readership of them all (a role's own answer is that role's, even when every hit is on the board)."""
-    return narrowest(Readers.of(role), *(readers_of_space(hit["space"]) for hit in trace["hits"]))
+    """An answer is derived from the question put to `role` and from every card it used (hits, and the card an
+    uncertain answer quotes): the narrowest readership of them all (a role's own answer is that role's, even
+    when every hit is on the board)."""
+    return narrowest(Readers.of(role), *(readers_of_space(item["space"]) for item in provenance(trace)))
 
 
 def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
-    """Which card in which space each hit was: the ingredients of whatever was derived from the trace."""
-    return [{"card_id": hit["card_id"], "space": hit["space"]} for hit in trace["hits"]]
+    """Which card in which space each hit was: the ingredients of whatever was derived from the trace
+    (an uncertain answer's quoted card too, though it is no hit)."""
+    quoted = [m for m in trace["misses"] if m["card_id"] in trace.get("evidence", ())]
+    return [{"card_id": mark["card_id"], "space": mark["space"]} for mark in [*trace["hits"], *quoted]]
 
 
 def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
@@ -277,18 +343,10 @@ class Interrogation:
 
     async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
         scopes = readable_scopes(state["case_id"], state["role"])
-        # The read policy (owner key, expiry, type, screening now) runs in the gateway before classification:
-        # only what passes can be a hit, a borderline candidate or reach a model.
-        retrieval = await self.gateway.retrieve(scopes, state["question"], self.settings.search_limit)
-        candidates = admitted_for(state["role"], retrieval.candidates)
-        threshold, band = self.settings.effective_threshold, self.settings.borderline_band
-        return {
-            "searched": [scope.space for scope in scopes],
-            "classified": classify(candidates, state["role"], threshold, band),
-            "excluded": [
-                e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(state["role"])
-            ],
-        }
+        classified, excluded = await search_and_classify(
+            self.gateway, self.settings, scopes, state["role"], state["question"]
+        )
+        return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
 
     async def _respond(self, state: InterrogationState) -> dict[str, Any]:
         classified = state["classified"]
@@ -308,12 +366,7 @@ class Interrogation:
         scope = role_scope(case_id, role)
         session_card = await self._remember_being_asked(scope, state["question"], state["language"])
         trace = build_trace(
-            state["searched"],
-            self.settings.effective_threshold,
-            self.settings.borderline_band,
-            state["classified"],
-            answer,
-            (time.perf_counter() - state["started"]) * 1000,
+            state["searched"], state["classified"], answer, (time.perf_counter() - state["started"]) * 1000
         )
         with_read_policy(trace, state.get("excluded", []))
         await self._commit_or_undo(

@@ -27,6 +27,7 @@ from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
+from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.types import (
     Candidate,
     CardDraft,
@@ -182,6 +183,9 @@ class MemoryGateway:
         workers = settings.memory_pool_size if settings.remote_store else 1
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
+        self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
+        self.relevance_policy = policy_for(settings, self.embedder_name)
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
         self.screening = settings.content_policy
@@ -351,6 +355,10 @@ class MemoryGateway:
             owner=metadata.get("scope_key", ""),
         )
 
+    def relevance_feature_ids(self) -> set[str]:
+        """Card ids whose derived relevance features this process holds (in memory only): for erasure checks."""
+        return self._relevance.cached_card_ids()
+
     # ----- operations ----------------------------------------------------------------------------------
 
     def fence(self) -> None:
@@ -393,6 +401,7 @@ class MemoryGateway:
             with contextlib.suppress(Exception):
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
             raise
+        self._relevance.remember_many(written)  # per-card features once, at write time, in one batch
         return written
 
     def _add_blocking(
@@ -438,7 +447,8 @@ class MemoryGateway:
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         store = self._store()
-        vector = self._embedder.embed_query(query)
+        question = self._relevance.question(query)  # sentence and word vectors in one batch
+        vector = question.vector
         now = datetime.now(UTC)
         result = Retrieval()
         for scope in scopes:
@@ -469,6 +479,8 @@ class MemoryGateway:
                 else:
                     result.candidates.append(Candidate(card, score))
             self._purge_blocking(scope, expired)
+        # Signals for what may be evidence; what the read policy excluded is never judged.
+        result.candidates = self._relevance.score(question, result.candidates)
         return result
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
@@ -559,10 +571,12 @@ class MemoryGateway:
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
         if self._get_blocking(scope, card_id) is None:
             return False
+        self._relevance.forget([card_id])
         return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
 
     async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
         """Delete many cards of one space in batches (a reset removes a whole space this way)."""
+        self._relevance.forget(card_ids)
         await self._run(self._delete_ids_blocking, scope.user_id, scope.agent_id, list(card_ids))
 
     def _delete_ids_blocking(self, user_id: str, agent_id: str | None, card_ids: Sequence[str]) -> None:
@@ -586,7 +600,9 @@ class MemoryGateway:
                     store.storage.delete_memory(card_id, user_id, agent_id)
 
     async def erase_case(self, case_id: str) -> None:
-        """Remove every card of a case, in every space (role spaces and board copies alike), at any size."""
+        """Remove every card of a case, in every space (role spaces and board copies alike), at any size,
+        and every relevance feature derived from them."""
+        self._relevance.forget_case(case_id)
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
         self._ciphers.forget(case_id)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -61,10 +62,12 @@ class StoredCard:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A search result: the card and its cosine similarity to the query (-1..1)."""
+    """A search result: the card, its cosine similarity to the query (-1..1) and its relevance signals
+    (`memory/relevance.py`; `cosine` is always among them once the gateway has scored the candidate)."""
 
     card: StoredCard
     score: float
+    signals: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

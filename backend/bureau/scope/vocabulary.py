@@ -81,9 +81,11 @@ class CreatedBy(StrEnum):
 
 
 class Certainty(StrEnum):
-    """An answer's certainty: a retrieval fact, never a model's mood."""
+    """An answer's certainty: a retrieval fact, never a model's mood. `uncertain`: the closest memory may
+    answer the question, and the answer says so; never counted as knowing (docs/retrieval.md)."""
 
     KNOWN = "known"
+    UNCERTAIN = "uncertain"
     UNKNOWN = "unknown"
 
 
@@ -98,6 +100,7 @@ class MissReason(StrEnum):
     """Why a candidate in a trace is not evidence."""
 
     BELOW_THRESHOLD = "below_threshold"
+    UNCERTAIN = "uncertain"  # close, maybe an answer; not judged by a model (evidence mode never guesses)
     BORDERLINE_REJECTED = "borderline_rejected"
     DERIVED_CONTEXT = "derived_context"
     DUPLICATE = "duplicate"

@@ -390,7 +390,19 @@ async def test_only_borderline_and_none_confirmed_cannot_be_known(stub, make_res
     responder = make_responder()
     stub.push(json_reply({"answer": "Floor 3.", "certainty": "known", "cited": [], "borderline": {"b1": False}}))
     answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
-    assert answer.certainty == "unknown" and answer.fallback_reason == "claimed_known_without_evidence"
+    # The invalid reply is discarded whole, its verdicts with it: the evidence fallback says "uncertain" out
+    # loud (before the three outcomes, borderline cards were plain misses and this ended "unknown").
+    assert answer.certainty == "uncertain" and answer.fallback_reason == "claimed_known_without_evidence"
+    assert answer.evidence == (BOARD_TIP.id,) and answer.text.startswith("I might know")
+
+
+async def test_a_rejected_uncertain_candidate_becomes_unknown(stub, make_responder):
+    responder = make_responder()
+    reply = {"answer": "No idea, chief.", "certainty": "unknown", "cited": [], "borderline": {"b1": False}}
+    stub.push(json_reply(reply))
+    answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
+    assert (answer.responder, answer.certainty, answer.evidence) == ("role_voice", "unknown", ())
+    assert answer.borderline_verdicts == {BOARD_TIP.id: False}
 
 
 # -- budget and concurrency ----------------------------------------------------------------------------

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from bureau.answering.base import Answer, AnswerRequest
+from bureau.answering.evidence import evidence_answer
 from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
 from bureau.game.interrogation import classify, validate_answer
 from bureau.memory.types import Candidate
 from bureau.scope.keys import SPACES, MemoryScope, ScopeError, composite_key, readable_scopes, space_scope
+from bureau.scope.relevance import ThresholdPolicy
 from factories import candidate, card
 
 GOOD = {"operator_passcode": "operator-pass-1", "stage_passcode": "stage-pass-22"}
@@ -75,7 +77,8 @@ def test_classify_thresholds_dedupes_and_never_counts_derived_context() -> None:
     session = candidate(card("3", "I was asked: what is the code?", memory_type="session"), 0.95)
     near = candidate(card("4", "The safe is behind the painting."), 0.33)
     far = candidate(card("5", "Lunch is at noon.", space="bulletin_board"), 0.05)
-    result = classify([far, session, copy, near, own], "informant", threshold=0.40, band=0.10)
+    # The single cosine threshold is now one of two relevance policies (the fallback for uncalibrated embedders).
+    result = classify([far, session, copy, near, own], "informant", ThresholdPolicy(0.40, 0.10), "en")
     assert result.hits == [own]  # the own-space original wins the tie with its board copy
     assert result.borderline == [near]
     assert [(c.card.id, reason) for c, reason in result.misses] == [
@@ -122,3 +125,16 @@ def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))
     server_types = {str(t) for t in EventType}
     assert client_types == server_types
+
+
+def test_evidence_mode_says_uncertain_out_loud_in_both_languages() -> None:
+    close = candidate(card("7", "夜班门房看见一个打着紫色雨伞的快递员。", space="detective"), 0.3)
+    for language, opening in (
+        ("en", "I might know — the closest memory is in my own memory"),
+        ("zh", "我可能知道——最接近的记忆是"),
+    ):
+        request = AnswerRequest("abcdef123456", "detective", "q", language, hits=(), borderline=(close,))
+        answer = evidence_answer(request)
+        assert (answer.certainty, answer.evidence) == ("uncertain", ("7",))
+        assert answer.text.startswith(opening) and close.card.content in answer.text
+        assert validate_answer(answer, request) == answer  # uncertain, citing only the close card it quotes

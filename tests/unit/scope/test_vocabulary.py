@@ -10,6 +10,7 @@ from bureau.answering.base import AnswerRequest
 from bureau.answering.role_voice.packet import build_packet
 from bureau.game.interrogation import classify
 from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES, may_be_evidence, writable_types
+from bureau.scope.relevance import ThresholdPolicy
 from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
 from factories import CASE_ID, candidate, card
 
@@ -28,7 +29,7 @@ def test_scenarios_load_only_memory_that_may_be_evidence() -> None:
 def test_every_layer_applies_the_same_evidence_rule(memory_type: MemoryType) -> None:
     """A strong match of each memory type: a hit exactly when the rule allows it, in classify and the packet."""
     stored = card(f"card-{memory_type}", "The safe combination is 0427.", memory_type=memory_type)
-    classified = classify([candidate(stored, 0.9)], "informant", threshold=0.35, band=0.05)
+    classified = classify([candidate(stored, 0.9)], "informant", ThresholdPolicy(0.35, 0.05), "en")
     request = AnswerRequest(CASE_ID, "informant", "What is the safe combination?", "en", tuple(classified.hits))
     packet = build_packet(
         AnswerRequest(CASE_ID, "informant", "What is the safe combination?", "en", (candidate(stored, 0.9),))

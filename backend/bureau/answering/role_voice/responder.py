@@ -25,6 +25,7 @@ from bureau.answering.role_voice.packet import EvidencePacket, build_packet
 from bureau.answering.role_voice.prompt import LANGUAGE_RULES, render_prompt
 from bureau.answering.role_voice.reply import MalformedOutputError, ValidationFailure, parse_reply, validate_reply
 from bureau.config import Settings
+from bureau.memory.types import Candidate
 from bureau.scope import ROLES
 
 log = logging.getLogger("bureau.answering.role_voice")
@@ -159,10 +160,12 @@ class RoleVoiceResponder:
 
     def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: str) -> Answer:
         log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)
+
         # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the
         # fallback either, so the answer never quotes or cites what `filtered` reports.
-        hits = tuple(c for c in request.hits if c.card.id not in packet.filtered and c.card.may_be_evidence)
-        if len(hits) != len(request.hits):
-            request = dataclasses.replace(request, hits=hits)
+        def usable(candidates: tuple[Candidate, ...]) -> tuple[Candidate, ...]:
+            return tuple(c for c in candidates if c.card.id not in packet.filtered and c.card.may_be_evidence)
+
+        request = dataclasses.replace(request, hits=usable(request.hits), borderline=usable(request.borderline))
         answer = evidence_answer(request, fallback_reason=reason)
         return dataclasses.replace(answer, filtered=dict(packet.filtered))

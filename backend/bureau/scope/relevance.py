@@ -1,0 +1,136 @@
+"""Pure relevance policy: from a candidate's signals to `known`, `uncertain` or `unknown`.
+
+Two policies share one small interface:
+
+- `LogisticPolicy` — the calibrated model (docs/retrieval.md): per question language, a logistic combination
+  of the signals the memory layer measured, and two cut points on its probability. Its coefficients are
+  data (`memory/data/relevance_model.json`), fitted on the calibration half of the labelled set.
+- `ThresholdPolicy` — the single cosine threshold with a band below it, for an embedder that has no
+  calibrated model (or when `BUREAU_RELEVANCE_THRESHOLD` is set explicitly).
+
+No I/O here: the memory layer reads the data file and hands the parsed mapping to `policy_from_data`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from bureau.scope.vocabulary import Certainty
+
+Verdict = Certainty
+CAP_GAP = 0.001
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """`score` is what the X-ray draws on its 0–1 axis: the model's probability, or the cosine."""
+
+    score: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Cuts:
+    known: float
+    uncertain: float
+
+
+class RelevancePolicy(Protocol):
+    name: str
+
+    def judge(self, signals: Mapping[str, float], language: str) -> Judgement: ...
+
+    def cuts(self, language: str) -> Cuts: ...
+
+
+def _verdict(score: float, cuts: Cuts) -> Verdict:
+    if score >= cuts.known:
+        return Certainty.KNOWN
+    if score >= cuts.uncertain:
+        return Certainty.UNCERTAIN
+    return Certainty.UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdPolicy:
+    threshold: float
+    band: float
+    name: str = "cosine-threshold"
+
+    def cuts(self, language: str) -> Cuts:
+        return Cuts(known=self.threshold, uncertain=round(self.threshold - self.band, 4))
+
+    def judge(self, signals: Mapping[str, float], language: str) -> Judgement:
+        score = float(signals["cosine"])
+        return Judgement(score=score, verdict=_verdict(score, self.cuts(language)))
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageModel:
+    """p = 1 / (1 + exp(-(intercept + sum(weight * signal)))). A signal named in `caps` that is 1 (for example
+    `type_miss`: the question asks *why* and the card gives no reason) holds p just below the known cut:
+    such a card can be uncertain, never known."""
+
+    intercept: float
+    weights: Mapping[str, float]
+    cuts: Cuts
+    caps: tuple[str, ...] = ()
+
+    def probability(self, signals: Mapping[str, float]) -> float:
+        z = self.intercept + sum(w * float(signals.get(name, 0.0)) for name, w in self.weights.items())
+        p = 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+        if any(float(signals.get(name, 0.0)) >= 1.0 for name in self.caps):
+            p = min(p, max(0.0, self.cuts.known - CAP_GAP))
+        return p
+
+
+@dataclass(frozen=True, slots=True)
+class LogisticPolicy:
+    languages: Mapping[str, LanguageModel]
+    name: str = "logistic"
+
+    def _model(self, language: str) -> LanguageModel:
+        return self.languages.get(language) or self.languages["en"]
+
+    def cuts(self, language: str) -> Cuts:
+        return self._model(language).cuts
+
+    def judge(self, signals: Mapping[str, float], language: str) -> Judgement:
+        model = self._model(language)
+        score = round(model.probability(signals), 6)  # rounded: the same signals give the same verdict
+        return Judgement(score=score, verdict=_verdict(score, model.cuts))
+
+
+class RelevanceModelError(ValueError):
+    """The relevance data file is malformed."""
+
+
+def policy_from_data(data: Mapping[str, object], embedder: str) -> LogisticPolicy | None:
+    """The calibrated model for `embedder`, or None when the file has none for it."""
+    models = data.get("models")
+    if not isinstance(models, Mapping):
+        raise RelevanceModelError("relevance model file has no 'models' mapping")
+    entry = models.get(embedder)
+    if entry is None:
+        return None
+    try:
+        languages = {
+            lang: LanguageModel(
+                intercept=float(spec["intercept"]),
+                weights={str(k): float(v) for k, v in spec["weights"].items()},
+                cuts=Cuts(known=float(spec["known_cut"]), uncertain=float(spec["uncertain_cut"])),
+                caps=tuple(str(c) for c in spec.get("caps", ())),
+            )
+            for lang, spec in entry["languages"].items()
+        }
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RelevanceModelError(f"relevance model for {embedder!r} is malformed") from exc
+    if "en" not in languages:
+        raise RelevanceModelError(f"relevance model for {embedder!r} has no English entry")
+    for model in languages.values():
+        if not 0.0 <= model.cuts.uncertain <= model.cuts.known <= 1.0:
+            raise RelevanceModelError("cut points must satisfy 0 <= uncertain <= known <= 1")
+    return LogisticPolicy(languages=languages, name=f"logistic-{embedder}")

@@ -1,0 +1,92 @@
+"""Known / uncertain / unknown in play: whispered cards, the real store and the calibrated relevance model.
+
+The night porter is the issue's own example: every question about the whispered fact is answered from the
+detective's memory (known, or "I might know" out loud), never "unknown"; questions about nothing in memory
+are unknown; a fact held by another role is never known; the same question gives the same outcome.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from bureau.api.deps import Services
+from bureau.memory.relevance import SIGNALS
+from helpers import NewCase, ask
+
+PORTER = "The night porter saw a courier with a violet umbrella."
+
+
+async def _whisper(client: httpx.AsyncClient, case_id: str, role: str, text: str) -> dict:
+    response = await client.post(f"/api/cases/{case_id}/whispers", json={"role": role, "text": text})
+    assert response.status_code == 201, response.text
+    return response.json()["card"]
+
+
+async def test_the_night_porter_is_never_unknown_to_the_detective(client: httpx.AsyncClient, new_case: NewCase) -> None:
+    case_id = (await new_case())["case"]["id"]
+    card = await _whisper(client, case_id, "detective", PORTER)
+    known = await ask(client, case_id, "detective", "Who did the night porter see?")
+    assert known["certainty"] == "known" and known["evidence"] == [card["id"]]
+    assert PORTER in known["answer"]
+    [hit] = known["trace"]["hits"]
+    assert hit["card_id"] == card["id"] and hit["score"] >= known["trace"]["threshold"]
+    assert set(hit["signals"]) == set(SIGNALS)
+    assert known["trace"]["relevance_policy"] == "logistic-local"
+    # ("快递员手里拿着什么？" against this English card stays unknown: docs/retrieval.md, what was not reached.)
+    for question in ("What was the courier carrying?", "Who saw a courier?"):
+        result = await ask(client, case_id, "detective", question)
+        assert result["certainty"] in ("known", "uncertain"), (question, result["trace"])
+        assert result["evidence"] == [card["id"]], question
+
+
+async def test_uncertain_is_said_out_loud_and_is_not_a_hit(client: httpx.AsyncClient, new_case: NewCase) -> None:
+    case_id = (await new_case())["case"]["id"]
+    card = await _whisper(client, case_id, "detective", PORTER)
+    result = await ask(client, case_id, "detective", "What was the courier carrying?")
+    assert result["certainty"] == "uncertain", result["trace"]
+    assert result["answer"].startswith("I might know — the closest memory is in my own memory")
+    assert PORTER in result["answer"] and "may not answer this" in result["answer"]
+    assert result["evidence"] == [card["id"]] and result["trace"]["hits"] == []
+    [close] = [m for m in result["trace"]["misses"] if m["card_id"] == card["id"]]
+    assert close["reason"] == "uncertain"
+    assert result["trace"]["borderline_floor"] <= close["score"] < result["trace"]["threshold"]
+
+
+async def test_off_topic_is_unknown_and_another_roles_fact_is_never_known(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case_id = (await new_case())["case"]["id"]
+    await _whisper(client, case_id, "detective", PORTER)
+    assert (await ask(client, case_id, "detective", "How many moons does Jupiter have?"))["certainty"] == "unknown"
+    for role in ("informant", "suspect"):
+        other = await ask(client, case_id, role, "Who did the night porter see?")
+        assert other["certainty"] != "known", other["trace"]
+        assert PORTER not in other["answer"]
+
+
+async def test_the_same_question_ten_times_gives_the_same_outcome(client: httpx.AsyncClient, new_case: NewCase) -> None:
+    """Each ask adds a session record ("I was asked …"): context that scores high, but never changes the
+    certainty, the evidence or any real card's judged score."""
+    case_id = (await new_case())["case"]["id"]
+    await _whisper(client, case_id, "detective", PORTER)
+    questions = ("Who did the night porter see?", "What was the courier carrying?", "What is the night porter's name?")
+    for question in questions:
+        outcomes = set()
+        for _ in range(10):
+            result = await ask(client, case_id, "detective", question)
+            trace = result["trace"]
+            real = [m for m in trace["hits"] + trace["misses"] if m["memory_type"] not in ("session", "task_state")]
+            scores = tuple(sorted((m["card_id"], m["score"]) for m in real))
+            outcomes.add((result["certainty"], tuple(result["evidence"]), scores))
+        assert len(outcomes) == 1, (question, outcomes)
+
+
+async def test_per_card_features_do_not_outlive_the_card(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case_id = (await new_case())["case"]["id"]
+    card = await _whisper(client, case_id, "detective", PORTER)
+    assert card["id"] in services.gateway.relevance_feature_ids()
+    response = await client.delete(f"/api/cases/{case_id}")
+    assert response.status_code == 204
+    assert card["id"] not in services.gateway.relevance_feature_ids()
