@@ -37,14 +37,18 @@ test: install test-web test-python
 
 test-python: $(STAMP)
 	$(BIN)/ruff check backend tests scripts bench
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 test-web: web
 	cd web && npm test && npm run e2e
 
+# Style, the layer contracts of docs/architecture.md (import-linter, in pyproject.toml) and types (mypy).
 lint: $(STAMP)
 	$(BIN)/ruff check backend tests scripts bench
 	$(BIN)/ruff format --check backend tests scripts bench
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 format: $(STAMP)
 	$(BIN)/ruff format backend tests scripts bench

@@ -22,6 +22,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    """Signal, wait up to 30 s, then kill."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
 class LiveServer:
     """`bureau serve --port P --data-dir D *args` with `env` on top of a `BUREAU_`-free environment."""
 
@@ -83,15 +94,8 @@ class LiveServer:
         raise RuntimeError(f"bureau serve did not become healthy:\n{self.log_path.read_text()[-3000:]}")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        if self.process is not None:
+            stop_process(self.process, sig)
         self.process = None
 
     def log_text(self) -> str:

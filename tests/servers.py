@@ -15,7 +15,7 @@ from pathlib import Path
 import pylibseekdb
 import pymysql
 
-from live_server import free_port
+from live_server import free_port, stop_process
 
 START_DEADLINE_S = 60.0
 
@@ -129,12 +129,6 @@ class SeekdbServer:
         }
 
     def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        if self.process is not None:
+            stop_process(self.process)
         self.process = None

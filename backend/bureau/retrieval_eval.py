@@ -37,6 +37,7 @@ from bureau.scope.relevance import (
     ThresholdPolicy,
     Verdict,
 )
+from bureau.scope.vocabulary import Certainty
 
 REPO = Path(__file__).resolve().parents[2]
 SET_PATH = REPO / "tests" / "data" / "honest_retrieval_set.yaml"
@@ -194,7 +195,7 @@ def judge(scored: Scored, policy: RelevancePolicy) -> Outcome:
     lang = scored.probe.language
     judged = [(policy.judge(c.signals, lang), c) for c in scored.candidates]
     if not judged:
-        return Outcome(scored.probe, "unknown", None, 0.0)
+        return Outcome(scored.probe, Certainty.UNKNOWN, None, 0.0)
     best_judgement, best = min(judged, key=lambda jc: (-jc[0].score, -jc[1].score, jc[1].card.id))
     return Outcome(scored.probe, best_judgement.verdict, best.card.id, best_judgement.score)
 

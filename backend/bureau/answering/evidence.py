@@ -3,7 +3,7 @@ candidate, it says so out loud ("I might know …") and never guesses."""
 
 from __future__ import annotations
 
-from bureau.answering.base import Answer, AnswerRequest
+from bureau.answering.base import Answer, AnswerRequest, ResponderName
 from bureau.answering.conflicts import find_conflicts
 from bureau.memory.types import StoredCard
 from bureau.scope import BOARD
@@ -39,7 +39,7 @@ MAX_CITED = 3
 
 
 class EvidenceResponder:
-    name = "evidence"
+    name: ResponderName = "evidence"
 
     @property
     def degraded(self) -> bool:

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from bureau.api.delivery import project_event
 from bureau.ledger.notifications import CommitListener
@@ -102,7 +102,7 @@ async def event_stream(
     audience: Audience,
     after: int,
     heartbeat_s: float,
-    is_disconnected,  # async () -> bool
+    is_disconnected: Callable[[], Awaitable[bool]],
 ) -> AsyncIterator[str]:
     yield f"retry: {RETRY_MS}\n\n"
     cursor = after

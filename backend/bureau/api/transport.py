@@ -104,7 +104,8 @@ async def _read_capped(headers: Headers, receive: Receive) -> bytes | None:
     declared = headers.get("content-length", "0").strip()
     if not declared.isdigit() or len(declared) > 12 or int(declared) > MAX_BODY_BYTES:
         return None
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":

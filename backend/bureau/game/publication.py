@@ -19,7 +19,7 @@ from bureau.game.errors import CardNotFoundError, CaseNotFoundError, Publication
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
 from bureau.memory.gateway import MemoryGateway
-from bureau.memory.types import CardDraft, StoredCard
+from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
 from bureau.scope.memory_policy import parse_trust
@@ -114,7 +114,19 @@ class Publisher:
             raise
         if done is None:
             return await self._lost_lease(board, source, copy), True
+        await self._remove_strays(board, source, keep=copy)
         return card_view(copy), False
+
+    async def _remove_strays(self, board: MemoryScope, source: StoredCard, keep: StoredCard) -> None:
+        """A stalled attempt's copy can become visible only after we looked for it, and that attempt keeps
+        it while we are still pending. Once ours is ready, every other copy of the source goes."""
+        try:
+            strays = [c for c in await self.gateway.find_by_source(board, source.id) if c.id != keep.id]
+        except MemoryUnavailableError:
+            log.warning("could not look for stray board copies; a stalled attempt removes its own on return")
+            return
+        for stray in strays:
+            await self._compensate(board, stray)
 
     async def _still_private(self, source: StoredCard) -> bool:
         """Publishing is the one way anything widens, so it is checked again at the moment it happens: the

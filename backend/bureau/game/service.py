@@ -42,7 +42,7 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
-from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope
+from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, RecordKind
 
@@ -98,7 +98,9 @@ class Bureau:
 
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
-        spaces = {scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)}
+        spaces: dict[str, list[StoredCard]] = {
+            scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)
+        }
         last = await self.ledger.last_entry(case_id, RecordKind.INTERROGATION)
         joint = await self.ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last, joint)
@@ -283,7 +285,7 @@ class Bureau:
             raise VersionConflictError(await self.snapshot(case_id)) from exc
         for copy in copies:
             await discard_card(self.gateway, self.ledger, board, copy.id, "card_erased")
-        await discard_card(self.gateway, self.ledger, role_scope(case_id, card.space), card.id, "card_erased")
+        await discard_card(self.gateway, self.ledger, space_scope(case_id, card.space), card.id, "card_erased")
 
     async def _private_card(self, case_id: str, card_id: str) -> StoredCard:
         for role in ROLES:
@@ -307,7 +309,7 @@ class Bureau:
                 await self.ledger.finish_cleanup(task.id)
                 continue
             try:
-                await self.gateway.delete(MemoryScope(task.case_id, task.space), task.card_id)
+                await self.gateway.delete(space_scope(task.case_id, task.space), task.card_id)
             except MemoryUnavailableError:
                 await self.ledger.retry_cleanup_later(task.id, task.attempts + 1)
                 continue

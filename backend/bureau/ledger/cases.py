@@ -23,6 +23,7 @@ from bureau.ledger.transactions import (
     LedgerConflictError,
     TransactionRunner,
     VersionMismatchError,
+    affected,
     aware,
     utcnow,
 )
@@ -123,7 +124,7 @@ class CaseLedger(TransactionRunner):
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
-            if session.execute(stmt.values(**values)).rowcount != 1:
+            if affected(session.execute(stmt.values(**values))) != 1:
                 # Another process bumped it between our read and write.
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
                 raise VersionMismatchError(current or 0)
@@ -145,7 +146,7 @@ class CaseLedger(TransactionRunner):
 
         def work(session: Session) -> bool:
             stmt = update(CaseRow).where(CaseRow.id == case_id).values(status=ERASING, updated_at=utcnow())
-            return session.execute(stmt).rowcount == 1
+            return affected(session.execute(stmt)) == 1
 
         return await self._run(work)
 

@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import PasscodeFailureRow, StreamSlotRow, UsageCounterRow
-from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
 
 
 def _key_hash(key: str) -> str:
@@ -82,7 +82,7 @@ class LimitLedger(TransactionRunner):
                         )
                         .values(owner=owner, expires_at=now + timedelta(seconds=lease_s))
                     )
-                    if session.execute(stmt).rowcount == 1:
+                    if affected(session.execute(stmt)) == 1:
                         return slot
             return None
 
@@ -120,7 +120,7 @@ class LimitLedger(TransactionRunner):
                 .where(UsageCounterRow.name == name, UsageCounterRow.used < limit)
                 .values(used=UsageCounterRow.used + 1, updated_at=utcnow())
             )
-            if session.execute(stmt).rowcount == 1:
+            if affected(session.execute(stmt)) == 1:
                 return True
             if session.get(UsageCounterRow, name) is not None or limit <= 0:
                 return False

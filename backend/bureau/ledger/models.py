@@ -41,7 +41,7 @@ class EventRow(Base):
 
     __tablename__ = "events"
     # Ids must never be reused after an erase, or a resuming stream would skip or repeat events.
-    __table_args__: ClassVar = {"sqlite_autoincrement": True}
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
     case_id: Mapped[str] = mapped_column(String(64), index=True)

@@ -30,7 +30,7 @@ class CommitListener:
         self._thread: threading.Thread | None = None
         self.connected = False
 
-    def start(self, on_commit: Callable[[], None]) -> None:
+    def start(self, on_commit: Callable[[], object]) -> None:
         """`on_commit` is called from the listening thread (hand it over to the event loop yourself)."""
         self._thread = threading.Thread(target=self._run, args=(on_commit,), name="bureau-listen", daemon=True)
         self._thread.start()
@@ -40,7 +40,7 @@ class CommitListener:
         if self._thread is not None:
             self._thread.join(timeout=_POLL_S * 3)
 
-    def _run(self, on_commit: Callable[[], None]) -> None:
+    def _run(self, on_commit: Callable[[], object]) -> None:
         while not self._stopping.is_set():
             try:
                 connection = self._listen()
@@ -60,14 +60,14 @@ class CommitListener:
 
     def _listen(self) -> Any:
         pooled = self._engine.raw_connection()
-        connection = pooled.dbapi_connection
+        connection: Any = pooled.dbapi_connection  # psycopg2's, whose cursor is a context manager
         pooled.detach()  # ours for the life of the thread, never handed back to the pool
         connection.autocommit = True
         with connection.cursor() as cursor:
             cursor.execute(f'LISTEN "{self._channel}"')
         return connection
 
-    def _receive(self, connection: Any, on_commit: Callable[[], None]) -> None:
+    def _receive(self, connection: Any, on_commit: Callable[[], object]) -> None:
         while not self._stopping.is_set():
             if not select.select([connection], [], [], _POLL_S)[0]:
                 continue

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow
-from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
 
 WRITE_ACCEPTED = "write_accepted"
 WRITE_REJECTED = "write_rejected"
@@ -100,14 +100,16 @@ class PolicyAuditLedger(TransactionRunner):
         def work(session: Session) -> bool:
             now = utcnow()
             expires = now + timedelta(seconds=ttl_s)
-            taken = session.execute(
-                update(MaintenanceLeaseRow)
-                .where(
-                    MaintenanceLeaseRow.name == name,
-                    (MaintenanceLeaseRow.owner == owner) | (MaintenanceLeaseRow.expires_at <= now),
+            taken = affected(
+                session.execute(
+                    update(MaintenanceLeaseRow)
+                    .where(
+                        MaintenanceLeaseRow.name == name,
+                        (MaintenanceLeaseRow.owner == owner) | (MaintenanceLeaseRow.expires_at <= now),
+                    )
+                    .values(owner=owner, expires_at=expires)
                 )
-                .values(owner=owner, expires_at=expires)
-            ).rowcount
+            )
             if taken:
                 return True
             if session.get(MaintenanceLeaseRow, name) is not None:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, PublicationRow
-from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, aware, utcnow
+from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
 from bureau.scope.vocabulary import EventType, PublicationState
 
 
@@ -113,7 +113,7 @@ class PublicationLedger(CaseLedger):
                 )
                 .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
             )
-            return session.execute(stmt).rowcount == 1
+            return affected(session.execute(stmt)) == 1
 
         return await self._run(work)
 
@@ -133,7 +133,7 @@ class PublicationLedger(CaseLedger):
                 )
                 .values(state=PublicationState.READY, public_card_id=public_card_id, updated_at=utcnow())
             )
-            if session.execute(stmt).rowcount != 1:
+            if affected(session.execute(stmt)) != 1:
                 raise _LostLease
 
         try:
@@ -164,7 +164,7 @@ class PublicationLedger(CaseLedger):
                     updated_at=now,
                 )
             )
-            return session.execute(stmt).rowcount == 1
+            return affected(session.execute(stmt)) == 1
 
         return await self._run(work)
 
@@ -206,6 +206,6 @@ class PublicationLedger(CaseLedger):
 
         def work(session: Session) -> int:
             gone = PublicationRow.source_card_id.in_(card_ids) | PublicationRow.public_card_id.in_(card_ids)
-            return session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id, gone)).rowcount
+            return affected(session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id, gone)))
 
         return await self._run(work) if card_ids else 0

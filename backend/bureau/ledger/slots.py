@@ -8,7 +8,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import ProcessSlotRow
-from bureau.ledger.transactions import LedgerConflictError, LedgerError, TransactionRunner, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, LedgerError, TransactionRunner, affected, aware, utcnow
 
 SLOT_COUNT = 1024
 
@@ -37,7 +37,7 @@ class SlotLedger(TransactionRunner):
                         .where(ProcessSlotRow.slot == slot, ProcessSlotRow.heartbeat_at < stale)
                         .values(owner=owner, heartbeat_at=now)
                     )
-                    if session.execute(stmt).rowcount == 1:
+                    if affected(session.execute(stmt)) == 1:
                         return slot
             if wanted is not None:
                 raise LedgerConflictError(f"worker id {wanted} is held by another live process")
@@ -61,7 +61,7 @@ class SlotLedger(TransactionRunner):
                 .where(ProcessSlotRow.slot == slot, ProcessSlotRow.owner == owner)
                 .values(heartbeat_at=utcnow())
             )
-            return session.execute(stmt).rowcount == 1
+            return affected(session.execute(stmt)) == 1
 
         return await self._run(work)
 

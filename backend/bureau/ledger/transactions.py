@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Engine
+from sqlalchemy import CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -49,6 +49,11 @@ def utcnow() -> datetime:
 def aware(value: datetime) -> datetime:
     """SQLite hands back naive datetimes; everything in the ledger is UTC."""
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def affected(result: Result[Any]) -> int:
+    """Rows an UPDATE or DELETE changed (its result is a cursor result)."""
+    return cast(CursorResult[Any], result).rowcount
 
 
 class TransactionRunner:

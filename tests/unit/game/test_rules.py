@@ -9,7 +9,7 @@ from bureau.answering.evidence import evidence_answer
 from bureau.config import DEFAULT_THRESHOLDS, Settings, UnsafeSettingsError
 from bureau.game.interrogation import classify, validate_answer
 from bureau.memory.types import Candidate
-from bureau.scope.keys import MemoryScope, ScopeError, composite_key, readable_scopes
+from bureau.scope.keys import SPACES, MemoryScope, ScopeError, composite_key, readable_scopes, space_scope
 from bureau.scope.relevance import ThresholdPolicy
 from factories import candidate, card
 
@@ -62,6 +62,13 @@ def test_scopes_are_built_only_from_valid_parts() -> None:
             MemoryScope(case_id, space)  # type: ignore[arg-type]
     with pytest.raises(ScopeError):
         readable_scopes("abcdef123456", "bulletin_board")  # type: ignore[arg-type]
+
+
+def test_a_stored_space_name_becomes_a_scope_only_if_it_is_a_space() -> None:
+    assert [space_scope("abcdef123456", space).space for space in SPACES] == list(SPACES)
+    for stored in ("chief", "", "bulletin_board:x"):
+        with pytest.raises(ScopeError):
+            space_scope("abcdef123456", stored)
 
 
 def test_classify_thresholds_dedupes_and_never_counts_derived_context() -> None:

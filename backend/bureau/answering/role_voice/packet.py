@@ -50,7 +50,7 @@ def build_packet(request: AnswerRequest) -> EvidencePacket:
     seen: set[str] = set()
 
     def admit(candidates: tuple[Candidate, ...], prefix: str) -> tuple[PacketItem, ...]:
-        items = []
+        items: list[PacketItem] = []
         for candidate in candidates:
             card = candidate.card
             if card.id in seen:

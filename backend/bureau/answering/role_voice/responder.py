@@ -9,7 +9,7 @@ import logging
 import threading
 from typing import Any
 
-from bureau.answering.base import BUDGET, BUSY, MALFORMED, PROVIDER_ERROR, Answer, AnswerRequest
+from bureau.answering.base import BUDGET, BUSY, MALFORMED, PROVIDER_ERROR, Answer, AnswerRequest, ResponderName
 from bureau.answering.evidence import evidence_answer
 from bureau.answering.role_voice.agent import (
     RECURSION_LIMIT,
@@ -32,7 +32,7 @@ log = logging.getLogger("bureau.answering.role_voice")
 
 
 class RoleVoiceResponder:
-    name = "role_voice"
+    name: ResponderName = "role_voice"
 
     def __init__(
         self,
