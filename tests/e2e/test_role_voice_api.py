@@ -116,11 +116,12 @@ def test_a_provider_failure_is_never_an_error_for_the_user(
 def test_borderline_candidates_are_checked_by_the_model_and_shown_in_the_xray(
     voiced: LiveServer, stub: StubOpenAI, case: dict[str, Any]
 ) -> None:
-    question = "Where did you spend the evening?"
+    # The relevance model knows "Where did you spend the evening?" outright; this one leaves the alibi uncertain.
+    question = "What did you do on Friday evening?"
 
     def confirm_first_borderline(body: dict[str, Any]) -> Any:
         prompt = str(body)
-        assert "b1" in prompt  # the alibi scores just under the threshold with the offline embedder
+        assert "b1" in prompt  # the alibi is the uncertain candidate with the offline embedder
         return json_reply(
             {
                 "answer": "I spent the evening at my sister's birthday dinner across town.",
@@ -138,7 +139,7 @@ def test_borderline_candidates_are_checked_by_the_model_and_shown_in_the_xray(
     assert confirmed[0]["score"] < result["trace"]["threshold"]
     assert all(m["reason"] != "borderline_confirmed" for m in result["trace"]["misses"])
 
-    # Evidence mode never guesses: the same question without the model stays unknown.
+    # Evidence mode never guesses: without the model the same question stays uncertain, never known.
     stub.push(status_reply(503))
     fallback = ask(voiced, case, "suspect", question)
-    assert fallback["responder"] == "evidence" and fallback["certainty"] == "unknown"
+    assert fallback["responder"] == "evidence" and fallback["certainty"] == "uncertain"
