@@ -78,9 +78,9 @@ def check_memory_store(settings: Settings) -> Check:
     if settings.memory_backend == "sqlite":
         return Check("memory store", True, f"sqlite under {settings.data_dir}")
     if not settings.remote_store:
-        try:
-            import pylibseekdb  # noqa: F401  # the embedded server ships in this wheel
-        except ImportError:
+        from bureau.memory.gateway import embedded_seekdb_available
+
+        if not embedded_seekdb_available():
             return Check("memory store", False, "embedded seekdb needs pylibseekdb (no wheel here): use sqlite")
         return Check("memory store", True, f"embedded seekdb under {settings.data_dir}")
     from bureau.memory.remote_store import schema_status

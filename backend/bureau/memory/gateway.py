@@ -12,6 +12,7 @@ import asyncio
 import builtins
 import contextlib
 import hashlib
+import importlib.util
 import logging
 import os
 import tempfile
@@ -53,6 +54,11 @@ _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and e
 _DELETE_BATCH = 500
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
 _CALL_TIMEOUT_S = 30.0
+
+
+def embedded_seekdb_available() -> bool:
+    """The embedded server ships in the pylibseekdb wheel, which exists only for some platforms."""
+    return importlib.util.find_spec("pylibseekdb") is not None
 
 
 @contextlib.contextmanager
