@@ -25,7 +25,7 @@ from factories import candidate, card
 from live_server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-LLM_PYTHON = Path(os.environ.get("BUREAU_TEST_LLM_PYTHON", REPO / ".venv-llm" / "bin" / "python"))
+LLM_PYTHON = Path(os.environ.get("LLM_SERVER_PYTHON", REPO / ".venv-llm" / "bin" / "python"))
 START_DEADLINE_S = 120.0
 # The wheel's own package imports the `llm` CLI; only its folder (with the GGUF) is needed.
 FIND_MODEL = (
