@@ -58,7 +58,7 @@ def serve(args: argparse.Namespace) -> int:
         return 0
     if isinstance(startup.error, UnsafeSettingsError):
         raise startup.error
-    print(f"Start-up failed: {type(startup.error).__name__}", file=sys.stderr)
+    print(f"Start-up failed ({startup.failed_in}): {type(startup.error).__name__}: {startup.error}", file=sys.stderr)
     return 1
 
 

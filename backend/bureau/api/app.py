@@ -26,7 +26,7 @@ from bureau.api.state import publish_services, publish_startup, services_of
 from bureau.api.transport import TransportGuard, is_api_path
 from bureau.bootstrap.phases import Phase, Startup
 from bureau.bootstrap.runtime import Runtime, close_runtime, open_runtime, start_background
-from bureau.config import Settings, get_settings
+from bureau.config import Settings, UnsafeSettingsError, get_settings
 
 log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
@@ -54,6 +54,8 @@ async def _serve_services(app: FastAPI, settings: Settings, startup: Startup, ta
     try:
         runtime = await open_runtime(settings, startup)
     except BaseException as exc:
+        if not isinstance(exc, asyncio.CancelledError | UnsafeSettingsError):  # a refusal says why itself
+            log.error("start-up failed in phase %s", startup.phase, exc_info=exc)
         startup.fail(exc)
         raise
     svc = api_services(runtime)

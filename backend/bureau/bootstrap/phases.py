@@ -50,6 +50,7 @@ class Startup:
         self._began = time.perf_counter()
         self.phase = Phase.SETTINGS
         self.error: BaseException | None = None
+        self.failed_in: Phase | None = None
         self._done = asyncio.Event()
         self._listening = asyncio.Event()
 
@@ -71,7 +72,7 @@ class Startup:
             self._listener(phase, self.elapsed_s)
 
     def fail(self, exc: BaseException) -> None:
-        self.error = exc
+        self.error, self.failed_in = exc, self.phase
         self.enter(Phase.FAILED)
 
     async def listening(self) -> None:
