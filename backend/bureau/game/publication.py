@@ -86,9 +86,9 @@ class Publisher:
             self.fault("after_reserve")
             copy = await self._find_or_write_copy(board, source)
             self.fault("after_board_write")
+            self.fault("before_mark_ready")
             if not await self._still_private(source):
                 raise CardNotFoundError(source.id)  # erased or reset while we wrote the copy: undo it
-            self.fault("before_mark_ready")
             done = await self.ledger.complete_publication(
                 case_id,
                 source.id,
