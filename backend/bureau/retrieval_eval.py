@@ -37,7 +37,7 @@ from bureau.scope.relevance import (
     ThresholdPolicy,
     Verdict,
 )
-from bureau.scope.vocabulary import Certainty
+from bureau.scope.vocabulary import Certainty, MemoryType
 
 REPO = Path(__file__).resolve().parents[2]
 SET_PATH = REPO / "tests" / "data" / "honest_retrieval_set.yaml"
@@ -84,7 +84,11 @@ class EvalSet:
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def _card(case_id: str, role: str, card_id: str, content: str) -> StoredCard:
+def _card(
+    case_id: str, role: str, card_id: str, content: str, memory_type: str = MemoryType.LONG_TERM_KNOWLEDGE
+) -> StoredCard:
+    """A card as the game stores it: whispered facts are long-term knowledge (the whisper default), scenario
+    cards keep their declared type, so the evidence rule (and with it BM25's statistics) is the game's."""
     return StoredCard(
         id=card_id,
         case_id=case_id,
@@ -93,7 +97,7 @@ def _card(case_id: str, role: str, card_id: str, content: str) -> StoredCard:
         topic="eval",
         kind="note",
         visibility="private",
-        memory_type="fact",
+        memory_type=memory_type,
         trust="medium",
         created_by="operator",
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
@@ -113,7 +117,8 @@ def load_set(path: Path = SET_PATH) -> EvalSet:
         opening = scenarios[(case["scenario"], lang)].cards.by_role()
         for role in ROLES:
             out.pools[(case_id, role)] = [
-                _card(case_id, role, f"{case_id}.{role}.scenario.{c.topic}", c.content) for c in opening[role]
+                _card(case_id, role, f"{case_id}.{role}.scenario.{c.topic}", c.content, c.memory_type)
+                for c in opening[role]
             ]
         for fact in case["facts"]:
             fid, role, split = fact["id"], fact["role"], fact["split"]
@@ -142,7 +147,7 @@ def _add_preset_probes(out: EvalSet, scenarios: dict[tuple[str, str], Any]) -> N
         opening = scenario.cards.by_role()
         for role in ROLES:
             out.pools[(case_id, role)] = [
-                _card(case_id, role, f"{case_id}.{role}.{c.topic}", c.content) for c in opening[role]
+                _card(case_id, role, f"{case_id}.{role}.{c.topic}", c.content, c.memory_type) for c in opening[role]
             ]
         for fact in scenario.key_facts:
             for role in ROLES:

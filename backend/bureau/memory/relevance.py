@@ -141,21 +141,61 @@ _CALENDAR = _word_set(
 )
 
 
-def _has_name(card: str) -> bool:
-    return any(
-        w[0].isupper() and w.casefold() not in _STOP_EN and w.casefold() not in _CALENDAR
-        for w in _LATIN_WORD.findall(card)
-    )
+# Who a card names: rjieba's person-name tags, and the personal pronouns of a first- or third-person note.
+_PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
+_PERSONAL_EN = _word_set("i me my we us our he him his she her they them someone somebody")
+_PERSONAL_ZH = _word_set("我 我们 你 你们 他 她 他们 她们 有人 别人")
+_YOU_EN = _word_set("you your yours yourself")
+_FIRST_PERSON_EN = _word_set("i me my we us our")
+_FIRST_PERSON_ZH = _word_set("我 我们")
 
 
-def gives_type(card: str, kind: str) -> bool | None:
-    """Whether the card reads like an answer of this kind (a time, a number, a person, a place, a reason);
-    None when this cannot be told: Chinese text names people without any mark a pattern could see."""
-    if _GIVES[kind].search(card) is not None or (kind == "person" and _has_name(card)):
+def _persons(text: str) -> frozenset[str]:
+    """The card's words that name a person: capitalised English names, personal pronouns, and Chinese words
+    rjieba tags as person names. Computed once per card (part of its features)."""
+    found = {
+        w.casefold()
+        for w in _LATIN_WORD.findall(text)
+        if w.casefold() in _PERSONAL_EN
+        or (w[0].isupper() and w.casefold() not in _STOP_EN and w.casefold() not in _CALENDAR)
+    }
+    for run in _CJK_RUN.findall(text):
+        found.update(w for w, tag in _tag(run) if tag in _PERSON_TAGS or w in _PERSONAL_ZH)
+    return frozenset(found)
+
+
+def _without(card: str, words: Iterable[str]) -> str:
+    """The card with the question's own content words blanked out: a number or name the question already
+    says ("What is the code of locker 42?") is no answer to it."""
+    out = card
+    for word in sorted(words, key=len, reverse=True):
+        if _CJK.search(word):
+            out = out.replace(word, " ")
+        else:
+            out = re.sub(rf"(?<![\w']){re.escape(word)}(?![\w'])", " ", out, flags=re.IGNORECASE)
+    return out
+
+
+def gives_type(card: str, kind: str, persons: frozenset[str] = frozenset(), asked: Iterable[str] = ()) -> bool:
+    """Whether the card reads like an answer of this kind (a time, a number, a person, a place, a reason)
+    beyond what the question itself says (`asked`: its content words)."""
+    asked = list(asked)
+    rest = _without(unicodedata.normalize("NFKC", card), asked)
+    if _GIVES[kind].search(rest) is not None:
         return True
-    if kind == "person" and _CJK.search(card):
-        return None
-    return False
+    return kind == "person" and bool(persons - {w.casefold() for w in asked})
+
+
+def _addressed(question: str) -> frozenset[str]:
+    """The card's first person when the question says "you": asked of the suspect, "Who will pay you back
+    for the cake?" is not answered by the "I" of "I paid 35 euros for the cake"."""
+    words = {w.casefold() for w in _LATIN_WORD.findall(question)}
+    found: set[str] = set()
+    if words & _YOU_EN:
+        found |= _FIRST_PERSON_EN
+    if "你" in question:
+        found |= _FIRST_PERSON_ZH
+    return frozenset(found)
 
 
 def question_language(text: str) -> str:
@@ -174,6 +214,12 @@ def _segment(run: str) -> list[str]:
     import rjieba
 
     return [w for w in rjieba.cut(run) if w.strip()]
+
+
+def _tag(run: str) -> list[tuple[str, str]]:
+    import rjieba
+
+    return [(w, t) for w, t in rjieba.tag(run) if w.strip()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +259,7 @@ class CardFeatures:
     content: str
     text: TextFeatures
     word_vectors: np.ndarray  # (len(words), dims), L2-normalised
+    persons: frozenset[str]  # words that name a person (for "who" questions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +270,7 @@ class Question:
     vector: list[float]
     features: TextFeatures
     word_vectors: np.ndarray
+    addressed: frozenset[str]  # the card's first person, when the question says "you"
 
 
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -292,7 +340,8 @@ class RelevanceScorer:
         for card in cards:
             text = texts[card.content]
             rows = [vectors[w] for w in text.words] if self._words else []
-            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows)))
+            persons = _persons(unicodedata.normalize("NFKC", card.content))
+            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons))
         with self._lock:
             for card, features in zip(cards, out, strict=True):
                 self._cards[card.id] = features
@@ -333,7 +382,13 @@ class RelevanceScorer:
         words = list(features.words) if self._words else []
         vectors = self._embed([text, *words])
         return Question(
-            text, question_language(text), answer_types(text), vectors[0], features, _unit_rows(vectors[1:])
+            text,
+            question_language(text),
+            answer_types(text),
+            vectors[0],
+            features,
+            _unit_rows(vectors[1:]),
+            _addressed(text),
         )
 
     def score(self, question: Question, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -350,7 +405,8 @@ class RelevanceScorer:
             mean, minimum = _coverage(question.word_vectors, card.word_vectors)
             shared = question.features.entities & card.text.entities
             missing = question.features.entities - card.text.entities
-            gives = [gives_type(candidate.card.content, kind) for kind in question.asks]
+            asked = (*question.features.words, *question.addressed)
+            gives = [gives_type(candidate.card.content, kind, card.persons, asked) for kind in question.asks]
             signals = {
                 "cosine": round(candidate.score, 6),
                 "coverage_mean": round(mean, 6),
@@ -358,8 +414,8 @@ class RelevanceScorer:
                 "bm25": 0.0 if not candidate.card.may_be_evidence else bm25.get(key, 0.0),
                 "entity_match": 1.0 if shared else 0.0,
                 "entity_miss": 1.0 if missing else 0.0,
-                "type_match": 1.0 if any(g is True for g in gives) else 0.0,
-                "type_miss": 1.0 if gives and all(g is False for g in gives) else 0.0,
+                "type_match": 1.0 if any(gives) else 0.0,
+                "type_miss": 1.0 if gives and not any(gives) else 0.0,
             }
             scored.append(replace(candidate, signals=signals))
         return scored
