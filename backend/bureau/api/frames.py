@@ -120,7 +120,7 @@ class StagePublicationCompleted(StagePublicationStarted):
     public_card_id: str
 
 
-class StageCrossExamination(CaseEvent):
+class StageCrossExaminationCompleted(CaseEvent):
     """A sealed conclusion is announced and nothing else; an open one shows each role's public retrieval."""
 
     sealed: bool
@@ -142,7 +142,7 @@ STAGE_PAYLOADS: dict[EventType, type[_Out] | None] = {
     EventType.ANSWER_COMPLETED: None,
     EventType.PUBLICATION_STARTED: StagePublicationStarted,
     EventType.PUBLICATION_COMPLETED: StagePublicationCompleted,
-    EventType.CROSS_EXAMINATION_COMPLETED: StageCrossExamination,
+    EventType.CROSS_EXAMINATION_COMPLETED: StageCrossExaminationCompleted,
     EventType.CARD_ERASED: StageCardErased,
 }
 

@@ -286,26 +286,34 @@ class ScenarioSummary(_Out):
 # ----- the case record and subject access ----------------------------------------------------------------
 
 
-class RecordEntry(_Out):
+class _RecordEntry(_Out):
     """One interrogation or cross-examination of the case, as the operator sees it. Texts are null once an
-    ingredient card was erased."""
+    ingredient card was erased (or the case's key is gone)."""
 
-    id: int
-    kind: RecordKind
+    id: int = Field(description="ascending in the order the record was written")
     roles: list[Role]
     audience: Readership
     sealed: bool
     question: str | None
     provenance: list[Provenance]
-    erased_ingredients: list[str]
+    erased_ingredients: list[str] = Field(description="ids of cards this entry used that were erased since")
     created_at: Timestamp
-    # an interrogation
-    answer: Absent[str | None] = None
-    certainty: Absent[Certainty | None] = None
-    trace: Absent[Trace] = None
-    # a cross-examination
-    results: Absent[list[RoleResult]] = None
-    conclusion: Absent[Conclusion] = None
+
+
+class InterrogationEntry(_RecordEntry):
+    kind: Literal[RecordKind.INTERROGATION]
+    answer: str | None
+    certainty: Certainty
+    trace: Trace
+
+
+class CrossExaminationEntry(_RecordEntry):
+    kind: Literal[RecordKind.CROSS_EXAMINATION]
+    results: list[RoleResult]
+    conclusion: Conclusion
+
+
+RecordEntry = Annotated[InterrogationEntry | CrossExaminationEntry, Field(discriminator="kind")]
 
 
 class CaseRecordView(_Out):
@@ -390,23 +398,34 @@ class StageRetrieval(_Out):
     duration_ms: float | None
 
 
-class StageRecordEntry(_Out):
-    """A record entry as the public sees it: an interrogation's stage retrieval; a cross-examination's
-    retrievals unless it is sealed (then it is only announced)."""
+class StageInterrogation(_Out):
+    """An interrogation in the stage's record: its public retrieval."""
 
     id: int
-    kind: RecordKind
+    kind: Literal[RecordKind.INTERROGATION]
     created_at: Timestamp
-    role: Absent[Role] = None
-    searched_scopes: Absent[list[Space]] = None
-    public_hits: Absent[list[PublicHit]] = None
-    private_hit_count: Absent[int] = None
-    verdict: Absent[Certainty] = None
-    conflicting: Absent[bool] = None
-    duration_ms: Absent[float | None] = None
-    sealed: Absent[bool] = None
+    role: Role
+    searched_scopes: list[Space]
+    public_hits: list[PublicHit]
+    private_hit_count: int
+    verdict: Certainty
+    conflicting: bool
+    duration_ms: float | None
+
+
+class StageCrossExamination(_Out):
+    """A cross-examination in the stage's record: each role's public retrieval, unless it is sealed (then it
+    is only announced: `{id, kind, created_at, sealed: true}`)."""
+
+    id: int
+    kind: Literal[RecordKind.CROSS_EXAMINATION]
+    created_at: Timestamp
+    sealed: bool
     roles: Absent[list[Role]] = None
     retrievals: Absent[list[StageRetrieval | None]] = None
+
+
+StageRecordEntry = Annotated[StageInterrogation | StageCrossExamination, Field(discriminator="kind")]
 
 
 class StageRecord(_Out):
@@ -432,7 +451,7 @@ class StageSnapshot(_Out):
     counts: RoleCounts = Field(description="cards per role, session records left out")
     bulletin_board: list[PublicCard]
     last_retrieval: StageRetrieval | None
-    last_conclusion: StageRecordEntry | None
+    last_conclusion: StageCrossExamination | None = Field(description="the newest cross-examination")
 
 
 class LatestCase(_Out):

@@ -480,7 +480,7 @@ export interface components {
             /** Case Id */
             case_id: string;
             /** Entries */
-            entries: components["schemas"]["RecordEntry"][];
+            entries: (components["schemas"]["InterrogationEntry"] | components["schemas"]["CrossExaminationEntry"])[];
         };
         /**
          * CaseStatus
@@ -571,6 +571,46 @@ export interface components {
             roles: components["schemas"]["Role"][];
             /** Question */
             question: string;
+        };
+        /** CrossExaminationEntry */
+        CrossExaminationEntry: {
+            /**
+             * Id
+             * @description ascending in the order the record was written
+             */
+            id: number;
+            /** Roles */
+            roles: components["schemas"]["Role"][];
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+            /** Sealed */
+            sealed: boolean;
+            /** Question */
+            question: string | null;
+            /** Provenance */
+            provenance: components["schemas"]["Provenance"][];
+            /**
+             * Erased Ingredients
+             * @description ids of cards this entry used that were erased since
+             */
+            erased_ingredients: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "cross_examination";
+            /** Results */
+            results: components["schemas"]["RoleResult"][];
+            conclusion: components["schemas"]["Conclusion"];
         };
         /** CrossExaminationResult */
         CrossExaminationResult: {
@@ -735,6 +775,47 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Question */
             question: string;
+        };
+        /** InterrogationEntry */
+        InterrogationEntry: {
+            /**
+             * Id
+             * @description ascending in the order the record was written
+             */
+            id: number;
+            /** Roles */
+            roles: components["schemas"]["Role"][];
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+            /** Sealed */
+            sealed: boolean;
+            /** Question */
+            question: string | null;
+            /** Provenance */
+            provenance: components["schemas"]["Provenance"][];
+            /**
+             * Erased Ingredients
+             * @description ids of cards this entry used that were erased since
+             */
+            erased_ingredients: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "interrogation";
+            /** Answer */
+            answer: string | null;
+            certainty: components["schemas"]["Certainty"];
+            trace: components["schemas"]["Trace"];
         };
         /** JointConclusion */
         JointConclusion: {
@@ -967,45 +1048,6 @@ export interface components {
             status: "ready";
         };
         /**
-         * RecordEntry
-         * @description One interrogation or cross-examination of the case, as the operator sees it. Texts are null once an
-         *     ingredient card was erased.
-         */
-        RecordEntry: {
-            /** Id */
-            id: number;
-            kind: components["schemas"]["RecordKind"];
-            /** Roles */
-            roles: components["schemas"]["Role"][];
-            /**
-             * Audience
-             * @description `public`, `sealed`, or roles joined by `+`
-             * @example sealed
-             */
-            audience: string;
-            /** Sealed */
-            sealed: boolean;
-            /** Question */
-            question: string | null;
-            /** Provenance */
-            provenance: components["schemas"]["Provenance"][];
-            /** Erased Ingredients */
-            erased_ingredients: string[];
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /** Answer */
-            answer?: string | null;
-            /** Certainty */
-            certainty?: components["schemas"]["Certainty"] | null;
-            trace?: components["schemas"]["Trace"];
-            /** Results */
-            results?: components["schemas"]["RoleResult"][];
-            conclusion?: components["schemas"]["Conclusion"];
-        };
-        /**
          * RecordKind
          * @description What a case-record entry records.
          * @enum {string}
@@ -1112,47 +1154,67 @@ export interface components {
             status: components["schemas"]["CaseStatus"];
             language: components["schemas"]["Language"];
         };
-        /** StageRecord */
-        StageRecord: {
-            /** Case Id */
-            case_id: string;
-            /** Entries */
-            entries: components["schemas"]["StageRecordEntry"][];
-        };
         /**
-         * StageRecordEntry
-         * @description A record entry as the public sees it: an interrogation's stage retrieval; a cross-examination's
-         *     retrievals unless it is sealed (then it is only announced).
+         * StageCrossExamination
+         * @description A cross-examination in the stage's record: each role's public retrieval, unless it is sealed (then it
+         *     is only announced: `{id, kind, created_at, sealed: true}`).
          */
-        StageRecordEntry: {
+        StageCrossExamination: {
             /** Id */
             id: number;
-            kind: components["schemas"]["RecordKind"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "cross_examination";
             /**
              * Created At
              * Format: date-time
              */
             created_at: string;
-            /** Role */
-            role?: components["schemas"]["Role"];
-            /** Searched Scopes */
-            searched_scopes?: components["schemas"]["Space"][];
-            /** Public Hits */
-            public_hits?: components["schemas"]["PublicHit"][];
-            /** Private Hit Count */
-            private_hit_count?: number;
-            /** Verdict */
-            verdict?: components["schemas"]["Certainty"];
-            /** Conflicting */
-            conflicting?: boolean;
-            /** Duration Ms */
-            duration_ms?: number | null;
             /** Sealed */
-            sealed?: boolean;
+            sealed: boolean;
             /** Roles */
             roles?: components["schemas"]["Role"][];
             /** Retrievals */
             retrievals?: (components["schemas"]["StageRetrieval"] | null)[];
+        };
+        /**
+         * StageInterrogation
+         * @description An interrogation in the stage's record: its public retrieval.
+         */
+        StageInterrogation: {
+            /** Id */
+            id: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "interrogation";
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            role: components["schemas"]["Role"];
+            /** Searched Scopes */
+            searched_scopes: components["schemas"]["Space"][];
+            /** Public Hits */
+            public_hits: components["schemas"]["PublicHit"][];
+            /** Private Hit Count */
+            private_hit_count: number;
+            verdict: components["schemas"]["Certainty"];
+            /** Conflicting */
+            conflicting: boolean;
+            /** Duration Ms */
+            duration_ms: number | null;
+        };
+        /** StageRecord */
+        StageRecord: {
+            /** Case Id */
+            case_id: string;
+            /** Entries */
+            entries: (components["schemas"]["StageInterrogation"] | components["schemas"]["StageCrossExamination"])[];
         };
         /** StageRetrieval */
         StageRetrieval: {
@@ -1180,7 +1242,8 @@ export interface components {
             /** Bulletin Board */
             bulletin_board: components["schemas"]["PublicCard"][];
             last_retrieval: components["schemas"]["StageRetrieval"] | null;
-            last_conclusion: components["schemas"]["StageRecordEntry"] | null;
+            /** @description the newest cross-examination */
+            last_conclusion: components["schemas"]["StageCrossExamination"] | null;
         };
         /**
          * StoredAnswer
@@ -1795,10 +1858,10 @@ export interface components {
             data: components["schemas"]["CaseEvent"];
         };
         /**
-         * StageCrossExamination
+         * StageCrossExaminationCompleted
          * @description A sealed conclusion is announced and nothing else; an open one shows each role's public retrieval.
          */
-        StageCrossExamination: {
+        StageCrossExaminationCompleted: {
             /** Case Id */
             case_id: string;
             /**
@@ -1825,7 +1888,7 @@ export interface components {
              * @enum {string}
              */
             event: "cross_examination.completed";
-            data: components["schemas"]["StageCrossExamination"];
+            data: components["schemas"]["StageCrossExaminationCompleted"];
         };
         /** StageMemoryWritten */
         StageMemoryWritten: {
@@ -1977,6 +2040,7 @@ export type ConflictDetail = components['schemas']['ConflictDetail'];
 export type CreateCase = components['schemas']['CreateCase'];
 export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
+export type CrossExaminationEntry = components['schemas']['CrossExaminationEntry'];
 export type CrossExaminationResult = components['schemas']['CrossExaminationResult'];
 export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type ErrorBody = components['schemas']['ErrorBody'];
@@ -1989,6 +2053,7 @@ export type HitStatus = components['schemas']['HitStatus'];
 export type Ingredient = components['schemas']['Ingredient'];
 export type Interrogation = components['schemas']['Interrogation'];
 export type InterrogationBody = components['schemas']['InterrogationBody'];
+export type InterrogationEntry = components['schemas']['InterrogationEntry'];
 export type JointConclusion = components['schemas']['JointConclusion'];
 export type KeyFact = components['schemas']['KeyFact'];
 export type Kind = components['schemas']['Kind'];
@@ -2009,7 +2074,6 @@ export type PublicHit = components['schemas']['PublicHit'];
 export type PublicationBody = components['schemas']['PublicationBody'];
 export type PublicationResult = components['schemas']['PublicationResult'];
 export type Ready = components['schemas']['Ready'];
-export type RecordEntry = components['schemas']['RecordEntry'];
 export type RecordKind = components['schemas']['RecordKind'];
 export type ResetBody = components['schemas']['ResetBody'];
 export type Role = components['schemas']['Role'];
@@ -2022,8 +2086,9 @@ export type SessionInfo = components['schemas']['SessionInfo'];
 export type Space = components['schemas']['Space'];
 export type Spaces = components['schemas']['Spaces'];
 export type StageCase = components['schemas']['StageCase'];
+export type StageCrossExamination = components['schemas']['StageCrossExamination'];
+export type StageInterrogation = components['schemas']['StageInterrogation'];
 export type StageRecord = components['schemas']['StageRecord'];
-export type StageRecordEntry = components['schemas']['StageRecordEntry'];
 export type StageRetrieval = components['schemas']['StageRetrieval'];
 export type StageSnapshot = components['schemas']['StageSnapshot'];
 export type StoredAnswer = components['schemas']['StoredAnswer'];
@@ -2064,7 +2129,7 @@ export type StageCardRef = components['schemas']['StageCardRef'];
 export type StageCaseCreatedFrame = components['schemas']['StageCaseCreatedFrame'];
 export type StageCaseErasedFrame = components['schemas']['StageCaseErasedFrame'];
 export type StageCaseResetFrame = components['schemas']['StageCaseResetFrame'];
-export type StageCrossExamination = components['schemas']['StageCrossExamination'];
+export type StageCrossExaminationCompleted = components['schemas']['StageCrossExaminationCompleted'];
 export type StageCrossExaminationCompletedFrame = components['schemas']['StageCrossExaminationCompletedFrame'];
 export type StageMemoryWritten = components['schemas']['StageMemoryWritten'];
 export type StageMemoryWrittenFrame = components['schemas']['StageMemoryWrittenFrame'];
@@ -4267,11 +4332,13 @@ export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
+export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
 export const healthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["status"]> = ["ok", "degraded"];
 export const healthModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["mode"]> = ["evidence", "role_voice"];
 export const healthAccessValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["access"]> = ["open", "passcodes"];
 export const hitStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["HitStatus"]> = ["hit", "borderline_confirmed"];
 export const interrogationResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Interrogation"]["responder"]> = ["evidence", "role_voice"];
+export const interrogationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InterrogationEntry"]["kind"]> = ["interrogation"];
 export const kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Kind"]> = ["fact", "secret", "clue", "alibi", "tip", "rumor", "observation", "preference", "note"];
 export const knowledgeDetectiveValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["detective"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
 export const knowledgeInformantValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["informant"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
@@ -4284,6 +4351,8 @@ export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
+export const stageCrossExaminationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExamination"]["kind"]> = ["cross_examination"];
+export const stageInterrogationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageInterrogation"]["kind"]> = ["interrogation"];
 export const storedAnswerResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StoredAnswer"]["responder"]> = ["evidence", "role_voice"];
 export const traceResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trace"]["responder"]> = ["evidence", "role_voice"];
 export const trustValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trust"]> = ["high", "medium", "low"];

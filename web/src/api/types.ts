@@ -60,16 +60,20 @@ export type ErrorBody = Schemas["ErrorBody"];
 export type Readership = Schemas["RoleResult"]["audience"];
 export type ProvenanceItem = Schemas["Provenance"];
 export type CrossExaminationResult = Schemas["CrossExaminationResult"];
-export type CaseRecord = Schemas["CaseRecordView"];
-export type RecordEntry = Schemas["RecordEntry"];
+export type CaseRecordView = Schemas["CaseRecordView"];
+export type InterrogationEntry = Schemas["InterrogationEntry"];
+export type CrossExaminationEntry = Schemas["CrossExaminationEntry"];
+/** One interrogation or cross-examination of the case record (operator only), discriminated by `kind`. */
+export type RecordEntry = CaseRecordView["entries"][number];
 export type SubjectAccess = Schemas["SubjectAccess"];
 
 export type StageBoardCard = Schemas["PublicCard"];
 export type StageRetrieval = Schemas["StageRetrieval"];
 export type StageSnapshot = Schemas["StageSnapshot"];
 /** The newest cross-examination as the public sees it: a sealed one is only announced. */
-export type StageConclusion = Schemas["StageRecordEntry"];
+export type StageConclusion = Schemas["StageCrossExamination"];
 export type StageRecord = Schemas["StageRecord"];
+export type StageRecordEntry = StageRecord["entries"][number];
 
 /** Frames of the two live streams after parsing, one variant per event type (discriminated by `event`). */
 export type OperatorFrame = Schemas["OperatorFrame"];
