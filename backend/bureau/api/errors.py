@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from bureau.api.responses import ConflictBody, ErrorBody, ValidationErrorBody
 from bureau.game import errors as game
@@ -59,6 +60,7 @@ ERRORS: dict[str, ErrorSpec] = {
 }
 MAX_ERROR_FIELDS = 20
 RETRY_STORAGE = {"Retry-After": "2"}
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
@@ -136,14 +138,29 @@ def _location(error: dict[str, Any]) -> list[str]:
     return loc
 
 
-def _http_error(_: Request, exc: Exception) -> JSONResponse:
+def allowed_methods(request: Request) -> list[str]:
+    """Every method an API route accepts at this path. Each FastAPI endpoint is its own route, and
+    Starlette's own 405 names only the methods of the first one that matched. The web app's catch-all
+    (outside the schema) is no API route."""
+    routes = [route for route in request.app.router.routes if getattr(route, "include_in_schema", True)]
+    return [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
+
+
+def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:  # the body could not be parsed at all (deep nesting, bad UTF-8, huge numbers)
         return _malformed([{"loc": ["body"], "type": "json_invalid"}])
     code = _HTTP_CODES.get(exc.status_code)
     if code is None:
         return JSONResponse(error_body("HTTP_ERROR", "Request failed."), status_code=exc.status_code)
-    return error_response(code, "No such route." if code == "NOT_FOUND" else None, dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return error_response(code, "No such route." if code == "NOT_FOUND" else None, headers)
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -43,7 +43,7 @@ class InterrogationBody(Versioned):
 
 
 class CrossExaminationBody(Versioned):
-    roles: list[Role] = Field(min_length=2, max_length=3)
+    roles: list[Role] = Field(min_length=2, max_length=3, json_schema_extra={"uniqueItems": True})
     question: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS})
 
     @field_validator("roles")
