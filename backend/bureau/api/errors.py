@@ -9,6 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
@@ -31,6 +32,7 @@ _GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
 
 
 MAX_ERROR_FIELDS = 20
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _HTTP_CODES = {
     404: ("NOT_FOUND", "No such route."),
     405: ("METHOD_NOT_ALLOWED", "This route does not accept that method."),
@@ -124,12 +126,27 @@ def _location(error: dict[str, Any]) -> list[str]:
     return loc
 
 
-def _http_error(_: Request, exc: Exception) -> JSONResponse:
+def allowed_methods(request: Request) -> list[str]:
+    """Every method an API route accepts at this path. Each FastAPI endpoint is its own route, and
+    Starlette's own 405 names only the methods of the first one that matched. The web app's catch-all
+    (outside the schema) is no API route."""
+    routes = [route for route in request.app.router.routes if getattr(route, "include_in_schema", True)]
+    return [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
+
+
+def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:  # the body could not be parsed at all (deep nesting, bad UTF-8, huge numbers)
         return _malformed([{"loc": ["body"], "type": "json_invalid"}])
     code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", "Request failed."))
-    return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=headers)
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -1,19 +1,22 @@
-"""Live events: an in-process wake-up broadcast plus SSE streams that read the ledger by cursor.
+"""Live events: per-case feeds read once from the ledger and fanned out to every SSE stream of the case.
 
-Subscribers never poll the database on a timer. A commit in this process wakes them at once; one
-watcher per process (not per connection) notices events committed by other processes sharing the ledger
-(pushed by LISTEN/NOTIFY on PostgreSQL, polled on SQLite).
-Each stream reads `events after <its cursor>` from the ledger, so delivery is ordered and exactly-once
-across reconnects.
+Subscribers never poll the database on a timer. A commit in this process wakes the streams of its case at
+once; one watcher per process (not per connection) notices events committed by other processes sharing the
+ledger (pushed by LISTEN/NOTIFY on PostgreSQL, polled on SQLite) and wakes every feed.
+A wake-up costs one ledger read per case, not one per stream: the first stream of the case that runs reads
+`events after <feed head>` for all of them, and each event is projected once per audience. The ledger stays
+the source of truth and the order: a stream's cursor only moves through ids the ledger returned in order, so
+delivery is ordered and exactly-once across reconnects.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from bureau.api.delivery import project_event
 from bureau.ledger.notifications import CommitListener
@@ -23,31 +26,140 @@ from bureau.scope.vocabulary import EventType
 
 log = logging.getLogger("bureau.events")
 RETRY_MS = 2000
-
-
 FALLBACK_POLL_S = 2.0  # with database notifications: only a safety net
+FEED_READ_BATCH = 500  # events per ledger read
+FEED_KEEP = 1000  # recent events a feed keeps; a stream further behind reads the ledger by itself
+
+
+def format_frame(event: EventRecord, data: dict) -> str:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event.id}\nevent: {event.type}\ndata: {body}\n\n"
+
+
+def render(event: EventRecord, audience: Audience) -> str | None:
+    """The SSE frame `audience` may receive of `event`, or None (nothing is sent)."""
+    data = project_event(audience, event.type, event.payload)
+    return None if data is None else format_frame(event, data)
+
+
+class _Entry:
+    """One event of a feed with its frame per audience, rendered the first time a stream asks."""
+
+    __slots__ = ("event", "frames")
+
+    def __init__(self, event: EventRecord) -> None:
+        self.event = event
+        self.frames: dict[Audience, str | None] = {}
+
+    def frame(self, audience: Audience) -> str | None:
+        if audience not in self.frames:
+            self.frames[audience] = render(self.event, audience)
+        return self.frames[audience]
+
+
+class CaseFeed:
+    """The recent events of one case, shared by all of its live streams.
+
+    Invariant: every event of the case with `floor < id <= head` is in `_entries`, in id order. A wake-up
+    makes the next reader fetch `events after head` once; wake-ups that arrive while a read is running make
+    another read due, and a stream that finds a read running waits for it, so none is missed.
+    """
+
+    def __init__(self, ledger: Ledger, case_id: str, start: int) -> None:
+        self._ledger = ledger
+        self.case_id = case_id
+        self.floor = self.head = start
+        self._ids: list[int] = []
+        self._entries: list[_Entry] = []
+        self._wakes = 1  # the first read is due at once
+        self._read_wakes = 0  # wake-ups that a finished (or running) read covers
+        self._reading = asyncio.Lock()
+        self._wakeup = asyncio.Event()
+        self.streams = 0
+
+    def token(self) -> asyncio.Event:
+        """Take before reading, then wait on it: no wake-up can slip in between."""
+        return self._wakeup
+
+    def wake(self) -> None:
+        self._wakes += 1
+        fired, self._wakeup = self._wakeup, asyncio.Event()
+        fired.set()
+
+    async def after(self, cursor: int, audience: Audience) -> list[tuple[EventRecord, str | None]]:
+        """The events after `cursor` with their frames for `audience`, oldest first."""
+        if cursor < self.floor:  # further back than the feed keeps (a resume): this stream reads by itself
+            return [(e, render(e, audience)) for e in await self._ledger.events_after(self.case_id, cursor)]
+        await self._catch_up()
+        start = bisect.bisect_right(self._ids, cursor)
+        return [(entry.event, entry.frame(audience)) for entry in self._entries[start:]]
+
+    async def _catch_up(self) -> None:
+        # A read that is running may be the one covering this stream's wake-up: wait for it to finish.
+        if self._read_wakes >= self._wakes and not self._reading.locked():
+            return
+        async with self._reading:
+            covered = self._read_wakes
+            if covered >= self._wakes:
+                return  # another stream read while this one waited for the lock
+            self._read_wakes = self._wakes  # taken before the read: later wake-ups make another read due
+            try:
+                while True:
+                    batch = await self._ledger.events_after(self.case_id, self.head, limit=FEED_READ_BATCH)
+                    self._append(batch)
+                    if len(batch) < FEED_READ_BATCH:
+                        return
+            except BaseException:
+                self._read_wakes = covered  # the next stream tries again
+                raise
+
+    def _append(self, batch: list[EventRecord]) -> None:
+        for event in batch:
+            self._ids.append(event.id)
+            self._entries.append(_Entry(event))
+        if batch:
+            self.head = batch[-1].id
+        if len(self._ids) > 2 * FEED_KEEP:  # trimmed in chunks, so appends stay cheap
+            self.floor = self._ids[-FEED_KEEP - 1]
+            del self._ids[:-FEED_KEEP], self._entries[:-FEED_KEEP]
 
 
 class EventHub:
     def __init__(self, ledger: Ledger, cross_process_interval_s: float = 0.25) -> None:
         self._ledger = ledger
         self._interval = cross_process_interval_s
-        self._wakeup = asyncio.Event()
+        self._feeds: dict[str, CaseFeed] = {}
         self._latest_seen = 0
         self.closing = False
 
-    def token(self) -> asyncio.Event:
-        """Take before reading the ledger, then wait on it: no wake-up can slip in between."""
-        return self._wakeup
+    @contextlib.contextmanager
+    def feed(self, case_id: str, cursor: int) -> Iterator[CaseFeed]:
+        """The case's feed for one stream's lifetime; the last stream to leave drops it."""
+        feed = self._feeds.get(case_id)
+        if feed is None:
+            # Never past the newest event seen: a cursor from the future would leave every other stream
+            # of the case reading the ledger by itself.
+            feed = self._feeds[case_id] = CaseFeed(self._ledger, case_id, min(cursor, self._latest_seen))
+        feed.streams += 1
+        try:
+            yield feed
+        finally:
+            feed.streams -= 1
+            if feed.streams == 0 and self._feeds.get(case_id) is feed:
+                del self._feeds[case_id]
 
     def notify(self, events: list[EventRecord]) -> None:
-        if events:
-            self._latest_seen = max(self._latest_seen, max(e.id for e in events))
-        self._wake()
+        """Committed in this process: wake the streams of those cases."""
+        if not events:
+            return
+        self._latest_seen = max(self._latest_seen, max(e.id for e in events))
+        for case_id in {e.case_id for e in events}:
+            if (feed := self._feeds.get(case_id)) is not None:
+                feed.wake()
 
-    def _wake(self) -> None:
-        fired, self._wakeup = self._wakeup, asyncio.Event()
-        fired.set()
+    def _wake_all(self) -> None:
+        for feed in list(self._feeds.values()):
+            feed.wake()
 
     async def wait(self, token: asyncio.Event, timeout_s: float) -> bool:
         try:
@@ -63,7 +175,7 @@ class EventHub:
         loop = asyncio.get_running_loop()
         listener = self._ledger.commit_listener()
         if listener is not None:
-            listener.start(lambda: loop.call_soon_threadsafe(self._wake))
+            listener.start(lambda: loop.call_soon_threadsafe(self._wake_all))
         try:
             await self._poll(listener)
         finally:
@@ -83,21 +195,15 @@ class EventHub:
                 continue
             if latest > self._latest_seen:
                 self._latest_seen = latest
-                self._wake()
+                self._wake_all()
 
     def close(self) -> None:
         self.closing = True
-        self._wake()
-
-
-def format_frame(event: EventRecord, data: dict) -> str:
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event.id}\nevent: {event.type}\ndata: {body}\n\n"
+        self._wake_all()
 
 
 async def event_stream(
     hub: EventHub,
-    ledger: Ledger,
     case_id: str,
     audience: Audience,
     after: int,
@@ -107,26 +213,26 @@ async def event_stream(
     yield f"retry: {RETRY_MS}\n\n"
     cursor = after
     loop = asyncio.get_running_loop()
-    # A deadline, not a per-wait timeout: every commit anywhere wakes every stream, and a quiet stream on a
-    # busy server must still get its heartbeat (and its disconnect check) on time.
+    # A deadline, not a per-wait timeout: a quiet stream on a busy server must still get its heartbeat
+    # (and its disconnect check) on time.
     next_ping = loop.time() + heartbeat_s
-    while not hub.closing:
-        token = hub.token()
-        batch = await ledger.events_after(case_id, cursor)
-        for event in batch:
-            cursor = event.id
-            data = project_event(audience, event.type, event.payload)
-            if data is not None:
-                yield format_frame(event, data)
-                next_ping = loop.time() + heartbeat_s
-            if event.type == EventType.CASE_ERASED:
+    with hub.feed(case_id, cursor) as feed:
+        while not hub.closing:
+            token = feed.token()
+            batch = await feed.after(cursor, audience)
+            for event, frame in batch:
+                cursor = event.id
+                if frame is not None:
+                    yield frame
+                    next_ping = loop.time() + heartbeat_s
+                if event.type == EventType.CASE_ERASED:
+                    return
+            if batch:
+                continue
+            remaining = next_ping - loop.time()
+            if remaining > 0 and await hub.wait(token, remaining):
+                continue
+            if hub.closing or await is_disconnected():
                 return
-        if batch:
-            continue
-        remaining = next_ping - loop.time()
-        if remaining > 0 and await hub.wait(token, remaining):
-            continue
-        if hub.closing or await is_disconnected():
-            return
-        yield ": ping\n\n"
-        next_ping = loop.time() + heartbeat_s
+            yield ": ping\n\n"
+            next_ping = loop.time() + heartbeat_s

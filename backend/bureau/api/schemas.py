@@ -37,7 +37,7 @@ class InterrogationBody(Versioned):
 
 
 class CrossExaminationBody(Versioned):
-    roles: list[Role] = Field(min_length=2, max_length=3)
+    roles: list[Role] = Field(min_length=2, max_length=3, json_schema_extra={"uniqueItems": True})
     question: str = Field(max_length=2000)
 
     @field_validator("roles")

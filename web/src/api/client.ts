@@ -13,6 +13,7 @@ import type {
   StageSnapshot,
   Card,
 } from "./types";
+import type { CaseRecordView } from "./recordTypes";
 
 /** A failed API call with the server's machine-readable code (or NETWORK_ERROR when nothing answered). */
 export class ApiError extends Error {
@@ -172,6 +173,8 @@ export const api = {
     callJson<CrossExaminationResult>("POST", `${casePath(caseId)}/cross-examinations`, { body: { roles, question } }),
   publish: (caseId: string, role: Role, cardId: string) =>
     callJson<PublicationResult>("POST", `${casePath(caseId)}/publications`, { body: { role, card_id: cardId } }),
+  /** The case record (operator only; the stage never asks for it). */
+  record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
   stage: (caseId: string) => callJson<StageSnapshot>("GET", `${casePath(caseId)}/stage`),
   /** The newest active case on this server (404 CASE_NOT_FOUND while there is none). */
   latestCase: () => callJson<{ case_id: string }>("GET", "/api/stage/latest"),
@@ -179,5 +182,7 @@ export const api = {
 
 export const streamUrls = {
   operator: (caseId: string) => `${casePath(caseId)}/events`,
+  /** The case record (operator only; the stage never asks for it). */
+  record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
   stage: (caseId: string) => `${casePath(caseId)}/stage/events`,
 };

@@ -1,3 +1,4 @@
+import type { CrossExaminationEntry, InterrogationEntry } from "../api/recordTypes";
 import type { Card, OperatorSnapshot, Space, Trace, TraceHit, TraceMiss } from "../api/types";
 
 export function card(overrides: Partial<Card> & Pick<Card, "id" | "space">): Card {
@@ -60,5 +61,46 @@ export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSna
     },
     last_trace: null,
     ...overrides,
+  };
+}
+
+/** A case-record entry of one interrogation (`id` 1..9: its time is that many seconds past noon). */
+export function interrogation(id: number, role: InterrogationEntry["roles"][number] = "informant", certainty: InterrogationEntry["certainty"] = "known"): InterrogationEntry {
+  return {
+    id,
+    kind: "interrogation",
+    roles: [role],
+    audience: role,
+    sealed: false,
+    question: `question ${id}`,
+    provenance: [],
+    erased_ingredients: [],
+    created_at: `2026-12-01T12:00:0${id}Z`,
+    answer: `answer ${id}`,
+    certainty,
+    trace: trace({ role, searched_scopes: [role, "bulletin_board"], hits: [hit(`card-${id}`, role, 0.9)] }),
+  };
+}
+
+/** A cross-examination of the informant and the suspect whose conclusion mixes both: sealed. */
+export function sealedCrossExamination(id: number): CrossExaminationEntry {
+  return {
+    id,
+    kind: "cross_examination",
+    roles: ["informant", "suspect"],
+    audience: "sealed",
+    sealed: true,
+    question: "Who opened the safe?",
+    provenance: [
+      { card_id: "i1", space: "informant" },
+      { card_id: "s1", space: "suspect" },
+    ],
+    erased_ingredients: [],
+    created_at: "2026-12-01T12:00:09Z",
+    results: [
+      { role: "informant", certainty: "known", audience: "informant", answer: "a", trace: trace({ role: "informant", searched_scopes: ["informant", "bulletin_board"] }) },
+      { role: "suspect", certainty: "known", audience: "suspect", answer: "b", trace: trace({ role: "suspect", searched_scopes: ["suspect", "bulletin_board"] }) },
+    ],
+    conclusion: { certainty: "known", audience: "sealed", sealed: true, text: "joint" },
   };
 }

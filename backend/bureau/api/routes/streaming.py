@@ -82,7 +82,6 @@ async def sse_response(
         try:
             async for frame in event_stream(
                 svc.hub,
-                svc.ledger,
                 case_id,
                 audience,
                 cursor,

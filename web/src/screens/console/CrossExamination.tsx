@@ -87,7 +87,8 @@ export function CrossExamination({ presets, crossExamine }: CrossExaminationProp
   );
 }
 
-function CrossExaminationOutcome({ result }: { result: CrossExaminationResult }) {
+/** A cross-examination's answers and joint conclusion: the live result, and its record entry shown again. */
+export function CrossExaminationOutcome({ result }: { result: CrossExaminationResult }) {
   const { t } = useI18n();
   const { conclusion } = result;
   return (

@@ -382,15 +382,19 @@ interface MemoryXrayProps {
   role: Role;
   /** Cards per space (session records excluded), for the greyed lanes of spaces the role may not search. */
   cardCounts?: Partial<Record<Space, number>>;
+  /** Instead of "Memory X-ray", when several are shown together (a cross-examination's record entry). */
+  title?: string;
 }
 
-export function MemoryXray({ trace, role, cardCounts = {} }: MemoryXrayProps) {
+export function MemoryXray({ trace, role, cardCounts = {}, title }: MemoryXrayProps) {
   const { t } = useI18n();
   const labelId = useId();
+  const headingId = useId();
+  const heading = <h2 id={headingId}>{title ?? t("xray.heading")}</h2>;
   if (trace === null) {
     return (
-      <section className="panel xray" aria-labelledby="xray-heading">
-        <h2 id="xray-heading">{t("xray.heading")}</h2>
+      <section className="panel xray" aria-labelledby={headingId}>
+        {heading}
         <p className="muted">{t("xray.empty", { role: t(`role.${role}`) })}</p>
       </section>
     );
@@ -398,10 +402,10 @@ export function MemoryXray({ trace, role, cardCounts = {} }: MemoryXrayProps) {
   const xray = buildXray(trace, cardCounts);
   const responder = t(xray.responder === "role_voice" ? "mode.role_voice" : "mode.evidence");
   return (
-    <section className="panel xray" aria-labelledby="xray-heading" data-testid="xray">
+    <section className="panel xray" aria-labelledby={headingId} data-testid="xray">
       <div className="xray__head">
         <div id={labelId}>
-          <h2 id="xray-heading">{t("xray.heading")}</h2>
+          {heading}
           {xray.verdict.kind === "found" && (
             <p className="xray__searched">{t("xray.searched", { role: t(`role.${xray.role}`), scopes: scopesText(t, trace.searched_scopes) })}</p>
           )}

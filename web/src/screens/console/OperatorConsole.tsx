@@ -5,12 +5,15 @@ import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { TopicLabelsProvider } from "../../labels/labels";
+import { useCaseRecord } from "../../live/useCaseRecord";
 import { useLiveSnapshot } from "../../live/useLiveSnapshot";
+import { openRow, timelineRows } from "../../state/caseRecord";
 import { boardCopiesBySource, citedCardIds, consoleReducer, initialConsoleState } from "../../state/consoleState";
 import { knowledgeMatrix } from "../../state/matrix";
 import { forgetCase, rememberCase } from "../../state/recentCases";
 import { AnswerCard } from "./AnswerCard";
 import { BulletinBoard } from "./BulletinBoard";
+import { CaseTimeline, RecordEntryDialog } from "./CaseTimeline";
 import { ConsoleHeader } from "./ConsoleHeader";
 import { CrossExamination } from "./CrossExamination";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
@@ -77,6 +80,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }, []);
 
   const snapshot = state.snapshot;
+  const [record, dispatchRecord] = useCaseRecord(caseId, snapshot);
   const scenarioTitle = snapshot?.scenario.title;
   const caseLanguage = snapshot?.case.language;
   useEffect(() => {
@@ -225,9 +229,11 @@ function CaseConsole({ caseId }: { caseId: string }) {
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
             <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
+            <CaseTimeline rows={timelineRows(record.entries)} openId={record.openId} onOpen={(id) => dispatchRecord({ type: "entry-opened", id })} />
             <PolicyLog caseId={caseId} refreshKey={`${snapshot.case.version}:${whisperAttempts}`} />
           </aside>
         </main>
+        <RecordEntryDialog row={openRow(record)} cardCounts={cardCounts} onClose={() => dispatchRecord({ type: "entry-closed" })} />
       </div>
     </TopicLabelsProvider>
   );

@@ -1,0 +1,123 @@
+import type { APIRequestContext, Page } from "@playwright/test";
+import { expectNoViolations } from "./axe";
+import { expect, test } from "./bureau";
+import { ConsolePage, SECRET_CARD, StagePage, screenshot, text } from "./pages";
+
+/** Issue #13: the console's timeline of the case record. Every interrogation and cross-examination is listed
+ * (newest first), follows the game live, survives a reload, and opens its X-ray again; the stage never asks. */
+
+const COMBINATION = "What is the safe combination?";
+
+async function post(request: APIRequestContext, path: string, data: unknown): Promise<void> {
+  const response = await request.post(path, { data });
+  expect(response.status(), path).toBeLessThan(300);
+}
+
+function timeline(page: Page) {
+  return page.getByTestId("case-timeline");
+}
+
+function entry(page: Page, number: number) {
+  return timeline(page).locator(`.timeline__entry[data-number="${number}"]`);
+}
+
+test("the case record: two interrogations on the timeline, live and after a reload; the first one's X-ray again; sealed stays sealed", async ({
+  page,
+  context,
+  request,
+  caseFor,
+}) => {
+  const caseId = await caseFor("safe-combination", "en");
+  const operator = new ConsolePage(page, "en");
+  await operator.open(caseId);
+  const marker = `zq${Math.random().toString(36).replace(/[^a-z]/g, "").slice(0, 10)}`;
+  const stage = new StagePage(await context.newPage(), marker);
+  await stage.open(caseId);
+  await expect(timeline(page)).toContainText(text("en", "record.empty"));
+
+  // First interrogation, from this console: the detective does not know.
+  await operator.selectRole("detective");
+  await operator.ask(COMBINATION);
+  await operator.expectAnswer("detective", "unknown");
+  await expect(entry(page, 1)).toContainText(text("en", "record.interrogation", { role: text("en", "role.detective") }));
+  await expect(entry(page, 1)).toContainText(text("en", "certainty.unknown"));
+
+  // Second, from somewhere else (another console, the API): it reaches this timeline over the live stream.
+  await post(request, `/api/cases/${caseId}/interrogations`, { role: "informant", question: COMBINATION });
+  await expect(entry(page, 2)).toContainText(text("en", "record.interrogation", { role: text("en", "role.informant") }));
+  await expect(entry(page, 2)).toContainText(text("en", "certainty.known"));
+  await expect(timeline(page).locator(".timeline__entry")).toHaveCount(2);
+  // Newest first.
+  await expect(timeline(page).locator(".timeline__entry").first()).toHaveAttribute("data-number", "2");
+
+  // A reload mid-game rebuilds the timeline from the server's record.
+  await page.reload();
+  await expect(timeline(page).locator(".timeline__entry")).toHaveCount(2);
+
+  // The first entry's X-ray, again: the detective searched its own space and the board, found nothing.
+  await entry(page, 1).click();
+  const dialog = page.getByRole("dialog", { name: new RegExp(text("en", "record.number", { n: 1 })) });
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText(COMBINATION);
+  await expect(dialog.getByTestId("record-answer")).toContainText(text("en", "certainty.unknown"));
+  await expect(dialog.getByTestId("xray-verdict")).toHaveAttribute("data-verdict", "nothing_found");
+  await expect(dialog.getByTestId("xray-lane-detective")).toHaveAttribute("data-searched", "true");
+  await expect(dialog.getByTestId("xray-lane-informant")).toHaveAttribute("data-searched", "false");
+  await expect(dialog).not.toContainText(SECRET_CARD.en);
+  await screenshot(page, "console-en-record-entry-1440x900");
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+
+  // The second: the informant found its own card. In Chinese too, with the interface language.
+  await entry(page, 2).click();
+  const second = page.getByRole("dialog", { name: new RegExp(text("en", "record.number", { n: 2 })) });
+  await expect(second.getByTestId("xray-verdict")).toHaveAttribute("data-verdict", "found");
+  await expect(second.getByTestId("xray-lane-informant").locator('[data-kind="hit"]')).toHaveCount(1);
+  await second.getByRole("button", { name: text("en", "record.close") }).click();
+  await expect(second).toBeHidden();
+  await page.getByRole("group", { name: text("en", "ui.language") }).getByRole("button", { name: text("en", "lang.zh"), exact: true }).click();
+  await expect(entry(page, 2)).toContainText(text("zh", "record.interrogation", { role: text("zh", "role.informant") }));
+  await entry(page, 2).click();
+  const secondZh = page.getByRole("dialog", { name: new RegExp(text("zh", "record.number", { n: 2 })) });
+  await expect(secondZh.getByTestId("xray-verdict")).toContainText(text("zh", "xray.verdict.own", { role: text("zh", "role.informant") }));
+  await page.keyboard.press("Escape");
+  await page.getByRole("group", { name: text("zh", "ui.language") }).getByRole("button", { name: text("zh", "lang.en"), exact: true }).click();
+
+  // A cross-examination that mixes two roles' private cards is sealed: marked so in the list, shown only here.
+  for (const [role, room] of [
+    ["informant", "cellar"],
+    ["suspect", "attic"],
+  ] as const) {
+    await post(request, `/api/cases/${caseId}/whispers`, { role, text: `Marker ${marker} hides in the ${room}.` });
+  }
+  await post(request, `/api/cases/${caseId}/cross-examinations`, { roles: ["informant", "suspect"], question: `Where does marker ${marker} hide?` });
+  await expect(entry(page, 3)).toHaveAttribute("data-sealed", "true");
+  await expect(entry(page, 3)).toContainText(text("en", "record.sealed"));
+  await expect(entry(page, 3)).not.toContainText("cellar");
+  await entry(page, 3).click();
+  const sealed = page.getByRole("dialog", { name: new RegExp(text("en", "record.number", { n: 3 })) });
+  await expect(sealed.getByTestId("sealed-conclusion")).toContainText(text("en", "cross.sealed"));
+  await expect(sealed.getByTestId("xray")).toHaveCount(2);
+  await screenshot(page, "console-en-record-sealed-1440x900");
+  await page.emulateMedia({ reducedMotion: "reduce" });
+  await expectNoViolations(page, "a sealed record entry shown again");
+  await page.keyboard.press("Escape");
+  await expect(stage.page.getByTestId("stage-conclusion")).toHaveAttribute("data-sealed", "true");
+  expect(await stage.secretSeen(), "the stage showed a sealed conclusion's content").toBe(false);
+
+  await screenshot(page, "console-en-record-timeline-1440x900");
+
+  // A reset forgets the record, on this console too.
+  await page.getByRole("button", { name: text("en", "console.reset") }).click();
+  await page
+    .getByRole("dialog", { name: text("en", "dialog.reset.title") })
+    .getByRole("button", { name: text("en", "dialog.reset.confirm"), exact: true })
+    .click();
+  await expect(timeline(page)).toContainText(text("en", "record.empty"));
+
+  // Operator only: the stage never fetched the record, and has no timeline.
+  await expect(stage.page.getByTestId("case-timeline")).toHaveCount(0);
+  expect(stage.apiCalls.filter((path) => path.includes("/record"))).toEqual([]);
+  const allowed = new Set(["/api/session", `/api/cases/${caseId}/stage`, `/api/cases/${caseId}/stage/events`]);
+  expect(stage.apiCalls.filter((path) => !allowed.has(path))).toEqual([]);
+});

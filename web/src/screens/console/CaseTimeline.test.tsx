@@ -1,0 +1,45 @@
+import { cleanup, fireEvent, screen, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FixedLanguage } from "../../i18n/I18n";
+import { timelineRows } from "../../state/caseRecord";
+import { interrogation, sealedCrossExamination } from "../../test/fixtures";
+import { renderWithI18n } from "../../test/render";
+import { CaseTimeline } from "./CaseTimeline";
+
+afterEach(cleanup);
+
+describe("<CaseTimeline>", () => {
+  const rows = timelineRows([interrogation(1, "detective", "unknown"), sealedCrossExamination(2)]);
+
+  it("lists entries newest first; a sealed cross-examination is marked sealed, its conclusion never in the list", () => {
+    renderWithI18n(<CaseTimeline rows={rows} openId={null} onOpen={() => undefined} />);
+    const entries = screen.getAllByRole("button");
+    expect(entries.map((entry) => entry.getAttribute("data-number"))).toEqual(["2", "1"]);
+    expect(entries[0]?.textContent).toContain("Cross-examination · Informant + Suspect");
+    expect(within(entries[0]!).getByText(/Sealed/)).toBeTruthy();
+    expect(entries[0]?.textContent).not.toContain("joint");
+    expect(entries[1]?.textContent).toContain("Interrogation · Detective");
+    expect(entries[1]?.textContent).toContain("Unknown");
+    expect(entries[1]?.textContent).toContain("question 1");
+  });
+
+  it("opens the entry that was clicked, and speaks Chinese with the interface", () => {
+    const onOpen = vi.fn();
+    renderWithI18n(
+      <FixedLanguage language="zh">
+        <CaseTimeline rows={rows} openId={1} onOpen={onOpen} />
+      </FixedLanguage>,
+    );
+    const first = screen.getByText("第 1 条").closest("button")!;
+    expect(first.getAttribute("aria-expanded")).toBe("true");
+    expect(first.textContent).toContain("审问侦探");
+    fireEvent.click(first);
+    expect(onOpen).toHaveBeenCalledWith(1);
+    expect(screen.getByText(/已封存/)).toBeTruthy();
+  });
+
+  it("says what it is for before the first question", () => {
+    renderWithI18n(<CaseTimeline rows={[]} openId={null} onOpen={() => undefined} />);
+    expect(screen.getByText(/Nothing asked yet/)).toBeTruthy();
+  });
+});

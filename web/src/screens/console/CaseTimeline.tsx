@@ -1,0 +1,150 @@
+import { useEffect, useId, useRef } from "react";
+import type { CrossExaminationEntry } from "../../api/recordTypes";
+import type { CrossExaminationResult, Role, Space } from "../../api/types";
+import { useI18n } from "../../i18n/I18n";
+import type { Translate } from "../../i18n/translate";
+import { entryTraces, type TimelineRow } from "../../state/caseRecord";
+import { CrossExaminationOutcome } from "./CrossExamination";
+import { MemoryXray } from "./MemoryXray";
+
+function roleNames(t: Translate, roles: readonly Role[]): string {
+  return roles.map((role) => t(`role.${role}`)).join(t("scopes.joiner"));
+}
+
+function entryTitle(t: Translate, row: TimelineRow): string {
+  const { entry } = row;
+  return entry.kind === "interrogation"
+    ? t("record.interrogation", { role: roleNames(t, entry.roles) })
+    : t("record.crossExamination", { roles: roleNames(t, entry.roles) });
+}
+
+function useClock(): (iso: string) => string {
+  const { language } = useI18n();
+  const format = new Intl.DateTimeFormat(language === "zh" ? "zh-CN" : "en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return (iso) => format.format(new Date(iso));
+}
+
+interface CaseTimelineProps {
+  rows: TimelineRow[];
+  openId: number | null;
+  onOpen: (id: number) => void;
+}
+
+/** Every interrogation and cross-examination of the case, newest first; a row opens that entry's X-ray again. */
+export function CaseTimeline({ rows, openId, onOpen }: CaseTimelineProps) {
+  const { t } = useI18n();
+  const clock = useClock();
+  const headingId = useId();
+  return (
+    <section className="panel timeline" aria-labelledby={headingId} data-testid="case-timeline">
+      <h2 id={headingId}>{t("record.heading")}</h2>
+      {rows.length === 0 ? (
+        <p className="muted">{t("record.empty")}</p>
+      ) : (
+        <ol className="timeline__list" reversed>
+          {rows.map((row) => (
+            <li key={row.entry.id}>
+              <button
+                type="button"
+                className="timeline__entry"
+                data-entry-id={row.entry.id}
+                data-number={row.number}
+                data-sealed={row.sealed || undefined}
+                aria-haspopup="dialog"
+                aria-expanded={openId === row.entry.id}
+                onClick={() => onOpen(row.entry.id)}
+              >
+                <span className="timeline__top">
+                  <span className="timeline__number">{t("record.number", { n: row.number })}</span>
+                  <span className="timeline__what">{entryTitle(t, row)}</span>
+                  <time dateTime={row.entry.created_at}>{clock(row.entry.created_at)}</time>
+                </span>
+                <span className="timeline__question">{row.entry.question ?? t("record.textGone")}</span>
+                <span className="timeline__badges">
+                  {row.sealed ? (
+                    <span className="badge badge--sealed">🔒 {t("record.sealed")}</span>
+                  ) : (
+                    <span className={`badge badge--${row.certainty}`}>{t(`certainty.${row.certainty}`)}</span>
+                  )}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+/** The record entry in the shape the live cross-examination result has, so both render the same way. */
+function asCrossExaminationResult(t: Translate, entry: CrossExaminationEntry): CrossExaminationResult {
+  const gone = t("record.textGone");
+  return {
+    roles: entry.roles,
+    results: entry.results.map((result) => ({ ...result, answer: result.answer ?? gone })),
+    conclusion: { ...entry.conclusion, text: entry.conclusion.text ?? gone, provenance: entry.provenance },
+  };
+}
+
+interface RecordEntryDialogProps {
+  row: TimelineRow | null;
+  cardCounts: Partial<Record<Space, number>>;
+  onClose: () => void;
+}
+
+/** One record entry shown again, as it was answered: question, answer(s) and the X-ray of each retrieval. */
+export function RecordEntryDialog({ row, cardCounts, onClose }: RecordEntryDialogProps) {
+  const { t } = useI18n();
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const open = row !== null;
+
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  const traces = row ? entryTraces(row.entry) : [];
+  return (
+    <dialog
+      ref={dialogRef}
+      className="dialog dialog--wide"
+      aria-labelledby={titleId}
+      data-testid="record-entry"
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+    >
+      {row && (
+        <>
+          <div className="dialog__head">
+            <h2 id={titleId}>
+              {t("record.number", { n: row.number })} · {entryTitle(t, row)}
+            </h2>
+            <button type="button" className="button" onClick={onClose}>
+              {t("record.close")}
+            </button>
+          </div>
+          <p>
+            <strong>{t("record.question")}:</strong> {row.entry.question ?? t("record.textGone")}
+          </p>
+          {row.entry.erased_ingredients.length > 0 && <p className="muted">{t("record.erasedIngredients")}</p>}
+          {row.entry.kind === "interrogation" ? (
+            <p data-testid="record-answer">
+              <span className={`badge badge--${row.certainty}`}>{t(`certainty.${row.certainty}`)}</span> <strong>{t("record.answer")}:</strong>{" "}
+              {row.entry.answer ?? t("record.textGone")}
+            </p>
+          ) : (
+            <CrossExaminationOutcome result={asCrossExaminationResult(t, row.entry)} />
+          )}
+          {traces.map(({ role, trace }) => (
+            <MemoryXray key={role} trace={trace} role={role} cardCounts={cardCounts} title={traces.length > 1 ? t("record.xrayOf", { role: t(`role.${role}`) }) : undefined} />
+          ))}
+        </>
+      )}
+    </dialog>
+  );
+}
