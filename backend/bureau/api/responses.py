@@ -20,9 +20,8 @@ from typing_extensions import TypeAliasType
 
 from bureau.answering.base import ResponderName
 from bureau.answering.selection import LlmStatus
-from bureau.game import scenario_schema
 from bureau.game.knowledge import FactCell
-from bureau.scope import keys
+from bureau.scope import keys, phrases
 from bureau.scope.audience import Audience, Visibility
 from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
 from bureau.scope.vocabulary import (
@@ -40,7 +39,7 @@ from bureau.scope.vocabulary import (
 # The game's literal types under their own names, so the document (and the web client) names them once.
 Role = TypeAliasType("Role", keys.Role)
 Space = TypeAliasType("Space", keys.Space)
-Language = TypeAliasType("Language", scenario_schema.Language)
+Language = TypeAliasType("Language", phrases.Language)
 T = TypeVar("T")
 # A key the game omits in some responses: optional in the schema, never `null`, never defaulted on the wire.
 Absent: TypeAlias = Union[T, SkipJsonSchema[None]]  # noqa: UP007 (a generic alias mypy can read)
