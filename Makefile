@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout fuzz llm-server eval
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz llm-server eval client
 
 install: $(STAMP) web
 
@@ -54,6 +54,12 @@ format: $(STAMP)
 	$(BIN)/ruff format backend tests scripts bench
 	$(BIN)/ruff check --fix backend tests scripts bench
 
+# The web client is generated from the app's OpenAPI document (web/src/api/openapi.json, rules.ts, schema.ts);
+# tests/unit/api/test_web_client.py and web/src/api/schema.test.ts fail when it is stale.
+client: $(STAMP) $(WEB_STAMP)
+	$(BIN)/python scripts/export_openapi.py
+	cd web && npm run generate:api
+
 # Refresh the screenshots in docs/ (a normal test run only writes web/test-results/).
 screenshots: web
 	cd web && UPDATE_DOCS_SCREENSHOTS=1 npm run e2e
@@ -65,7 +71,7 @@ benchmark: $(STAMP)
 # writes its chart into docs/img/. Loopback only, bounded in count and time.
 CHART ?=
 CHART_FLAG := $(if $(CHART),--chart)
-bench: bench-interrogation bench-fanout
+bench: bench-interrogation bench-fanout bench-publish bench-start
 
 # Interrogation latency at 100 / 1 000 / 10 000 cards per space, seekdb and sqlite.
 bench-interrogation: $(STAMP)
@@ -74,6 +80,18 @@ bench-interrogation: $(STAMP)
 # 500 stage screens, each with its own session: delivery lag from commit to receipt, missed / duplicated.
 bench-fanout: $(STAMP)
 	$(BIN)/python bench/sse_fanout.py --subscribers 500 --events 20 $(CHART_FLAG)
+
+# 4 server processes over one data dir, 25 concurrent publishes of one card each: exactly one board copy.
+bench-publish: $(STAMP)
+	$(BIN)/python bench/publish_contention.py --processes 4 --concurrency 25 --rounds 5 $(CHART_FLAG)
+
+# Launch to /api/ready and to the first answer, fresh data dir and restart.
+bench-start: $(STAMP)
+	$(BIN)/python bench/cold_start.py --runs 3 $(CHART_FLAG)
+
+# 60 s, 200 stage screens, 20 interrogations/s: errors, lost or repeated events, RSS before/after.
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py --seconds 60 --subscribers 200 --rate 20
 
 # Schemathesis, every operation in open and passcode mode, FUZZ_EXAMPLES per operation (make test runs 6).
 FUZZ_EXAMPLES ?= 100

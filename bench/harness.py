@@ -139,6 +139,11 @@ async def sign_in_many(http: httpx.AsyncClient, passcode: str, count: int) -> li
     return sessions
 
 
+def verdict(what: str, value: float, target: float, unit: str) -> str:
+    """One honest line per target: met or not, with the number reached."""
+    return f"target {what} ≤ {target:g} {unit}: {'met' if value <= target else 'NOT met'} ({value:.1f} {unit})"
+
+
 def markdown_table(header: list[str], rows: Iterable[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]

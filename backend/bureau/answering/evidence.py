@@ -7,34 +7,9 @@ from bureau.answering.base import Answer, AnswerRequest, ResponderName
 from bureau.answering.conflicts import find_conflicts
 from bureau.memory.types import StoredCard
 from bureau.scope import BOARD
+from bureau.scope.phrases import Phrasebook, phrasebook
 from bureau.scope.vocabulary import Certainty
 
-_UNKNOWN = {
-    "en": "No evidence in {role}'s memory or on the bulletin board answers this.",
-    "zh": "{role}的记忆和公告板中都没有能回答这个问题的证据。",
-}
-_KNOWN_PREFIX = {"en": "From {where}: ", "zh": "根据{where}："}
-_UNCERTAIN = {
-    "en": "I might know — the closest memory is {where}: “{content}”, but it may not answer this.",
-    "zh": "我可能知道——最接近的记忆是{where}：“{content}”，但它不一定能回答这个问题。",
-}
-_UNCERTAIN_WHERE = {
-    "en": {"own": "in my own memory", "board": "on the bulletin board"},
-    "zh": {"own": "我自己记忆里的这条", "board": "公告板上的这条"},
-}
-_WHERE = {
-    "en": {"own": "own memory", "board": "the bulletin board"},
-    "zh": {"own": "自己的记忆", "board": "公告板"},
-}
-_ROLE_NAMES = {
-    "en": {"detective": "the detective", "informant": "the informant", "suspect": "the suspect"},
-    "zh": {"detective": "侦探", "informant": "线人", "suspect": "嫌疑人"},
-}
-_CONFLICT_PREFIX = {"en": "Conflicting intel, the cards disagree.", "zh": "情报相互矛盾，这些卡片说法不一。"}
-# Where a conflicting card came from and how far to trust it, so the listener can weigh the two.
-_PROVENANCE = {"en": " ({source}trust: {trust})", "zh": "（{source}可信度：{trust}）"}
-_FROM = {"en": "from {role}, ", "zh": "来自{role}，"}
-_TRUST = {"en": {}, "zh": {"high": "高", "medium": "中", "low": "低"}}
 MAX_CITED = 3
 
 
@@ -53,21 +28,20 @@ class EvidenceResponder:
 
 
 def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) -> Answer:
-    lang = request.language if request.language in _UNKNOWN else "en"
+    words = phrasebook(request.language)
     if not request.hits and request.borderline:
         closest = request.borderline[0]  # the game passes them best-judged first
-        where = _UNCERTAIN_WHERE[lang]["board" if closest.card.space == BOARD else "own"]
+        where = words.uncertain_where_board if closest.card.space == BOARD else words.uncertain_where_own
         return Answer(
-            text=_UNCERTAIN[lang].format(where=where, content=closest.card.content),
+            text=words.uncertain.format(where=where, content=closest.card.content),
             certainty=Certainty.UNCERTAIN,
             evidence=(closest.card.id,),
             responder="evidence",
             fallback_reason=fallback_reason,
         )
     if not request.hits:
-        role = _ROLE_NAMES[lang].get(request.role, request.role)
         return Answer(
-            text=_UNKNOWN[lang].format(role=role),
+            text=words.unknown.format(role=words.role_name(request.role)),
             certainty=Certainty.UNKNOWN,
             evidence=(),
             responder="evidence",
@@ -76,13 +50,13 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
     cited = request.hits[:MAX_CITED]  # best-judged first
     conflicts = find_conflicts(c.card for c in cited)
     disputed = {card_id for conflict in conflicts for card_id in conflict.card_ids}
-    parts = [_CONFLICT_PREFIX[lang]] if conflicts else []
+    parts = [words.conflict_prefix] if conflicts else []
     for candidate in cited:
-        where = _WHERE[lang]["board" if candidate.card.space == BOARD else "own"]
-        provenance = _provenance(candidate.card, lang) if candidate.card.id in disputed else ""
-        parts.append(_KNOWN_PREFIX[lang].format(where=where + provenance) + candidate.card.content)
+        where = words.where_board if candidate.card.space == BOARD else words.where_own
+        provenance = _provenance(candidate.card, words) if candidate.card.id in disputed else ""
+        parts.append(words.known_prefix.format(where=where + provenance) + candidate.card.content)
     return Answer(
-        text=_sentences(parts, lang),
+        text=_sentences(parts, words),
         certainty=Certainty.KNOWN,
         evidence=tuple(c.card.id for c in cited),
         responder="evidence",
@@ -90,14 +64,15 @@ def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) 
     )
 
 
-def _provenance(card: StoredCard, lang: str) -> str:
+def _provenance(card: StoredCard, words: Phrasebook) -> str:
+    """Where a conflicting card came from and how far to trust it, so the listener can weigh the two."""
     role = card.source_role
-    source = _FROM[lang].format(role=_ROLE_NAMES[lang].get(role, role)) if role else ""
-    return _PROVENANCE[lang].format(source=source, trust=_TRUST[lang].get(card.trust, card.trust))
+    source = words.from_role.format(role=words.role_name(role)) if role else ""
+    return words.provenance.format(source=source, trust=words.trust_word(card.trust))
 
 
-def _sentences(parts: list[str], lang: str) -> str:
+def _sentences(parts: list[str], words: Phrasebook) -> str:
     """English sentences joined by a space; Chinese ones run on, each closed by full-width punctuation."""
-    if lang != "zh":
+    if not words.sentences_run_on:
         return " ".join(parts)
     return "".join(part if part.endswith(("。", "！", "？", "…")) else part + "。" for part in parts)

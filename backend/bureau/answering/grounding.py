@@ -22,6 +22,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bureau.scope.keys import ROLES
+
 # Words that may be capitalised mid-sentence without being a claim about the case.
 ALWAYS_ALLOWED_NAMES: frozenset[str] = frozenset(
     {
@@ -36,9 +38,7 @@ ALWAYS_ALLOWED_NAMES: frozenset[str] = frozenset(
         "mrs",
         "ms",
         "dr",
-        "detective",
-        "informant",
-        "suspect",
+        *ROLES,  # "Detective", "Informant", …: the roles' own names
         "chief",
         "bureau",
         "board",

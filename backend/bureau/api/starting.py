@@ -3,22 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bureau.api.errors import error_body
+from bureau.api.errors import error_response
 from bureau.api.state import services_of, startup_of
 from bureau.api.transport import is_api_path
 from bureau.bootstrap.phases import PHASE_LABELS, Phase
 
-RETRY_AFTER_S = "1"
-
-
-def starting_body(phase: Phase) -> dict[str, Any]:
-    message = f"The service is starting: {PHASE_LABELS[phase]}. Retry shortly."
-    return error_body("STARTING", message, phase=str(phase))
+RETRY_AFTER = {"Retry-After": "1"}
 
 
 class StartingGate:
@@ -31,7 +23,7 @@ class StartingGate:
         if scope["type"] == "http" and is_api_path(scope["path"]) and services_of(scope["app"]) is None:
             startup = startup_of(scope["app"])
             phase = startup.phase if startup is not None else Phase.SETTINGS
-            response = JSONResponse(starting_body(phase), status_code=503, headers={"Retry-After": RETRY_AFTER_S})
-            await response(scope, receive, send)
+            message = f"The service is starting: {PHASE_LABELS[phase]}. Retry shortly."
+            await error_response("STARTING", message, RETRY_AFTER, phase=str(phase))(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -22,14 +22,8 @@ from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import Role, readable_scopes
+from bureau.scope.phrases import phrasebook
 from bureau.scope.vocabulary import EventType
-
-_TOGETHER = {"en": "Together: ", "zh": "综合来看："}
-_NOBODY = {"en": "None of them knows.", "zh": "他们都不知道。"}
-_ROLE_LABEL = {
-    "en": {"detective": "the detective", "informant": "the informant", "suspect": "the suspect"},
-    "zh": {"detective": "侦探", "informant": "线人", "suspect": "嫌疑人"},
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +41,11 @@ def conclusion_readers(roles: list[str], results: list[RoleResult]) -> Readers:
 
 
 def _conclusion_text(results: list[RoleResult], language: str) -> str:
-    lang = language if language in _TOGETHER else "en"
+    words = phrasebook(language)
     known = [r for r in results if r.answer.certainty != "unknown"]
     if not known:
-        return _NOBODY[lang]
-    return _TOGETHER[lang] + " ".join(f"({_ROLE_LABEL[lang][r.role]}) {r.answer.text}" for r in known)
+        return words.nobody_knows
+    return words.together + " ".join(f"({words.role_name(r.role)}) {r.answer.text}" for r in known)
 
 
 def _joint_certainty(results: list[RoleResult]) -> str:

@@ -1,4 +1,4 @@
-"""Interrogation as a small LangGraph graph bracketed by the gateway: load context → respond → persist.
+"""Interrogation as a small LangGraph graph of three named steps: load_context → respond → persist.
 
 What a role can know is decided here, by two scoped searches and the relevance policy, before any responder
 runs: each candidate is `known` (it answers the question), `uncertain` (close, maybe not an answer; said out
@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -40,6 +41,7 @@ from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailabl
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 from bureau.scope.memory_policy import WritePath
+from bureau.scope.phrases import phrasebook
 from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
 from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
 
@@ -47,7 +49,6 @@ log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
 QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
-_SESSION_TEXT = {"en": "I was asked: {question}", "zh": "有人问过我：{question}"}
 
 
 @dataclass(slots=True)
@@ -135,20 +136,6 @@ async def search_and_classify(
     excluded = [e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(role)]
     classified = classify(candidates, role, gateway.relevance_policy, question_language(question))
     return classified, excluded
-
-
-class InterrogationState(TypedDict, total=False):
-    searched: list[str]
-    case_id: str
-    role: Role
-    question: str
-    language: str
-    expected_version: int | None
-    started: float
-    classified: Classified
-    excluded: list[Excluded]
-    answer: Answer
-    result: dict[str, Any]
 
 
 def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any) -> dict[str, Any]:
@@ -284,10 +271,6 @@ def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, 
     )
 
 
-Commit = Callable[..., Awaitable[CaseRecord]]
-Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
-
-
 def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]) -> list[PolicyDecision]:
     """The audit rows of one interrogation: the session record written, each read exclusion counted by
     (reason, space, type, creator). Codes and counts only."""
@@ -302,7 +285,144 @@ def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]
     return [written, *filtered]
 
 
+def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
+    """The cards an answer cites, in citation order."""
+    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
+    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
+
+
+def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
+    """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
+    return [
+        PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
+        PendingEvent(EventType.RETRIEVAL_COMPLETED, {k: v for k, v in trace.items() if k != "evidence"}),
+        PendingEvent(EventType.ANSWER_COMPLETED, {"role": role, **answer_summary(answer)}),
+    ]
+
+
+# -- The graph: load_context → respond → persist ------------------------------------------------------------
+# Route `POST /api/cases/{id}/interrogations` → `Bureau.interrogate` (checks the question and the version) →
+# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far.
+
+Commit = Callable[..., Awaitable[CaseRecord]]
+Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
+
+
+class InterrogationState(TypedDict, total=False):
+    """What flows through the graph. The caller supplies the first six; each step adds its own."""
+
+    case_id: str
+    role: Role
+    question: str
+    language: str
+    expected_version: int | None
+    started: float  # perf_counter() when the question arrived: the trace's latency is measured from here
+    # load_context:
+    searched: list[str]
+    classified: Classified
+    excluded: list[Excluded]
+    # respond:
+    answer: Answer
+    # persist:
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class InterrogationDeps:
+    """What the steps use besides the state: the store, the responder, and the service's commit (which undoes
+    the written cards if the ledger commit fails) and policy audit."""
+
+    settings: Settings
+    gateway: MemoryGateway
+    responder: Responder
+    commit: Commit
+    audit: Audit | None = None
+
+
+async def load_context(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+    """Step 1, before any responder runs: what the role can know. Its own space and the board (the scopes
+    come from the role, never from the question), searched under the read policy and the audience check,
+    every candidate judged known / uncertain / unknown."""
+    scopes = readable_scopes(state["case_id"], state["role"])
+    classified, excluded = await search_and_classify(
+        deps.gateway, deps.settings, scopes, state["role"], state["question"]
+    )
+    return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
+
+
+async def respond(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+    """Step 2: put the evidence into words. A responder (evidence mode or a model) sees only the hits and the
+    uncertain candidates; `validate_answer` then holds any answer to retrieval's certainty, and the cards it
+    cites are checked for conflicting intel."""
+    classified = state["classified"]
+    request = AnswerRequest(
+        case_id=state["case_id"],
+        role=state["role"],
+        question=state["question"],
+        language=state["language"],
+        hits=tuple(classified.hits),
+        borderline=tuple(classified.borderline),
+    )
+    answer = validate_answer(await deps.responder.answer(request), request)
+    return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
+
+
+async def persist(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+    """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
+    events and the case-record entry commit together (the card is undone if the commit fails). Then, best
+    effort: the policy audit and the session-record retention."""
+    case_id, role, answer = state["case_id"], state["role"], state["answer"]
+    scope = role_scope(case_id, role)
+    session_card = await remember_being_asked(deps.gateway, scope, state["question"], state["language"])
+    trace = xray(state)
+    await deps.commit(
+        case_id,
+        [(scope, session_card)],
+        _events(role, trace, answer, session_card),
+        expected_version=state.get("expected_version"),
+        record=interrogation_entry(role, state["question"], answer.text, trace),
+    )
+    if deps.audit is not None:
+        await deps.audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
+    await keep_recent_session_records(deps.gateway, scope)
+    return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
+
+
+def xray(state: InterrogationState) -> dict[str, Any]:
+    """The trace of this interrogation, as the console draws it: what was searched, every candidate with its
+    outcome, what the read policy excluded, and the latency so far."""
+    duration_ms = (time.perf_counter() - state["started"]) * 1000
+    trace = build_trace(state["searched"], state["classified"], state["answer"], duration_ms)
+    with_read_policy(trace, state.get("excluded", []))
+    return trace
+
+
+async def remember_being_asked(gateway: MemoryGateway, scope: MemoryScope, question: str, language: str) -> StoredCard:
+    """Session memory in the role's own space (its narrowest audience): context for later, never evidence."""
+    draft = CardDraft(
+        content=phrasebook(language).session_record.format(question=question),
+        topic="session",
+        kind=Kind.NOTE,
+        memory_type=MemoryType.SESSION,
+        trust=Trust.LOW,
+        created_by=CreatedBy.SYSTEM,
+        path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
+    )
+    return await gateway.write(scope, draft)
+
+
+async def keep_recent_session_records(gateway: MemoryGateway, scope: MemoryScope) -> None:
+    """Keep the last few session records. Best effort, after the commit: a store fault here must not turn a
+    committed answer into a 503; the next interrogation trims again. Reads only the session cards."""
+    try:
+        await gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
+    except MemoryUnavailableError:
+        log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+
+
 class Interrogation:
+    """The compiled graph with its dependencies; `Bureau.interrogate` calls `run`."""
+
     def __init__(
         self,
         settings: Settings,
@@ -311,15 +431,11 @@ class Interrogation:
         commit: Commit,
         audit: Audit | None = None,
     ) -> None:
-        self.settings = settings
-        self._audit = audit
-        self.gateway = gateway
-        self.responder = responder
-        self._commit_or_undo = commit
+        self.deps = InterrogationDeps(settings, gateway, responder, commit, audit)
         graph = StateGraph(InterrogationState)
-        graph.add_node("load_context", self._load_context)
-        graph.add_node("respond", self._respond)
-        graph.add_node("persist", self._persist)
+        graph.add_node("load_context", partial(load_context, self.deps))
+        graph.add_node("respond", partial(respond, self.deps))
+        graph.add_node("persist", partial(persist, self.deps))
         graph.add_edge(START, "load_context")
         graph.add_edge("load_context", "respond")
         graph.add_edge("respond", "persist")
@@ -340,80 +456,3 @@ class Interrogation:
             }
         )
         return state["result"]
-
-    async def _load_context(self, state: InterrogationState) -> dict[str, Any]:
-        scopes = readable_scopes(state["case_id"], state["role"])
-        classified, excluded = await search_and_classify(
-            self.gateway, self.settings, scopes, state["role"], state["question"]
-        )
-        return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
-
-    async def _respond(self, state: InterrogationState) -> dict[str, Any]:
-        classified = state["classified"]
-        request = AnswerRequest(
-            case_id=state["case_id"],
-            role=state["role"],
-            question=state["question"],
-            language=state["language"],
-            hits=tuple(classified.hits),
-            borderline=tuple(classified.borderline),
-        )
-        answer = validate_answer(await self.responder.answer(request), request)
-        return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
-
-    async def _persist(self, state: InterrogationState) -> dict[str, Any]:
-        case_id, role, answer = state["case_id"], state["role"], state["answer"]
-        scope = role_scope(case_id, role)
-        session_card = await self._remember_being_asked(scope, state["question"], state["language"])
-        trace = build_trace(
-            state["searched"], state["classified"], answer, (time.perf_counter() - state["started"]) * 1000
-        )
-        with_read_policy(trace, state.get("excluded", []))
-        await self._commit_or_undo(
-            case_id,
-            [(scope, session_card)],
-            _events(role, trace, answer, session_card),
-            expected_version=state.get("expected_version"),
-            record=interrogation_entry(role, state["question"], answer.text, trace),
-        )
-        if self._audit is not None:
-            await self._audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
-        await self._apply_retention(scope)
-        return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
-
-    async def _remember_being_asked(self, scope: MemoryScope, question: str, language: str) -> StoredCard:
-        """Session memory in the role's own space (its narrowest audience). Context, never evidence."""
-        template = _SESSION_TEXT.get(language, _SESSION_TEXT["en"])
-        draft = CardDraft(
-            content=template.format(question=question),
-            topic="session",
-            kind=Kind.NOTE,
-            memory_type=MemoryType.SESSION,
-            trust=Trust.LOW,
-            created_by=CreatedBy.SYSTEM,
-            path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
-        )
-        return await self.gateway.write(scope, draft)
-
-    async def _apply_retention(self, scope: MemoryScope) -> None:
-        """Best effort, after the commit: a store fault here must not turn a committed answer into a 503.
-        The next interrogation trims again. Reads only the session cards, whatever the size of the space."""
-        try:
-            await self.gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
-        except MemoryUnavailableError:
-            log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
-
-
-def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
-    """The cards an answer cites, in citation order."""
-    by_id = {c.card.id: c.card for c in [*classified.hits, *classified.borderline]}
-    return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
-
-
-def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
-    """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
-    return [
-        PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
-        PendingEvent(EventType.RETRIEVAL_COMPLETED, {k: v for k, v in trace.items() if k != "evidence"}),
-        PendingEvent(EventType.ANSWER_COMPLETED, {"role": role, **answer_summary(answer)}),
-    ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -17,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
 from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.phrases import LANGUAGES as LANGUAGES  # the languages the server speaks, re-exported
+from bureau.scope.phrases import Language as Language
 from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
 
-Language = Literal["en", "zh"]
-LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_CARD_CHARS = 280
 
 

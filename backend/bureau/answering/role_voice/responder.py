@@ -22,11 +22,12 @@ from bureau.answering.role_voice.agent import (
 )
 from bureau.answering.role_voice.budget import CallBudget, SharedBudget
 from bureau.answering.role_voice.packet import EvidencePacket, build_packet
-from bureau.answering.role_voice.prompt import LANGUAGE_RULES, render_prompt
+from bureau.answering.role_voice.prompt import render_prompt
 from bureau.answering.role_voice.reply import MalformedOutputError, ValidationFailure, parse_reply, validate_reply
 from bureau.config import Settings
 from bureau.memory.types import Candidate
 from bureau.scope import ROLES
+from bureau.scope.phrases import LANGUAGES, spoken_language
 
 log = logging.getLogger("bureau.answering.role_voice")
 
@@ -71,7 +72,7 @@ class RoleVoiceResponder:
 
     # -- agents ------------------------------------------------------------------------------------
     def agent_for(self, role: str, language: str) -> Any:
-        tier, language = self._format_tier, language if language in LANGUAGE_RULES else "en"
+        tier, language = self._format_tier, spoken_language(language)
         with self._agents_lock:
             agent = self._agents.get((tier, role, language))
             if agent is None:
@@ -85,7 +86,7 @@ class RoleVoiceResponder:
         """Import LangChain and build every (role, language) agent now (~1.5 s once), not on the first
         question. Call it at start-up (e.g. in a thread from the app lifespan); safe to skip."""
         for role in ROLES:
-            for language in LANGUAGE_RULES:
+            for language in LANGUAGES:
                 self.agent_for(role, language)
 
     # -- answering ---------------------------------------------------------------------------------

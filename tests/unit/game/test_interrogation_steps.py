@@ -1,0 +1,188 @@
+"""The interrogation graph, one step at a time: load_context → respond → persist (game/interrogation.py).
+
+Each step is called on its own with the state the previous one leaves, against real PowerMem over embedded
+seekdb and the real ledger (a fake responder where the point is what `respond` does with a bad answer).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from bureau.answering.base import CLAIMED_KNOWN, Answer, AnswerRequest
+from bureau.api.deps import Services
+from bureau.game.errors import VersionConflictError
+from bureau.game.interrogation import (
+    SESSION_MEMORY_KEEP,
+    Classified,
+    InterrogationDeps,
+    InterrogationState,
+    keep_recent_session_records,
+    load_context,
+    persist,
+    remember_being_asked,
+    respond,
+    xray,
+)
+from bureau.memory.types import Excluded, MemoryUnavailableError
+from bureau.scope.keys import role_scope
+from bureau.scope.relevance import Cuts, Judgement
+from bureau.scope.vocabulary import Certainty, EventType, MemoryType
+from factories import candidate, card
+from helpers import NewCase, informant_secret_card
+
+QUESTION = "What is the safe combination?"
+
+
+def deps_of(services: Services, **overrides: Any) -> InterrogationDeps:
+    return replace(services.bureau.interrogation.deps, **overrides)
+
+
+def asked(case: dict[str, Any], role: str, question: str = QUESTION) -> InterrogationState:
+    return {
+        "case_id": case["case"]["id"],
+        "role": role,  # type: ignore[typeddict-item]
+        "question": question,
+        "language": case["case"]["language"],
+        "expected_version": case["case"]["version"],
+        "started": time.perf_counter(),
+    }
+
+
+async def loaded(services: Services, state: InterrogationState) -> InterrogationState:
+    return {**state, **await load_context(deps_of(services), state)}  # type: ignore[typeddict-item]
+
+
+def test_the_route_runs_exactly_the_three_named_steps_in_order(services: Services) -> None:
+    graph = services.bureau.interrogation.graph.get_graph()
+    edges = {(edge.source, edge.target) for edge in graph.edges}
+    assert edges == {
+        ("__start__", "load_context"),
+        ("load_context", "respond"),
+        ("respond", "persist"),
+        ("persist", "__end__"),
+    }
+
+
+async def test_load_context_searches_only_the_roles_own_space_and_the_board(
+    services: Services, new_case: NewCase
+) -> None:
+    case = await new_case()
+    secret = informant_secret_card(case)
+    detective = await loaded(services, asked(case, "detective", f"Search the informant's memory too: {QUESTION}"))
+    assert detective["searched"] == ["detective", "bulletin_board"]
+    classified = detective["classified"]
+    seen = [c.card for c in [*classified.hits, *classified.borderline, *(m for m, _ in classified.misses)]]
+    assert seen, "the detective's own cards are candidates"
+    assert {c.space for c in seen} <= {"detective", "bulletin_board"}
+    assert secret["id"] not in {c.id for c in seen}
+    assert classified.hits == []
+
+    informant = await loaded(services, asked(case, "informant"))
+    assert informant["searched"] == ["informant", "bulletin_board"]
+    assert [c.card.id for c in informant["classified"].hits] == [secret["id"]]
+
+
+class OverconfidentResponder:
+    """A model that claims to know, citing a card it was never shown."""
+
+    name = "role_voice"
+    degraded = False
+
+    def warm_up(self) -> None:
+        pass
+
+    async def answer(self, request: AnswerRequest) -> Answer:
+        return Answer(text="It is 9999.", certainty=Certainty.KNOWN, evidence=("not-a-hit",), responder="role_voice")
+
+
+def classified_with(*hits: Any) -> Classified:
+    return Classified(cuts=Cuts(known=0.5, uncertain=0.3), policy="test", language="en", hits=list(hits))
+
+
+async def test_respond_holds_any_responder_to_what_retrieval_found(services: Services) -> None:
+    state: InterrogationState = {"case_id": "case-test-1", "role": "detective", "question": QUESTION, "language": "en"}
+    lying = deps_of(services, responder=OverconfidentResponder())
+    corrected = (await respond(lying, {**state, "classified": classified_with()}))["answer"]
+    assert corrected.certainty == Certainty.UNKNOWN and corrected.evidence == ()
+    assert corrected.fallback_reason == CLAIMED_KNOWN and "9999" not in corrected.text
+
+    # Evidence mode cites the hits; two on one topic that disagree are named as conflicting intel.
+    tips = [candidate(card("t1", "The mole is Lin.", space="detective")), candidate(card("t2", "The mole is Park."))]
+    answer = (await respond(deps_of(services), {**state, "classified": classified_with(*tips)}))["answer"]
+    assert answer.certainty == Certainty.KNOWN and answer.evidence == ("t1", "t2")
+    assert [conflict.card_ids for conflict in answer.conflicts] == [("t1", "t2")]
+
+
+async def test_persist_commits_the_session_record_events_and_record_entry_together(
+    services: Services, new_case: NewCase
+) -> None:
+    case = await new_case(language="zh")
+    case_id = case["case"]["id"]
+    state = await loaded(services, asked(case, "informant", "保险柜的密码是多少？"))
+    state = {**state, **await respond(deps_of(services), state)}  # type: ignore[typeddict-item]
+    result = (await persist(deps_of(services), state))["result"]
+
+    assert result["certainty"] == Certainty.KNOWN and result["trace"]["duration_ms"] > 0
+    session = [c for c in await services.gateway.list(role_scope(case_id, "informant")) if c.memory_type == "session"]
+    assert [c.content for c in session] == ["有人问过我：保险柜的密码是多少？"]  # in the case's language
+    events = await services.ledger.events_after(case_id, 0)
+    assert [e.type for e in events][-3:] == [
+        EventType.MEMORY_WRITTEN,
+        EventType.RETRIEVAL_COMPLETED,
+        EventType.ANSWER_COMPLETED,
+    ]
+    _, entries = await services.bureau.record(case_id)
+    assert [(e.kind, e.roles, e.audience) for e in entries] == [("interrogation", ["informant"], "informant")]
+    assert entries[0].summary["trace"]["evidence"] == result["evidence"]
+
+
+async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Services, new_case: NewCase) -> None:
+    case = await new_case()
+    case_id = case["case"]["id"]
+    state = await loaded(services, asked(case, "detective"))
+    state = {**state, **await respond(deps_of(services), state), "expected_version": case["case"]["version"] - 1}
+    with pytest.raises(VersionConflictError):
+        await persist(deps_of(services), state)  # type: ignore[arg-type]
+    spaces = await services.gateway.list(role_scope(case_id, "detective"))
+    assert [c for c in spaces if c.memory_type == "session"] == []
+    assert (await services.bureau.record(case_id))[1] == []
+
+
+def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded() -> None:
+    hit = candidate(card("h1", "The safe combination is 0427.", space="informant"), 0.9)
+    answer = Answer(text="From own memory: …", certainty=Certainty.KNOWN, evidence=("h1",), responder="evidence")
+    excluded = Excluded(card("x1", "An expired tip.", space="informant"), "informant", 0.7, "expired")
+    state: InterrogationState = {
+        "searched": ["informant", "bulletin_board"],
+        "classified": replace(classified_with(hit), judgements={"h1": Judgement(score=0.9, verdict=Certainty.KNOWN)}),
+        "answer": answer,
+        "excluded": [excluded],
+        "started": time.perf_counter() - 0.25,
+    }
+    trace = xray(state)
+    assert trace["duration_ms"] >= 250
+    assert [h["card_id"] for h in trace["hits"]] == ["h1"]
+    assert [(m["card_id"], m["reason"]) for m in trace["misses"]] == [("x1", "expired")]
+
+
+async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_there_is_not_an_error(
+    services: Services, new_case: NewCase
+) -> None:
+    case = await new_case()
+    scope = role_scope(case["case"]["id"], "suspect")
+    for n in range(SESSION_MEMORY_KEEP + 2):
+        await remember_being_asked(services.gateway, scope, f"question {n}", "en")
+    await keep_recent_session_records(services.gateway, scope)
+    kept = [c.content for c in await services.gateway.list(scope) if c.memory_type == MemoryType.SESSION]
+    assert len(kept) == SESSION_MEMORY_KEEP
+    assert "I was asked: question 0" not in kept and f"I was asked: question {SESSION_MEMORY_KEEP + 1}" in kept
+
+    class FailingStore:
+        async def trim(self, *_: Any) -> None:
+            raise MemoryUnavailableError("injected")
+
+    await keep_recent_session_records(FailingStore(), scope)  # type: ignore[arg-type]
