@@ -15,6 +15,7 @@ import httpx
 from bureau.bootstrap.phases import PHASE_LABELS, STEPS, Phase
 from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger
+from contract import OpenApiContract
 from live_server import START_DEADLINE_S, LiveServer, free_port, stop_process
 
 # What /api/ready can report: the phases after the port opened, before the service is ready.
@@ -72,6 +73,7 @@ def test_each_phase_is_shown_and_the_url_comes_only_once_the_server_answers(tmp_
     output = Output(process)
     is_url_line = lambda line: line.startswith(f"AI Intelligence Bureau on {url}")  # noqa: E731
     reported: list[str] = []
+    contract: OpenApiContract | None = None
     try:
         deadline = time.monotonic() + START_DEADLINE_S
         with httpx.Client(timeout=5) as http:
@@ -88,6 +90,9 @@ def test_each_phase_is_shown_and_the_url_comes_only_once_the_server_answers(tmp_
                 # Not ready (no answer, or 503): the URL must not have been printed before we asked.
                 assert not any(is_url_line(line) for line in printed_before)
                 if answer is not None:
+                    # The document is served while starting (it is not under /api): answers match it.
+                    contract = contract or OpenApiContract(http.get(url + "/openapi.json").json())
+                    contract.check(answer)
                     assert answer.status_code == 503
                     detail = answer.json()["detail"]
                     assert detail["code"] == "STARTING"
@@ -95,6 +100,7 @@ def test_each_phase_is_shown_and_the_url_comes_only_once_the_server_answers(tmp_
                     assert PHASE_LABELS[Phase(detail["phase"])] in detail["message"]
                     assert answer.headers["Retry-After"] == "1"
                     health = http.get(url + "/api/health")  # every API route waits for start-up alike
+                    contract.check(health)
                     assert health.status_code == 503 and health.json()["detail"]["code"] == "STARTING"
                     reported.append(detail["phase"])
                 time.sleep(0.05)
