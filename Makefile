@@ -8,7 +8,7 @@ WEB_STAMP := web/node_modules/.installed
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz llm-server eval
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz llm-server eval client
 
 install: $(STAMP) web
 
@@ -53,6 +53,12 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format backend tests scripts bench
 	$(BIN)/ruff check --fix backend tests scripts bench
+
+# The web client is generated from the app's OpenAPI document (web/src/api/openapi.json, rules.ts, schema.ts);
+# tests/unit/api/test_web_client.py and web/src/api/schema.test.ts fail when it is stale.
+client: $(STAMP) $(WEB_STAMP)
+	$(BIN)/python scripts/export_openapi.py
+	cd web && npm run generate:api
 
 # Refresh the screenshots in docs/ (a normal test run only writes web/test-results/).
 screenshots: web

@@ -22,6 +22,7 @@ for _name in [n for n in os.environ if n.startswith("BUREAU_")]:
 from bureau.api.app import create_app  # noqa: E402
 from bureau.api.deps import Services  # noqa: E402
 from bureau.config import Settings  # noqa: E402
+from contract import OpenApiContract  # noqa: E402
 from helpers import NewCase  # noqa: E402
 from live_server import LiveServer  # noqa: E402
 
@@ -61,10 +62,24 @@ def services(app: Any) -> Services:
     return app.state.services
 
 
+@pytest.fixture(scope="session")
+def contract(app: Any) -> OpenApiContract:
+    return OpenApiContract(app.openapi())
+
+
 @pytest_asyncio.fixture(scope="session")
-async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+async def client(app: Any, contract: OpenApiContract) -> AsyncIterator[httpx.AsyncClient]:
+    """The in-process client. Every response it receives is checked against the OpenAPI document."""
+
+    async def check_contract(response: httpx.Response) -> None:
+        await response.aread()
+        contract.check(response)
+
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=60) as http:
+    hooks = {"response": [check_contract]}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1", timeout=60, event_hooks=hooks
+    ) as http:
         yield http
 
 

@@ -48,6 +48,7 @@ ANSWERABLE_KINDS: tuple[str, ...] = ("direct", "followup", "paraphrase", "cross_
 UNANSWERABLE_KINDS: tuple[str, ...] = ("near", "off", "cross_role")
 KINDS: tuple[str, ...] = ANSWERABLE_KINDS + UNANSWERABLE_KINDS
 PRESET_OTHER = "preset_other"  # a scenario's preset question asked of a role without the fact
+PRESET_HOLDER = "preset_holder"  # the same question asked of a role that holds it (split `preset`: reported only)
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 # Calibration targets for the cut points (on the calibration half; the test half is reported, not tuned).
 KNOWN_PRECISION_TARGET = 0.975
@@ -141,7 +142,8 @@ def load_set(path: Path = SET_PATH) -> EvalSet:
 def _add_preset_probes(out: EvalSet, scenarios: dict[tuple[str, str], Any]) -> None:
     """The scenarios' own preset questions asked of every role that does *not* hold the key fact, in a fresh
     case: the demo's "the detective doesn't know". Never fitted on; the uncertain cut must keep them all
-    unknown (kind `preset_other`, split `calibration`)."""
+    unknown (kind `preset_other`, split `calibration`). Asked of the roles that do hold it (kind
+    `preset_holder`, split `preset`), they are only reported: the demo's "the informant knows"."""
     for (scenario_id, lang), scenario in sorted(scenarios.items()):
         case_id = f"preset-{scenario_id}-{lang}"
         opening = scenario.cards.by_role()
@@ -151,8 +153,13 @@ def _add_preset_probes(out: EvalSet, scenarios: dict[tuple[str, str], Any]) -> N
             ]
         for fact in scenario.key_facts:
             for role in ROLES:
-                if fact.question and all(c.topic != fact.topic for c in opening[role]):
-                    fid = f"{case_id}.{fact.id}"
+                if not fact.question:
+                    continue
+                fid = f"{case_id}.{fact.id}"
+                held = [f"{case_id}.{role}.{c.topic}" for c in opening[role] if c.topic == fact.topic]
+                if held:
+                    out.probes.append(Probe(fact.question, PRESET_HOLDER, fid, case_id, role, held[0], "preset"))
+                else:
                     out.probes.append(Probe(fact.question, PRESET_OTHER, fid, case_id, role, None, "calibration"))
 
 
@@ -233,36 +240,53 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2_PENALTY) -> tuple[
     return float(intercept), weights
 
 
+def _between(cut: float, scores: Iterable[float]) -> float:
+    """Halfway down to the next lower score: a cut on an observed score sits on the boundary it draws."""
+    below = [x for x in scores if x < cut]
+    return (cut + max(below)) / 2 if below else cut
+
+
 def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: dict[str, float]) -> Cuts:
     """Known: the lowest cut whose known answers are right >= KNOWN_PRECISION_TARGET and where no cross-role,
     off-topic or preset-of-another-role question is known. Uncertain: the lowest cut that keeps
     >= OFF_TOPIC_UNKNOWN_TARGET of the off-topic questions and every preset-of-another-role question unknown.
-    Both on the calibration questions of one language."""
+    Both on the calibration questions of one language; each cut then goes halfway down to the next lower
+    calibration score (no calibration question changes side, and the cut is not on one of them)."""
 
     def policy(known: float) -> LogisticPolicy:
         return LogisticPolicy({lang: LanguageModel(intercept, weights, Cuts(known, 0.0), CAPS)})
+
+    def passes(cut: float) -> tuple[bool, list[Outcome]]:
+        outcomes = [judge(s, policy(cut)) for s in part]
+        known = [o for o in outcomes if o.verdict == "known"]
+        leaks = any(o.probe.kind in ("cross_role", "off", PRESET_OTHER) for o in known)
+        known = [o for o in known if o.probe.kind != PRESET_OTHER]
+        right = not known or sum(o.right_card for o in known) / len(known) >= KNOWN_PRECISION_TARGET
+        return not leaks and right, outcomes
 
     facts = [s for s in part if s.probe.kind != PRESET_OTHER]  # the grid comes from the labelled facts
     raw = [judge(s, policy(1.0 + CAP_GAP)) for s in facts]
     grid = sorted({round(o.best_score, 6) for o in raw} | {1.0})
     known_cut, outcomes = 1.0, raw
     for cut in grid:
-        outcomes = [judge(s, policy(cut)) for s in part]
-        known = [o for o in outcomes if o.verdict == "known"]
-        leaks = any(o.probe.kind in ("cross_role", "off", PRESET_OTHER) for o in known)
-        known = [o for o in known if o.probe.kind != PRESET_OTHER]
-        if not leaks and (not known or sum(o.right_card for o in known) / len(known) >= KNOWN_PRECISION_TARGET):
+        ok, outcomes = passes(cut)
+        if ok:
             known_cut = cut
             break
+    halfway = _between(known_cut, grid)
+    ok, halfway_outcomes = passes(halfway)
+    if ok and [o.verdict for o in halfway_outcomes] == [o.verdict for o in outcomes]:
+        known_cut, outcomes = halfway, halfway_outcomes
     off = sorted(o.best_score for o in outcomes if o.probe.kind == "off")
     # The demo: a scenario's preset question asked of a role without the fact stays unknown.
     floor = max((o.best_score for o in outcomes if o.probe.kind == PRESET_OTHER), default=-1.0)
+    scores = sorted({round(o.best_score, 6) for o in outcomes} | {known_cut})
     uncertain_cut = known_cut
-    for cut in sorted({round(o.best_score, 6) for o in outcomes} | {known_cut}):
+    for cut in scores:
         if cut > known_cut:
             break
         if cut > floor and sum(score < cut for score in off) / max(1, len(off)) >= OFF_TOPIC_UNKNOWN_TARGET:
-            uncertain_cut = cut
+            uncertain_cut = _between(cut, scores)
             break
     return Cuts(known=round(known_cut, 6), uncertain=round(uncertain_cut, 6))
 
@@ -363,7 +387,7 @@ class Report:
 
 
 def evaluate(scored: Sequence[Scored], policy: RelevancePolicy, split: str = "test", embedder: str = "") -> Report:
-    part = [s for s in scored if split == "all" or s.probe.split == split]
+    part = [s for s in scored if s.probe.split == split or (split == "all" and s.probe.split != "preset")]
     outcomes = [judge(s, policy) for s in part]
     old = ThresholdPolicy(TODAY_THRESHOLD, 0.0)
     # Today's evidence mode: one cosine threshold, nothing uncertain (the band was shown as misses).
@@ -513,6 +537,12 @@ def run(
         raise SystemExit(f"No relevance model for the {embedder} embedder in {MODEL_PATH}: run with --fit")
     report = evaluate(scored, policy, split, embedder)
     out(render_table(report))
+    holders = [judge(s, policy) for s in scored if s.probe.kind == PRESET_HOLDER]
+    out(
+        f"preset questions asked of a role that holds the fact: {sum(o.correct_known for o in holders)} of "
+        f"{len(holders)} known with the right card; not known: "
+        + (", ".join(f"{o.probe.text} ({o.probe.role}: {o.verdict})" for o in holders if not o.correct_known) or "none")
+    )
     for lang in LANGUAGES:
         cuts = policy.cuts(lang)
         out(f"{lang}: known when p >= {cuts.known:.4f}, uncertain when p >= {cuts.uncertain:.4f}")

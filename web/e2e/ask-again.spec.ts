@@ -70,10 +70,7 @@ test("four acts, then the informant asked again after publishing and after a res
   await expect(page.getByTestId("xray-lane-bulletin_board").locator("[data-card-id]")).toHaveCount(0);
 
   // Act 4: publish the private card; the detective now knows, from the board copy.
-  await secretCard.getByRole("button", { name: new RegExp(text("en", "cards.publish")) }).click();
-  const boardCopy = operator.board().locator(".card", { hasText: secret });
-  await expect(boardCopy).toBeVisible();
-  const copyId = (await boardCopy.getAttribute("data-card-id")) ?? "";
+  const copyId = await operator.publish(secret);
   expect(copyId).not.toBe(ownCardId);
   await expect(stage.page.getByTestId("stage-board")).toContainText(secret);
   await operator.selectRole("detective");
@@ -104,12 +101,7 @@ test("four acts, then the informant asked again after publishing and after a res
   await switchUiLanguage(page, "en");
 
   // Reset: the board is empty again, so the informant's answer has no duplicate at all.
-  await page.getByRole("button", { name: text("en", "console.reset") }).click();
-  await page
-    .getByRole("dialog", { name: text("en", "dialog.reset.title") })
-    .getByRole("button", { name: text("en", "dialog.reset.confirm"), exact: true })
-    .click();
-  await expect(operator.board()).toContainText(text("en", "board.empty"));
+  await operator.reset();
   await expect(operator.privateCards()).not.toContainText(WHISPER);
   await operator.ask(QUESTION);
   await operator.expectAnswer("informant", "known");
@@ -119,10 +111,7 @@ test("four acts, then the informant asked again after publishing and after a res
   await expect(page.getByTestId("xray-legend").locator('[data-entry="duplicate"]')).toHaveCount(0);
 
   // Publish again after the reset and ask once more: a new copy, labelled a duplicate like the first one.
-  await restoredCard.getByRole("button", { name: new RegExp(text("en", "cards.publish")) }).click();
-  const newCopy = operator.board().locator(".card", { hasText: secret });
-  await expect(newCopy).toBeVisible();
-  const newCopyId = (await newCopy.getAttribute("data-card-id")) ?? "";
+  const newCopyId = await operator.publish(secret);
   expect(newCopyId).not.toBe(copyId);
   await operator.ask(QUESTION);
   await expect(page.getByTestId("xray-lane-bulletin_board").locator(`[data-card-id="${newCopyId}"]`)).toHaveAttribute("data-kind", "duplicate");

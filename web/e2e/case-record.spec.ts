@@ -105,14 +105,24 @@ test("the case record: two interrogations on the timeline, live and after a relo
   await expect(stage.page.getByTestId("stage-conclusion")).toHaveAttribute("data-sealed", "true");
   expect(await stage.secretSeen(), "the stage showed a sealed conclusion's content").toBe(false);
 
+  // Erasing a card the conclusion used takes its text out of the record; the entry says so and keeps its X-rays.
+  const spaces = ((await (await request.get(`/api/cases/${caseId}`)).json()) as { spaces: Record<string, { id: string; content: string }[]> }).spaces;
+  const cellar = spaces.informant?.find((card) => card.content.includes("cellar"));
+  expect(cellar).toBeDefined();
+  expect((await request.delete(`/api/cases/${caseId}/cards/${cellar?.id}`)).status()).toBe(204);
+  await expect(entry(page, 3)).toContainText(text("en", "record.textGone"));
+  await expect(entry(page, 2)).toContainText(COMBINATION); // an entry that did not use the card keeps its text
+  await entry(page, 3).click();
+  const redacted = page.getByRole("dialog", { name: new RegExp(text("en", "record.number", { n: 3 })) });
+  await expect(redacted).toContainText(text("en", "record.erasedIngredients"));
+  await expect(redacted).not.toContainText(marker);
+  await expect(redacted.getByTestId("xray")).toHaveCount(2);
+  await page.keyboard.press("Escape");
+
   await screenshot(page, "console-en-record-timeline-1440x900");
 
   // A reset forgets the record, on this console too.
-  await page.getByRole("button", { name: text("en", "console.reset") }).click();
-  await page
-    .getByRole("dialog", { name: text("en", "dialog.reset.title") })
-    .getByRole("button", { name: text("en", "dialog.reset.confirm"), exact: true })
-    .click();
+  await operator.reset();
   await expect(timeline(page)).toContainText(text("en", "record.empty"));
 
   // Operator only: the stage never fetched the record, and has no timeline.

@@ -76,6 +76,25 @@ export class ConsolePage {
   matrixCell(role: string, factId: string) {
     return this.page.getByTestId(`matrix-${role}-${factId}`);
   }
+
+  /** Publishes the selected role's private card that says `content`; returns the id of its board copy. */
+  async publish(content: string): Promise<string> {
+    const card = this.privateCards().locator(".card", { hasText: content });
+    await card.getByRole("button", { name: new RegExp(text(this.language, "cards.publish")) }).click();
+    const copy = this.board().locator(".card", { hasText: content });
+    await expect(copy).toBeVisible();
+    return (await copy.getAttribute("data-card-id")) ?? "";
+  }
+
+  /** Resets the case through the confirmation dialog and waits for the empty board. */
+  async reset(): Promise<void> {
+    await this.page.getByRole("button", { name: text(this.language, "console.reset") }).click();
+    await this.page
+      .getByRole("dialog", { name: text(this.language, "dialog.reset.title") })
+      .getByRole("button", { name: text(this.language, "dialog.reset.confirm"), exact: true })
+      .click();
+    await expect(this.board()).toContainText(text(this.language, "board.empty"));
+  }
 }
 
 /** The informant's secret card in safe-combination. Tests match the whole sentence: a bare "0427" also turns

@@ -13,7 +13,6 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 
 from bureau import __version__
@@ -21,6 +20,8 @@ from bureau.answering.selection import build_responder
 from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
+from bureau.api.hosts import LoopbackHostsOnly
+from bureau.api.openapi import install_openapi
 from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
 from bureau.api.security import AccessControl, SignedInFirst
@@ -35,7 +36,6 @@ from bureau.memory.gateway import MemoryGateway
 log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
 MAINTENANCE_INTERVAL_S = 5.0
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
 
@@ -180,8 +180,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.loopback_only and not settings.passcodes_enabled:
         # Open play trusts whoever reaches the port, so only this machine's own names may: a web page whose
         # domain is re-pointed at 127.0.0.1 (DNS rebinding) must not be able to drive the API.
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
+        app.add_middleware(LoopbackHostsOnly)
     install_error_handlers(app)
+    install_openapi(app)
     for module in (health, session, cases, stage, policy):
         app.include_router(module.router)
     app.include_router(stage.follow_router)
@@ -198,8 +199,8 @@ def _no_such_api_route(app: FastAPI, request: Request) -> ApiError:
     ]
     if allowed:
         allow = {"Allow": ", ".join(allowed)}
-        return ApiError(405, "METHOD_NOT_ALLOWED", "This route does not accept that method.", allow)
-    return ApiError(404, "NOT_FOUND", "No such API route.")
+        return ApiError("METHOD_NOT_ALLOWED", "This route does not accept that method.", allow)
+    return ApiError("NOT_FOUND", "No such API route.")
 
 
 def _mount_web(app: FastAPI, dist: Path) -> None:

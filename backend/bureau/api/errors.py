@@ -1,16 +1,23 @@
-"""One error shape for every failure: {"detail": {"code", "message"}}. Never echoes rejected input."""
+"""One error shape for every failure: {"detail": {"code", "message"}}. Never echoes rejected input.
+
+`ERRORS` is the one table of codes and statuses: the handlers, `ApiError`, the transport guard and the
+OpenAPI declarations of every route (`declare_errors`) read it, so a status is written down once.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from bureau.api.responses import ConflictBody, ErrorBody, ValidationErrorBody
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
 from bureau.memory.types import MemoryUnavailableError, WorkerIdLostError
@@ -18,86 +25,93 @@ from bureau.scope import memory_policy as policy
 
 log = logging.getLogger("bureau.api")
 
-_GAME_STATUS: dict[type[game.GameError], tuple[int, str]] = {
-    game.CaseNotFoundError: (404, "No such case."),
-    game.CardNotFoundError: (404, "No such card in this role's private memory."),
-    game.ScenarioNotFoundError: (404, "No such scenario in that language."),
-    game.UnsafeInputError: (
-        400,
-        "The text was rejected by the input policy (length, personal data or injection).",
+
+@dataclass(frozen=True, slots=True)
+class ErrorSpec:
+    status: int
+    message: str  # the default message; never echoes input
+
+
+ERRORS: dict[str, ErrorSpec] = {
+    "UNSAFE_INPUT": ErrorSpec(400, "The text was rejected by the input policy (length, personal data or injection)."),
+    policy.PREFERENCE_KEY_UNKNOWN: ErrorSpec(
+        400, "Preferences need a key from the allow-list (and only preferences take one)."
     ),
-    game.VersionConflictError: (409, "The case changed since you last saw it."),
-    game.PublicationPendingError: (409, "Another publication of this card is in progress; retry shortly."),
+    policy.PREFERENCE_VALUE_INVALID: ErrorSpec(400, "The value does not fit the schema of this preference key."),
+    "HOST_NOT_ALLOWED": ErrorSpec(400, "Open play answers only to this machine's own host names."),
+    "ACCESS_REQUIRED": ErrorSpec(401, "Sign in with a passcode first."),
+    "ROLE_FORBIDDEN": ErrorSpec(403, "This session may not use this route."),
+    "CSRF_REQUIRED": ErrorSpec(403, "A valid CSRF token is required for this request."),
+    policy.MEMORY_TYPE_FORBIDDEN: ErrorSpec(403, "This memory type may not be written by this creator on this path."),
+    "NOT_FOUND": ErrorSpec(404, "No such API route."),
+    "CASE_NOT_FOUND": ErrorSpec(404, "No such case."),
+    "CARD_NOT_FOUND": ErrorSpec(404, "No such card in this role's private memory."),
+    "SCENARIO_NOT_FOUND": ErrorSpec(404, "No such scenario in that language."),
+    "METHOD_NOT_ALLOWED": ErrorSpec(405, "This route does not accept that method."),
+    "VERSION_CONFLICT": ErrorSpec(409, "The case changed since you last saw it."),
+    "PUBLICATION_PENDING": ErrorSpec(409, "Another publication of this card is in progress; retry shortly."),
+    "PAYLOAD_TOO_LARGE": ErrorSpec(413, "The request body is too large."),
+    "UNSUPPORTED_MEDIA_TYPE": ErrorSpec(415, "Request bodies must be application/json."),
+    "VALIDATION_ERROR": ErrorSpec(422, "The request is malformed or has invalid fields."),
+    "RATE_LIMITED": ErrorSpec(429, "Too many requests; retry later."),
+    "INTERNAL_ERROR": ErrorSpec(500, "Unexpected server error."),
+    "MEMORY_UNAVAILABLE": ErrorSpec(503, "The memory store is unavailable; nothing was changed. Retry shortly."),
+    "WORKER_ID_LOST": ErrorSpec(503, "This instance can no longer write safely; nothing was changed. Retry."),
 }
-
-
 MAX_ERROR_FIELDS = 20
+RETRY_STORAGE = {"Retry-After": "2"}
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
-_HTTP_CODES = {
-    404: ("NOT_FOUND", "No such route."),
-    405: ("METHOD_NOT_ALLOWED", "This route does not accept that method."),
-}
-
-# Memory-policy rejections (scope/memory_policy.py): the code names the rule, the message never the text.
-_POLICY_STATUS: dict[str, tuple[int, str]] = {
-    policy.MEMORY_TYPE_FORBIDDEN: (403, "This memory type may not be written by this creator on this path."),
-    policy.PREFERENCE_KEY_UNKNOWN: (400, "Preferences need a key from the allow-list (and only preferences take one)."),
-    policy.PREFERENCE_VALUE_INVALID: (400, "The value does not fit the schema of this preference key."),
-    policy.UNSAFE_INPUT: _GAME_STATUS[game.UnsafeInputError],
-}
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
 class ApiError(Exception):
-    """An HTTP error raised by the API layer itself (access, CSRF, rate limits)."""
+    """An HTTP error raised by the API layer itself (access, CSRF, rate limits); its status is the table's."""
 
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, code: str, message: str | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(code)
-        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+        self.status = ERRORS[code].status
+        self.code, self.message, self.headers = code, message or ERRORS[code].message, headers or {}
 
 
-def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"detail": {"code": code, "message": message, **extra}}
+def error_body(code: str, message: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"detail": {"code": code, "message": message or ERRORS[code].message, **extra}}
+
+
+def error_response(
+    code: str, message: str | None = None, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
+    return JSONResponse(error_body(code, message, **extra), status_code=ERRORS[code].status, headers=headers)
 
 
 def _game_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, game.GameError)
-    status, message = _GAME_STATUS.get(type(exc), (400, "Request rejected."))
     extra: dict[str, Any] = {}
     headers: dict[str, str] = {}
     if isinstance(exc, game.VersionConflictError):
         extra["snapshot"] = exc.snapshot
     if isinstance(exc, game.PublicationPendingError):
         headers["Retry-After"] = str(exc.retry_after_s)
-    return JSONResponse(error_body(exc.code, message, **extra), status_code=status, headers=headers)
+    return error_response(exc.code, headers=headers, **extra)
 
 
 def _policy_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, policy.MemoryPolicyError)
-    status, message = _POLICY_STATUS.get(exc.code, (400, "Request rejected."))
-    return JSONResponse(error_body(exc.code, message), status_code=status)
+    return error_response(exc.code)
 
 
 def _api_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status, headers=exc.headers)
+    return error_response(exc.code, exc.message, exc.headers)
 
 
 def _storage_error(request: Request, exc: Exception) -> JSONResponse:
     log.error("storage fault on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-    return JSONResponse(
-        error_body("MEMORY_UNAVAILABLE", "The memory store is unavailable; nothing was changed. Retry shortly."),
-        status_code=503,
-        headers={"Retry-After": "2"},
-    )
+    return error_response("MEMORY_UNAVAILABLE", headers=RETRY_STORAGE)
 
 
 def _worker_id_lost(request: Request, exc: Exception) -> JSONResponse:
     log.error("refused %s %s: this instance lost its worker id lease", request.method, request.url.path)
-    return JSONResponse(
-        error_body("WORKER_ID_LOST", "This instance can no longer write safely; nothing was changed. Retry."),
-        status_code=503,
-        headers={"Retry-After": "2"},
-    )
+    return error_response("WORKER_ID_LOST", headers=RETRY_STORAGE)
 
 
 def _validation_error(_: Request, exc: Exception) -> JSONResponse:
@@ -113,9 +127,7 @@ def _malformed(fields: list[dict[str, Any]], *, truncated: bool = False) -> JSON
     extra: dict[str, Any] = {"fields": fields}
     if truncated:
         extra["truncated"] = True
-    return JSONResponse(
-        error_body("VALIDATION_ERROR", "The request is malformed or has invalid fields.", **extra), status_code=422
-    )
+    return error_response("VALIDATION_ERROR", **extra)
 
 
 def _location(error: dict[str, Any]) -> list[str]:
@@ -142,16 +154,18 @@ def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:  # the body could not be parsed at all (deep nesting, bad UTF-8, huge numbers)
         return _malformed([{"loc": ["body"], "type": "json_invalid"}])
-    code, message = _HTTP_CODES.get(exc.status_code, ("HTTP_ERROR", "Request failed."))
+    code = _HTTP_CODES.get(exc.status_code)
+    if code is None:
+        return JSONResponse(error_body("HTTP_ERROR", "Request failed."), status_code=exc.status_code)
     headers = dict(exc.headers or {})
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))
-    return JSONResponse(error_body(code, message), status_code=exc.status_code, headers=headers)
+    return error_response(code, "No such route." if code == "NOT_FOUND" else None, headers)
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return JSONResponse(error_body("INTERNAL_ERROR", "Unexpected server error."), status_code=500)
+    return error_response("INTERNAL_ERROR")
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -164,3 +178,26 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)
+
+
+# ----- declared errors ---------------------------------------------------------------------------------
+# Any request can meet ALWAYS (a foreign Host in open play, a crash); every write the transport guard's
+# refusals; every signed-in route its access checks (the session is looked up in the ledger, which can fail).
+
+ALWAYS = ("HOST_NOT_ALLOWED", "INTERNAL_ERROR")
+WRITES = ("CSRF_REQUIRED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE")
+STAGE_ACCESS = ("ACCESS_REQUIRED", "MEMORY_UNAVAILABLE")
+OPERATOR_ACCESS = (*STAGE_ACCESS, "ROLE_FORBIDDEN")
+_BODY_BY_STATUS: dict[int, type[BaseModel]] = {409: ConflictBody, 422: ValidationErrorBody}
+
+
+def declare_errors(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for a route: each status it can return, with the real body schema and its codes
+    (`ALWAYS` is added to every route)."""
+    by_status: dict[int, list[str]] = {}
+    for code in dict.fromkeys((*codes, *ALWAYS)):
+        by_status.setdefault(ERRORS[code].status, []).append(code)
+    return {
+        status: {"model": _BODY_BY_STATUS.get(status, ErrorBody), "description": ", ".join(found)}
+        for status, found in sorted(by_status.items())
+    }

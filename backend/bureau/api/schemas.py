@@ -1,12 +1,18 @@
-"""Request bodies. Unknown fields are rejected; every string has a limit; `role` can never be the board."""
+"""Request bodies. Unknown fields are rejected; every string has a limit; `role` can never be the board.
+Response bodies are in `api/responses.py`."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bureau.game.scenario_schema import Language
-from bureau.scope.keys import Role
+from bureau.api.responses import Language, Role
+from bureau.game.interrogation import QUESTION_MAX_CHARS
+from bureau.game.scenario_schema import MAX_CARD_CHARS
 from bureau.scope.vocabulary import MemoryType
+
+# The game's own length rule for a text field, in characters after normalising (longer: 400 UNSAFE_INPUT);
+# `max_length` is only the transport cap. The web reads the rule from the OpenAPI document (`make client`).
+GAME_MAX_CHARS = "x-bureau-max-chars"
 
 
 class _Body(BaseModel):
@@ -25,7 +31,7 @@ class Versioned(_Body):
 class WhisperBody(Versioned):
     role: Role
     # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
-    text: str = Field(max_length=2000)
+    text: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: MAX_CARD_CHARS})
     # Any type may be named; the memory policy decides (403 MEMORY_TYPE_FORBIDDEN, 400 PREFERENCE_KEY_UNKNOWN).
     memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
     key: str | None = Field(default=None, min_length=1, max_length=64)
@@ -33,12 +39,12 @@ class WhisperBody(Versioned):
 
 class InterrogationBody(Versioned):
     role: Role
-    question: str = Field(max_length=2000)
+    question: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS})
 
 
 class CrossExaminationBody(Versioned):
     roles: list[Role] = Field(min_length=2, max_length=3, json_schema_extra={"uniqueItems": True})
-    question: str = Field(max_length=2000)
+    question: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS})
 
     @field_validator("roles")
     @classmethod
@@ -55,30 +61,3 @@ class PublicationBody(Versioned):
 
 class ResetBody(Versioned):
     pass
-
-
-class PolicyDecisionView(BaseModel):
-    """One row of the policy audit trail: reason codes and counts, never memory content."""
-
-    id: int
-    created_at: str
-    action: str
-    code: str
-    detail: str
-    memory_type: str
-    creator: str
-    space: str
-    count: int
-
-
-class PolicyDecisionPage(BaseModel):
-    decisions: list[PolicyDecisionView]
-    next_after: int | None  # pass as `after` for the next page; null when this page is the last
-
-
-class MemoryPolicyView(BaseModel):
-    """What the operator may write (the console's whisper box offers exactly this)."""
-
-    writable_types: list[MemoryType]
-    default_type: MemoryType
-    preference_keys: list[str]

@@ -12,10 +12,9 @@ import secrets
 from dataclasses import dataclass
 
 from fastapi import Request, Response
-from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bureau.api.errors import ApiError, error_body
+from bureau.api.errors import ApiError, error_response
 from bureau.api.transport import is_api_path
 from bureau.config import Settings
 from bureau.ledger.repository import Ledger, LedgerError, utcnow
@@ -25,6 +24,7 @@ SESSION_COOKIE = "bureau_session"
 CSRF_COOKIE = "bureau_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 PASSCODE_HEADER = "X-Bureau-Passcode"
+PASSCODE_MAX_CHARS = 256  # only this much of the header is compared
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PRINCIPAL_STATE = "principal"  # request.state key: resolved once, by SignedInFirst or the dependency
 
@@ -125,15 +125,15 @@ class AccessControl:
     @staticmethod
     def require(principal: Principal, needed: Audience) -> None:
         if principal.audience is None:
-            raise ApiError(401, "ACCESS_REQUIRED", "Sign in with a passcode first.")
+            raise ApiError("ACCESS_REQUIRED", "Sign in with a passcode first.")
         if not principal.audience.covers(needed):
-            raise ApiError(403, "ROLE_FORBIDDEN", "This session may not use this route.")
+            raise ApiError("ROLE_FORBIDDEN", "This session may not use this route.")
 
     def check_csrf(self, request: Request, principal: Principal) -> None:
         if self.open_mode or request.method in SAFE_METHODS:
             return
         if not _csrf_matches(principal, request.headers.get(CSRF_HEADER, "")):
-            raise ApiError(403, "CSRF_REQUIRED", "A valid CSRF token is required for this request.")
+            raise ApiError("CSRF_REQUIRED", "A valid CSRF token is required for this request.")
 
     def _match_passcode(self, offered: str) -> Audience | None:
         offered_bytes = offered.encode()
@@ -150,7 +150,7 @@ class AccessControl:
         if self.open_mode:
             return
         client = request.client.host if request.client else "unknown"
-        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:256])
+        audience = self._match_passcode(request.headers.get(PASSCODE_HEADER, "")[:PASSCODE_MAX_CHARS])
         # A wrong passcode is refused while any screen is throttled, the right one while its own screen is:
         # while the operator screen is throttled, a wrong guess and the operator passcode look alike (429).
         if audience is None:
@@ -158,10 +158,10 @@ class AccessControl:
         else:
             wait = await self.throttle.retry_after(client, audience)
         if wait:
-            raise ApiError(429, "RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
+            raise ApiError("RATE_LIMITED", "Too many failed attempts.", {"Retry-After": str(wait)})
         if audience is None:
             await self.throttle.fail(client)
-            raise ApiError(401, "ACCESS_REQUIRED", "Wrong passcode.")
+            raise ApiError("ACCESS_REQUIRED", "Wrong passcode.")
         await self.throttle.succeed(client, audience)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
@@ -223,8 +223,7 @@ class SignedInFirst:
                 except LedgerError:
                     principal = None  # the route's own check meets the same fault and answers 503
                 if principal is not None and principal.audience is None:
-                    body = error_body("ACCESS_REQUIRED", "Sign in with a passcode first.")
-                    await JSONResponse(body, status_code=401)(scope, receive, send)
+                    await error_response("ACCESS_REQUIRED")(scope, receive, send)
                     return
                 if principal is not None:
                     scope.setdefault("state", {})[PRINCIPAL_STATE] = principal

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bureau.api.errors import ERRORS, error_body
+
 MAX_BODY_BYTES = 64 * 1024
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Browsers send Sec-Fetch-Site on every request; "none" is a typed URL or a bookmark, never another site.
@@ -53,8 +55,8 @@ def json_body_required(headers: Headers) -> bool:
     return content_type.split(";", 1)[0].strip().lower() != "application/json"
 
 
-def _error(status: int, code: str, message: str) -> tuple[int, bytes]:
-    return status, json.dumps({"detail": {"code": code, "message": message}}).encode()
+def _error(code: str, message: str | None = None) -> tuple[int, bytes]:
+    return ERRORS[code].status, json.dumps(error_body(code, message)).encode()
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:
@@ -82,16 +84,16 @@ class TransportGuard:
         if api and scope["method"] in WRITE_METHODS:
             refusal = None
             if cross_site(headers, headers.get("host")):
-                refusal = _error(403, "CSRF_REQUIRED", "Writes from another site are refused.")
+                refusal = _error("CSRF_REQUIRED", "Writes from another site are refused.")
             elif json_body_required(headers):
-                refusal = _error(415, "UNSUPPORTED_MEDIA_TYPE", "Request bodies must be application/json.")
+                refusal = _error("UNSUPPORTED_MEDIA_TYPE")
             if refusal is not None:
                 await _respond(send, *refusal)
                 return
         if scope["method"] in WRITE_METHODS:
             body = await _read_capped(headers, receive)
             if body is None:
-                await _respond(send, *_error(413, "PAYLOAD_TOO_LARGE", "The request body is too large."))
+                await _respond(send, *_error("PAYLOAD_TOO_LARGE"))
                 return
             receive = _replay(body, receive)
         if scope["method"] == "HEAD":

@@ -7,17 +7,22 @@ allergic to shellfish?" against the peanut card (none is). Each candidate theref
 - `coverage_mean`, `coverage_min`
                    word-level coverage: each content word of the question against every word of the card
                    (USE cosine of the single words; the best match per question word), mean and minimum;
+- `lexical_coverage` the share of the question's content words the card says literally (English stems,
+                   Chinese by the share of each word's characters in the card);
 - `bm25`           lexical BM25 (rank-bm25's Okapi) over the searched candidates plus a fixed background
                    corpus, normalised by the score a card holding every question term once would get.
                    English: words, Snowball-stemmed; Chinese: rjieba words plus character bigrams;
 - (no margin to the next candidate: two tips that both answer — conflicting intel — must both stay known)
 - `entity_match`, `entity_miss`
-                   whether the question's names and numbers appear in the card (1/0 each).
+                   whether the question's names and numbers appear in the card (1/0 each);
+- `type_match`, `type_miss`
+                   whether the card gives the kind of answer asked (a time, a number, a person, a place, a
+                   reason) in words the question does not already say.
 
 `scope.relevance` turns the signals into a verdict. Per-card features (terms, content words, word vectors,
-names) are computed once, when the card is written, and cached **in this process only**, keyed by card id,
-bounded (least recently used out; a miss is recomputed, never skipped) and dropped when a card is deleted
-or its case erased or reset: nothing derived from a card is ever written to disk.
+names, persons, literal terms) are computed once, when the card is written, and cached **in this process
+only**, keyed by card id, bounded (least recently used out; a miss is recomputed, never skipped) and dropped
+when a card is deleted or its case erased or reset: nothing derived from a card is ever written to disk.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ SIGNALS: tuple[str, ...] = (
     "cosine",
     "coverage_mean",
     "coverage_min",
+    "lexical_coverage",
     "bm25",
     "entity_match",
     "entity_miss",
@@ -79,7 +85,8 @@ _STOP_ZH = _word_set(
     """的 了 是 在 吗 呢 吧 啊 呀 么 着 过 把 被 给 和 与 跟 及 或 都 也 就 还 又 要 会 能 可以 没 没有 不
     有 有没有 是不是 这 那 这个 那个 这些 那些 一个 个 我 你 他 她 它 我们 你们 他们 她们 自己 什么
     谁 哪 哪里 哪儿 哪个 哪些 哪天 几 多少 怎么 怎样 怎么样 为什么 如何 吗 嘛 呢 之 其 所 而 得 地 对
-    从 向 到 于 让 叫 请 说 上 下 里 中 时候 几点 多少 多大 多长 多久 几次 几号 哪天 为何"""
+    从 向 到 于 让 叫 请 说 上 下 里 中 时候 几点 多少 多大 多长 多久 几次 几号 哪天 为何 哪家 哪位 哪种 哪样
+    什么样 几时"""
 )
 
 
@@ -124,7 +131,7 @@ _GIVES: dict[str, re.Pattern[str]] = {
         _I,
     ),
     "place": re.compile(
-        r"\b(?:in|at|behind|near|outside|inside|under|beside|next to|across|on a|on the)\b|"
+        r"\b(?:in|at|behind|near|outside|inside|under|beside|next to|across|on a|on the|holds|contains)\b|"
         r"在.{0,12}(?:里|上|外面|外|附近|后面|旁边|下)|到.{1,10}[去来]|[街路室库店厅场站港城楼窗]|"
         r"(?<=[\u4e00-\u9fff])(?:上|里|外面|附近|后面|旁边|下面)(?![线次周个月])"
     ),
@@ -260,6 +267,7 @@ class CardFeatures:
     text: TextFeatures
     word_vectors: np.ndarray  # (len(words), dims), L2-normalised
     persons: frozenset[str]  # words that name a person (for "who" questions)
+    literal: frozenset[str]  # BM25 terms (English stems) and single Chinese characters, for lexical coverage
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +279,7 @@ class Question:
     features: TextFeatures
     word_vectors: np.ndarray
     addressed: frozenset[str]  # the card's first person, when the question says "you"
+    stems: tuple[str, ...]  # per content word: its Snowball stem (Chinese words as they are)
 
 
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -297,6 +306,18 @@ def _coverage(question: np.ndarray, card: np.ndarray) -> tuple[float, float]:
         return 0.0, 0.0
     best = (question @ card.T).max(axis=1)
     return float(best.mean()), float(best.min())
+
+
+def _lexical_coverage(question: Question, card: CardFeatures) -> float:
+    """The share of the question's content words the card says literally: an English word by its stem, a
+    Chinese word by the share of its characters in the card (码头街的仓库里放着什么？ against 存放在码头街的仓库)."""
+    if not question.features.words:
+        return 0.0
+    found = []
+    for word, stem in zip(question.features.words, question.stems, strict=True):
+        chars = _CJK.findall(word)
+        found.append(sum(c in card.literal for c in chars) / len(chars) if chars else float(stem in card.literal))
+    return sum(found) / len(found)
 
 
 def _bm25_scores(question: TextFeatures, pool: list[CardFeatures]) -> dict[str, float]:
@@ -341,7 +362,8 @@ class RelevanceScorer:
             text = texts[card.content]
             rows = [vectors[w] for w in text.words] if self._words else []
             persons = _persons(unicodedata.normalize("NFKC", card.content))
-            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons))
+            literal = frozenset(text.terms) | frozenset(_CJK.findall(card.content))
+            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal))
         with self._lock:
             for card, features in zip(cards, out, strict=True):
                 self._cards[card.id] = features
@@ -389,6 +411,7 @@ class RelevanceScorer:
             features,
             _unit_rows(vectors[1:]),
             _addressed(text),
+            tuple(w if _CJK.search(w) else _stemmer().stemWord(w) for w in features.words),
         )
 
     def score(self, question: Question, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -411,6 +434,7 @@ class RelevanceScorer:
                 "cosine": round(candidate.score, 6),
                 "coverage_mean": round(mean, 6),
                 "coverage_min": round(minimum, 6),
+                "lexical_coverage": round(_lexical_coverage(question, card), 6),
                 "bm25": 0.0 if not candidate.card.may_be_evidence else bm25.get(key, 0.0),
                 "entity_match": 1.0 if shared else 0.0,
                 "entity_miss": 1.0 if missing else 0.0,

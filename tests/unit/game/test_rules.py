@@ -119,8 +119,8 @@ def test_the_web_client_listens_for_exactly_the_event_types_the_server_emits() -
     from bureau.scope.vocabulary import EventType
     from live_server import REPO
 
-    source = (REPO / "web/src/api/types.ts").read_text()
-    block = re.search(r"LIVE_EVENT_TYPES = \[(.*?)\]", source, re.S)
+    source = (REPO / "web/src/api/schema.ts").read_text()  # LIVE_EVENT_TYPES in types.ts is eventTypeValues
+    block = re.search(r"eventTypeValues: [^=]*= \[(.*?)\]", source, re.S)
     assert block is not None
     client_types = set(re.findall(r'"([a-z_.]+)"', block.group(1)))
     server_types = {str(t) for t in EventType}

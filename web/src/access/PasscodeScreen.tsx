@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { ApiError, signIn } from "../api/client";
+import { LIMITS } from "../api/rules";
 import type { Audience } from "../api/types";
 import { describeError } from "../components/describeError";
 import { LanguageSwitch } from "../components/LanguageSwitch";
@@ -55,6 +56,7 @@ export function PasscodeScreen({ audience, hasWeakerSession }: { audience: Audie
             autoComplete="current-password"
             autoFocus
             required
+            maxLength={LIMITS.passcode}
             value={passcode}
             onChange={(event) => setPasscode(event.target.value)}
             aria-describedby="passcode-status"

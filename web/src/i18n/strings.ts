@@ -265,6 +265,7 @@ export const en = {
   "cardKind.observation": "observation",
   "cardKind.preference": "preference",
   "cardKind.note": "note",
+  "cardKind.fact": "fact",
   "memoryType.fact": "fact",
   "memoryType.rumor": "rumour",
   "memoryType.observation": "observation",
@@ -274,6 +275,7 @@ export const en = {
   "memoryType.user_preference": "user preference",
   "memoryType.long_term_knowledge": "long-term knowledge",
   "memoryType.operational_memory": "operational memory",
+  "memoryType.audit_record": "audit record",
   "trust.high": "high",
   "trust.medium": "medium",
   "trust.low": "low",
@@ -281,6 +283,7 @@ export const en = {
   "createdBy.operator": "operator",
   "createdBy.agent": "agent",
   "createdBy.system": "system",
+  "createdBy.untrusted": "untrusted",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -551,6 +554,7 @@ export const zh: Record<MessageKey, string> = {
   "cardKind.observation": "观察",
   "cardKind.preference": "偏好",
   "cardKind.note": "笔记",
+  "cardKind.fact": "事实",
   "memoryType.fact": "事实",
   "memoryType.rumor": "传闻",
   "memoryType.observation": "观察",
@@ -560,6 +564,7 @@ export const zh: Record<MessageKey, string> = {
   "memoryType.user_preference": "用户偏好",
   "memoryType.long_term_knowledge": "长期知识",
   "memoryType.operational_memory": "操作记忆",
+  "memoryType.audit_record": "审计记录",
   "trust.high": "高",
   "trust.medium": "中",
   "trust.low": "低",
@@ -567,6 +572,7 @@ export const zh: Record<MessageKey, string> = {
   "createdBy.operator": "操作员",
   "createdBy.agent": "智能体",
   "createdBy.system": "系统",
+  "createdBy.untrusted": "不可信来源",
 };
 
 export const messages = { en, zh } as const;

@@ -12,6 +12,7 @@ function answered(evidence: string[], duration_ms = 12): InterrogationResult {
     evidence,
     responder: "evidence",
     fallback_reason: null,
+    conflicts: [],
     trace: trace({ role: "informant", searched_scopes: ["informant", "bulletin_board"], hits: evidence.map((id) => hit(id, "informant", 0.8)), duration_ms }),
   };
 }

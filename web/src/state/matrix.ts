@@ -7,7 +7,7 @@ export type KnowledgeMatrix = Record<Role, Record<string, FactCell>>;
 
 const CELLS: ReadonlySet<string> = new Set<KnownCell>(["own_memory", "board", "conflicting", "uncertain", "unknown"]);
 
-export function knowledgeMatrix(keyFacts: KeyFact[], knowledge: OperatorSnapshot["knowledge"]): KnowledgeMatrix {
+export function knowledgeMatrix(keyFacts: KeyFact[], knowledge: OperatorSnapshot["knowledge"] | undefined): KnowledgeMatrix {
   const matrix = {} as KnowledgeMatrix;
   for (const role of ROLES) {
     matrix[role] = {};

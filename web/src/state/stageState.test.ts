@@ -8,6 +8,7 @@ const retrieval = (overrides: Partial<StageRetrieval> = {}): StageRetrieval => (
   public_hits: [],
   private_hit_count: 0,
   verdict: "unknown",
+  conflicting: false,
   duration_ms: 30,
   ...overrides,
 });

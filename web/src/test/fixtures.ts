@@ -18,11 +18,11 @@ export function card(overrides: Partial<Card> & Pick<Card, "id" | "space">): Car
 }
 
 export function hit(card_id: string, space: Space, score: number, topic = "safe_combination"): TraceHit {
-  return { card_id, space, score, topic, memory_type: "semantic", status: "hit" };
+  return { card_id, space, score, cosine: score, signals: { cosine: score }, topic, memory_type: "long_term_knowledge", status: "hit" };
 }
 
 export function miss(card_id: string, space: Space, score: number, reason: TraceMiss["reason"] = "below_threshold", topic = "weather"): TraceMiss {
-  return { card_id, space, score, topic, memory_type: "semantic", reason };
+  return { card_id, space, score, cosine: score, signals: { cosine: score }, topic, memory_type: "long_term_knowledge", reason };
 }
 
 export function trace(overrides: Partial<Trace> = {}): Trace {
@@ -34,6 +34,11 @@ export function trace(overrides: Partial<Trace> = {}): Trace {
     threshold: 0.35,
     borderline_floor: 0.25,
     duration_ms: 42,
+    relevance_policy: "cosine",
+    question_language: "en",
+    certainty: "unknown",
+    evidence: [],
+    conflicts: [],
     responder: "evidence",
     fallback_reason: null,
     ...overrides,
@@ -49,9 +54,10 @@ export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSna
       description: "Only the informant knows.",
       preset_questions: ["What is the safe combination?"],
       key_facts: [
-        { id: "combination", label: "Safe combination", topic: "safe_combination", question: "What is the safe combination?" },
-        { id: "alibi", label: "Alibi", topic: "alibi", question: "What is your alibi?" },
+        { id: "combination", label: "Safe combination", topic: "safe_combination", question: "What is the safe combination?", labels: { en: "Safe combination" } },
+        { id: "alibi", label: "Alibi", topic: "alibi", question: "What is your alibi?", labels: { en: "Alibi" } },
       ],
+      topic_labels: {},
     },
     spaces: {
       detective: [card({ id: "d1", space: "detective", topic: "case_notes" })],
@@ -60,6 +66,8 @@ export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSna
       bulletin_board: [],
     },
     last_trace: null,
+    answers: {},
+    knowledge: {},
     ...overrides,
   };
 }

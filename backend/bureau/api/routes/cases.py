@@ -1,4 +1,5 @@
-"""Operator routes: cases and the three commands (whisper, interrogate, publish), plus the operator stream."""
+"""Operator routes: cases and the commands (whisper, interrogate, cross-examine, publish, delete a card,
+reset, erase), the case record and subject access, plus the operator stream."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from bureau.api.deps import OperatorDep, ServicesDep, StageDep
-from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
+from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, declare_errors
+from bureau.api.openapi import ContractRoute
+from bureau.api.responses import (
+    CaseRecordView,
+    CrossExaminationResult,
+    Interrogation,
+    OperatorSnapshot,
+    PublicationResult,
+    ScenarioSummary,
+    SubjectAccess,
+    WhisperResult,
+)
+from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_responses
 from bureau.api.schemas import (
     CreateCase,
     CrossExaminationBody,
@@ -18,28 +31,37 @@ from bureau.api.schemas import (
     WhisperBody,
 )
 from bureau.game.record_views import markdown_report, record_entry_view
+from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
 
-router = APIRouter(prefix="/api", tags=["game"])
+router = APIRouter(prefix="/api", tags=["game"], route_class=ContractRoute)
 CASE_PATH = "/cases/{case_id}"
+READ = ("CASE_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS)  # every operator route of a case
+CHANGE = (*READ, *WRITES, "WORKER_ID_LOST")  # every change of a case (a fenced store refuses writes)
+COMMAND = (*CHANGE, "VERSION_CONFLICT")  # every command that takes `expected_version`
 
 
-@router.get("/scenarios")
+@router.get("/scenarios", response_model=list[ScenarioSummary], responses=declare_errors(*STAGE_ACCESS))
 async def list_scenarios(svc: ServicesDep, _: StageDep) -> list[dict[str, str]]:
     return svc.bureau.scenario_list()
 
 
-@router.post("/cases", status_code=201)
+@router.post(
+    "/cases",
+    status_code=201,
+    response_model=OperatorSnapshot,
+    responses=declare_errors("SCENARIO_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS, *WRITES, "WORKER_ID_LOST"),
+)
 async def create_case(body: CreateCase, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.create_case(body.scenario_id, body.language)
 
 
-@router.get(CASE_PATH)
+@router.get(CASE_PATH, response_model=OperatorSnapshot, responses=declare_errors(*READ))
 async def get_case(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.snapshot(case_id)
 
 
-@router.get(CASE_PATH + "/record")
+@router.get(CASE_PATH + "/record", response_model=CaseRecordView, responses=declare_errors(*READ))
 async def get_record(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
     provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
@@ -47,7 +69,20 @@ async def get_record(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str
     return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
 
 
-@router.get(CASE_PATH + "/record/export", response_class=Response)
+@router.get(
+    CASE_PATH + "/record/export",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "A download: `format=json` is the JSON of `/record`, `format=markdown` a report.",
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/CaseRecordView"}},
+                "text/markdown": {"schema": {"type": "string"}},
+            },
+        },
+        **declare_errors(*READ),
+    },
+)
 async def export_record(
     case_id: str, svc: ServicesDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
 ) -> Response:
@@ -62,23 +97,42 @@ async def export_record(
     return Response(body, media_type=media, headers={"Content-Disposition": disposition, "Cache-Control": "no-store"})
 
 
-@router.post(CASE_PATH + "/whispers", status_code=201)
+@router.post(
+    CASE_PATH + "/whispers",
+    status_code=201,
+    response_model=WhisperResult,
+    responses=declare_errors(
+        "UNSAFE_INPUT",
+        policy.MEMORY_TYPE_FORBIDDEN,
+        policy.PREFERENCE_KEY_UNKNOWN,
+        policy.PREFERENCE_VALUE_INVALID,
+        *COMMAND,
+    ),
+)
 async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.whisper(case_id, body.role, body.text, body.expected_version, body.memory_type, body.key)
 
 
-@router.post(CASE_PATH + "/interrogations")
+@router.post(
+    CASE_PATH + "/interrogations",
+    response_model=Interrogation,
+    responses=declare_errors("UNSAFE_INPUT", *COMMAND),
+)
 async def interrogate(case_id: str, body: InterrogationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     return await svc.bureau.interrogate(case_id, body.role, body.question, body.expected_version)
 
 
-@router.post(CASE_PATH + "/cross-examinations")
+@router.post(
+    CASE_PATH + "/cross-examinations",
+    response_model=CrossExaminationResult,
+    responses=declare_errors("UNSAFE_INPUT", *COMMAND),
+)
 async def cross_examine(case_id: str, body: CrossExaminationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
     return await svc.bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
 
 
-@router.delete(CASE_PATH + "/cards/{card_id}", status_code=204)
+@router.delete(CASE_PATH + "/cards/{card_id}", status_code=204, responses=declare_errors("CARD_NOT_FOUND", *COMMAND))
 async def delete_card(
     case_id: str,
     card_id: Annotated[str, Path(min_length=1, max_length=64)],
@@ -91,14 +145,22 @@ async def delete_card(
     return Response(status_code=204)
 
 
-@router.get(CASE_PATH + "/subject-access")
+@router.get(CASE_PATH + "/subject-access", response_model=SubjectAccess, responses=declare_errors(*READ))
 async def subject_access(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
     ingredients and audience."""
     return await svc.bureau.subject_access(case_id)
 
 
-@router.post(CASE_PATH + "/publications", status_code=201)
+@router.post(
+    CASE_PATH + "/publications",
+    status_code=201,
+    response_model=PublicationResult,
+    responses={
+        200: {"model": PublicationResult, "description": "Published before: the same board copy (`idempotent`)."},
+        **declare_errors("CARD_NOT_FOUND", "PUBLICATION_PENDING", *COMMAND),
+    },
+)
 async def publish(
     case_id: str, body: PublicationBody, response: Response, svc: ServicesDep, _: OperatorDep
 ) -> dict[str, Any]:
@@ -108,18 +170,18 @@ async def publish(
     return {"public_card": public_card, "idempotent": idempotent}
 
 
-@router.post(CASE_PATH + "/reset")
+@router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))
 async def reset(case_id: str, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
     return await svc.bureau.reset(case_id, body.expected_version if body else None)
 
 
-@router.delete(CASE_PATH, status_code=204)
+@router.delete(CASE_PATH, status_code=204, responses=declare_errors(*CHANGE))
 async def erase(case_id: str, svc: ServicesDep, _: OperatorDep) -> Response:
     await svc.bureau.erase(case_id)
     return Response(status_code=204)
 
 
-@router.get(CASE_PATH + "/events", response_class=Response)
+@router.get(CASE_PATH + "/events", response_class=Response, responses=sse_responses(Audience.OPERATOR))
 async def operator_events(
     case_id: str,
     request: Request,

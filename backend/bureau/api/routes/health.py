@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 
 from bureau import __version__
 from bureau.answering.selection import effective_mode, llm_status
 from bureau.api.deps import ServicesDep
-from bureau.api.errors import error_body
+from bureau.api.errors import ApiError, declare_errors
+from bureau.api.openapi import ContractRoute
+from bureau.api.responses import Health, Ready
 
-router = APIRouter(prefix="/api", tags=["health"])
+router = APIRouter(prefix="/api", tags=["health"], route_class=ContractRoute)
 
 
-@router.get("/health")
+@router.get("/health", response_model=Health, responses=declare_errors())
 async def health(svc: ServicesDep) -> dict[str, Any]:
     memory_ok = svc.last_ping_ok
     return {
@@ -33,13 +34,12 @@ async def health(svc: ServicesDep) -> dict[str, Any]:
     }
 
 
-@router.get("/ready")
-async def ready(svc: ServicesDep) -> JSONResponse:
+@router.get("/ready", response_model=Ready, responses=declare_errors("MEMORY_UNAVAILABLE", "WORKER_ID_LOST"))
+async def ready(svc: ServicesDep) -> dict[str, str]:
     """A real round trip to the memory store now, not a cached flag; never ready once the worker id is lost."""
     if svc.gateway.fenced:
-        body = error_body("WORKER_ID_LOST", "This instance lost its worker id lease and refuses writes.")
-        return JSONResponse(body, status_code=503)
+        raise ApiError("WORKER_ID_LOST", "This instance lost its worker id lease and refuses writes.")
     svc.last_ping_ok = await svc.gateway.ping()
-    if svc.last_ping_ok:
-        return JSONResponse({"status": "ready"})
-    return JSONResponse(error_body("MEMORY_UNAVAILABLE", "The memory store did not answer."), status_code=503)
+    if not svc.last_ping_ok:
+        raise ApiError("MEMORY_UNAVAILABLE", "The memory store did not answer.")
+    return {"status": "ready"}

@@ -8,15 +8,17 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from bureau.api.deps import OperatorDep, ServicesDep
-from bureau.api.schemas import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
+from bureau.api.errors import OPERATOR_ACCESS, declare_errors
+from bureau.api.openapi import ContractRoute
+from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
 from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
 from bureau.scope.vocabulary import CreatedBy, MemoryType
 
-router = APIRouter(prefix="/api", tags=["memory policy"])
+router = APIRouter(prefix="/api", tags=["memory policy"], route_class=ContractRoute)
 MAX_PAGE = 500
 
 
-@router.get("/memory-policy")
+@router.get("/memory-policy", response_model=MemoryPolicyView, responses=declare_errors(*OPERATOR_ACCESS))
 async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
     return MemoryPolicyView(
         writable_types=writable_types(CreatedBy.OPERATOR),
@@ -25,7 +27,11 @@ async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
     )
 
 
-@router.get("/cases/{case_id}/policy-decisions")
+@router.get(
+    "/cases/{case_id}/policy-decisions",
+    response_model=PolicyDecisionPage,
+    responses=declare_errors("CASE_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS),
+)
 async def policy_decisions(
     case_id: str,
     svc: ServicesDep,

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Header, Request, Response
 
 from bureau.api.deps import PrincipalDep, ServicesDep
+from bureau.api.errors import WRITES, declare_errors
+from bureau.api.openapi import ContractRoute
+from bureau.api.responses import SessionInfo
+from bureau.api.security import PASSCODE_HEADER, PASSCODE_MAX_CHARS
 
-router = APIRouter(prefix="/api/session", tags=["session"])
+router = APIRouter(prefix="/api/session", tags=["session"], route_class=ContractRoute)
+# Declared for the contract (and the web's passcode field); the route reads the header itself, so a longer one
+# is cut, not refused.
+Passcode = Annotated[
+    str | None,
+    Header(
+        alias=PASSCODE_HEADER,
+        description=f"only the first {PASSCODE_MAX_CHARS} characters are compared",
+        json_schema_extra={"x-bureau-max-chars": PASSCODE_MAX_CHARS},
+    ),
+]
 
 
-@router.get("")
+@router.get("", response_model=SessionInfo, responses=declare_errors("MEMORY_UNAVAILABLE"))
 async def who_am_i(request: Request, svc: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
     return {
         "audience": principal.audience.value if principal.audience else None,
@@ -20,14 +34,18 @@ async def who_am_i(request: Request, svc: ServicesDep, principal: PrincipalDep) 
     }
 
 
-@router.post("", status_code=204)
-async def sign_in(request: Request, svc: ServicesDep) -> Response:
+@router.post(
+    "",
+    status_code=204,
+    responses=declare_errors("ACCESS_REQUIRED", "RATE_LIMITED", "VALIDATION_ERROR", "MEMORY_UNAVAILABLE", *WRITES),
+)
+async def sign_in(request: Request, svc: ServicesDep, _passcode: Passcode = None) -> Response:
     response = Response(status_code=204)
     await svc.access.sign_in(request, response)
     return response
 
 
-@router.delete("", status_code=204)
+@router.delete("", status_code=204, responses=declare_errors("MEMORY_UNAVAILABLE", *WRITES))
 async def sign_out(request: Request, svc: ServicesDep, principal: PrincipalDep) -> Response:
     if principal.session_hash:
         svc.access.check_csrf(request, principal)

@@ -8,25 +8,29 @@ from fastapi import APIRouter, Query, Request, Response
 
 from bureau.api.delivery import stage_record, stage_snapshot
 from bureau.api.deps import ServicesDep, StageDep
-from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response
+from bureau.api.errors import STAGE_ACCESS, declare_errors
+from bureau.api.openapi import ContractRoute
+from bureau.api.responses import LatestCase, StageRecord, StageSnapshot
+from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_responses
 from bureau.scope.audience import Audience
 
-router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"])
-follow_router = APIRouter(prefix="/api/stage", tags=["stage"])
+router = APIRouter(prefix="/api/cases/{case_id}/stage", tags=["stage"], route_class=ContractRoute)
+follow_router = APIRouter(prefix="/api/stage", tags=["stage"], route_class=ContractRoute)
+READ = ("CASE_NOT_FOUND", "VALIDATION_ERROR", *STAGE_ACCESS)
 
 
-@follow_router.get("/latest")
+@follow_router.get("/latest", response_model=LatestCase, responses=declare_errors(*READ))
 async def latest_case(svc: ServicesDep, _: StageDep) -> dict[str, str]:
     """The newest active case: a stage opened at /stage/latest follows the operator to each new case."""
     return {"case_id": await svc.bureau.latest_case_id()}
 
 
-@router.get("")
+@router.get("", response_model=StageSnapshot, responses=declare_errors(*READ))
 async def get_stage(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
     return stage_snapshot(await svc.bureau.state(case_id))
 
 
-@router.get("/record")
+@router.get("/record", response_model=StageRecord, responses=declare_errors(*READ))
 async def get_stage_record(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
     """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
     only announced."""
@@ -34,7 +38,7 @@ async def get_stage_record(case_id: str, svc: ServicesDep, _: StageDep) -> dict[
     return {"case_id": case.id, "entries": stage_record(entries)}
 
 
-@router.get("/events", response_class=Response)
+@router.get("/events", response_class=Response, responses=sse_responses(Audience.STAGE))
 async def stage_events(
     case_id: str,
     request: Request,

@@ -5,23 +5,50 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from bureau.api.deps import Services
-from bureau.api.errors import ApiError
+from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, ApiError, declare_errors
 from bureau.api.events import event_stream
 from bureau.api.security import Principal
 from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
+from bureau.scope.vocabulary import EventType
 
 OPEN_MODE_STREAM_FACTOR = 4
 STREAM_SLOT_LEASE_S = 30.0  # renewed by the maintenance loop while the stream lives
 _releases: set[asyncio.Future[None]] = set()
 MAX_EVENT_ID = 2**62  # far beyond any real id; bigger numbers would overflow the database integer
 MAX_EVENT_ID_DIGITS = len(str(MAX_EVENT_ID))
+
+
+def sse_responses(audience: Audience) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI for a live stream: `text/event-stream` whose frames are the audience's frame schema
+    (`api/frames.py`), plus every error the stream can refuse with before it starts."""
+    frame = "OperatorFrame" if audience is Audience.OPERATOR else "StageFrame"
+    access = OPERATOR_ACCESS if audience is Audience.OPERATOR else STAGE_ACCESS
+    return {
+        200: {
+            "description": (
+                "Server-sent events: `id` (the resume cursor; send it back as `Last-Event-ID` or `?after=`), "
+                f"`event` (the type), `data` (one line of JSON), each frame after parsing a `{frame}`. "
+                f"Types: {', '.join(EventType)}. A `: ping` comment every heartbeat; the stream ends after "
+                "`case.erased`."
+            ),
+            "content": {
+                "text/event-stream": {
+                    "schema": {"type": "string"},
+                    "itemSchema": {"$ref": f"#/components/schemas/{frame}"},
+                }
+            },
+        },
+        **declare_errors("CASE_NOT_FOUND", "VALIDATION_ERROR", "RATE_LIMITED", *access),
+    }
 
 
 def token_digest(stream_key: str) -> str:
@@ -39,7 +66,9 @@ def resume_cursor(request: Request, after: int | None) -> int:
             or not (header.isascii() and header.isdigit())
             or int(header) > MAX_EVENT_ID
         ):
-            raise ApiError(422, "VALIDATION_ERROR", "Last-Event-ID must be an event id.")
+            # The one 422 path (api/errors.py), so the body lists where the problem is, like any other 422.
+            error = {"loc": ("header", "last-event-id"), "type": "value_error", "msg": "not an event id"}
+            raise RequestValidationError([error])
         return int(header)
     return after or 0
 
@@ -55,7 +84,7 @@ async def sse_response(
     # Leased in the ledger, so the cap holds across every instance of the deployment.
     slot = await svc.ledger.claim_stream_slot(token_digest(key), cap, svc.instance_id, STREAM_SLOT_LEASE_S)
     if slot is None:
-        raise ApiError(429, "RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
+        raise ApiError("RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
     released = False
 
     def release() -> None:

@@ -3,6 +3,7 @@ import { ApiError } from "../../api/client";
 import { ROLES, type CrossExaminationResult, type Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
+import { LIMITS } from "../../api/rules";
 
 interface CrossExaminationProps {
   presets: string[];
@@ -64,7 +65,7 @@ export function CrossExamination({ presets, crossExamine }: CrossExaminationProp
             id={`${id}-question`}
             type="text"
             className="grow"
-            maxLength={500}
+            maxLength={LIMITS.crossExaminationQuestion}
             value={question}
             list={`${id}-presets`}
             onChange={(event) => setQuestion(event.target.value)}

@@ -1,5 +1,6 @@
 import { useId, useState, type FormEvent } from "react";
 import { ApiError } from "../../api/client";
+import { LIMITS } from "../../api/rules";
 import type { Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
@@ -49,7 +50,7 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
             id={inputId}
             type="text"
             className="grow"
-            maxLength={500}
+            maxLength={LIMITS.question}
             value={question}
             aria-describedby={`${inputId}-status`}
             onChange={(event) => setQuestion(event.target.value)}

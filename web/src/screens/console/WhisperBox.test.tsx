@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api/client";
+import type { MemoryPolicy } from "../../api/types";
 import { card } from "../../test/fixtures";
 import { renderWithI18n } from "../../test/render";
 import { whisperLength, WhisperBox } from "./WhisperBox";
@@ -49,7 +50,7 @@ describe("<WhisperBox>", () => {
 });
 
 describe("<WhisperBox> with the memory policy", () => {
-  const policy = {
+  const policy: MemoryPolicy = {
     writable_types: ["user_preference", "long_term_knowledge", "operational_memory"],
     default_type: "long_term_knowledge",
     preference_keys: ["answer_style", "dietary_preference"],

@@ -4,8 +4,9 @@ import type { Card, MemoryPolicy, Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { en, type MessageKey } from "../../i18n/strings";
+import { LIMITS } from "../../api/rules";
 
-export const WHISPER_MAX_LENGTH = 280;
+export const WHISPER_MAX_LENGTH = LIMITS.whisperText;
 
 /** Length check on the trimmed text, counted in characters (code points), not UTF-16 units. */
 export function whisperLength(text: string): number {

@@ -1,0 +1,556 @@
+"""Response models: every route declares one as its `response_model`, so the OpenAPI document is the contract
+and the web client's types are generated from it (`make client`).
+
+Two rules keep the models honest about what the game sends:
+- `extra="forbid"`: a key a route returns but no model declares fails the response (500) and the contract
+  test, instead of silently vanishing. To send a new field, declare it here.
+- Routes use `response_model_exclude_unset=True`, so a response carries exactly the keys the game produced. A
+  field marked `Absent[...]` is one the game leaves out in some responses; it is never filled with a default
+  (a default would be a new key, and on the stage a possible leak).
+Enumerated values come from `scope/vocabulary.py` and `scope/keys.py`, never re-spelled here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.json_schema import SkipJsonSchema
+from typing_extensions import TypeAliasType
+
+from bureau.answering.base import ResponderName
+from bureau.answering.selection import LlmStatus
+from bureau.game.knowledge import FactCell
+from bureau.scope import keys, phrases
+from bureau.scope.audience import Audience, Visibility
+from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
+from bureau.scope.vocabulary import (
+    CaseStatus,
+    Certainty,
+    CreatedBy,
+    HitStatus,
+    Kind,
+    MemoryType,
+    MissReason,
+    RecordKind,
+    Trust,
+)
+
+# The game's literal types under their own names, so the document (and the web client) names them once.
+Role = TypeAliasType("Role", keys.Role)
+Space = TypeAliasType("Space", keys.Space)
+Language = TypeAliasType("Language", phrases.Language)
+T = TypeVar("T")
+# A key the game omits in some responses: optional in the schema, never `null`, never defaulted on the wire.
+Absent: TypeAlias = Union[T, SkipJsonSchema[None]]  # noqa: UP007 (a generic alias mypy can read)
+# Timestamps are sent exactly as the server wrote them (ISO 8601 with a UTC offset).
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+# Who may read an item: `public`, `sealed` (nobody), or roles joined by `+` (`detective+suspect`).
+Readership = Annotated[str, Field(description="`public`, `sealed`, or roles joined by `+`", examples=["sealed"])]
+FallbackReason = Annotated[str, Field(description="why the role voice fell back to evidence mode")]
+
+
+def _no_null_defaults(schema: dict[str, Any]) -> None:
+    """An `Absent` field is left out, never sent as its Python default: the schema shows no default."""
+    for prop in schema.get("properties", {}).values():
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_no_null_defaults)
+
+
+# ----- cards ---------------------------------------------------------------------------------------------
+
+
+class CardSource(_Out):
+    role: Role
+    card_id: str
+
+
+# The memory types the system derives from conversations: context, never evidence, never publishable.
+NEVER_EVIDENCE = "x-bureau-never-evidence"
+
+
+class CardMeta(_Out):
+    """A card without its content: how the event log records it."""
+
+    id: str
+    space: Space
+    topic: str
+    kind: Kind
+    visibility: Visibility
+    memory_type: MemoryType = Field(json_schema_extra={NEVER_EVIDENCE: list[JsonValue](sorted(DERIVED_MEMORY_TYPES))})
+    key: str | None = Field(description="the preference key of a `user_preference` card, else null")
+    trust: Trust
+    created_by: CreatedBy
+    created_at: Timestamp
+    source: CardSource | None = Field(description="the private original of a board copy, else null")
+
+
+class Card(CardMeta):
+    content: str
+
+
+class Spaces(_Out):
+    detective: list[Card]
+    informant: list[Card]
+    suspect: list[Card]
+    bulletin_board: list[Card]
+
+
+class WhisperResult(_Out):
+    card: Card
+
+
+class PublicationResult(_Out):
+    public_card: Card
+    idempotent: bool = Field(description="true when the card was published before (status 200)")
+
+
+# ----- traces and answers --------------------------------------------------------------------------------
+
+
+class Conflict(_Out):
+    """Cited cards on one topic that make different claims (the mole's two tips)."""
+
+    topic: str
+    card_ids: list[str]
+
+
+class _Candidate(_Out):
+    card_id: str
+    space: Space
+    score: float = Field(description="the judged relevance, the axis the cut points are drawn on")
+    cosine: float
+    signals: dict[str, float] = Field(description="every measured relevance signal, `cosine` among them")
+    topic: str
+    memory_type: MemoryType
+    judged_by: Absent[Literal["model"]] = None
+
+
+class TraceHit(_Candidate):
+    status: HitStatus
+
+
+class TraceMiss(_Candidate):
+    reason: MissReason
+    borderline: Absent[bool] = Field(default=None, description="an uncertain candidate nobody judged")
+
+
+class _Verdict(_Out):
+    certainty: Certainty
+    responder: ResponderName
+    fallback_reason: FallbackReason | None
+    conflicts: list[Conflict]
+
+
+class AnswerSummary(_Verdict):
+    evidence: list[str] = Field(description="ids of the cited cards; always among the trace's hits")
+
+
+class SearchTrace(_Verdict):
+    """One retrieval: what was searched, every candidate with its score, and why each is or is not evidence
+    (the `retrieval.completed` event carries this; `Trace` adds the cited evidence)."""
+
+    role: Role
+    searched_scopes: list[Space]
+    hits: list[TraceHit]
+    misses: list[TraceMiss]
+    threshold: float
+    borderline_floor: float
+    relevance_policy: str
+    question_language: str
+    duration_ms: float
+    # Records the gateway dropped because their owner key was not the scope asked for (interrogations only).
+    owner_mismatch_dropped: Absent[int] = None
+
+
+class Trace(SearchTrace, AnswerSummary):
+    pass
+
+
+class Interrogation(AnswerSummary):
+    answer: str
+    trace: Trace
+
+
+class Provenance(_Out):
+    card_id: str
+    space: Space
+
+
+class RoleResult(_Out):
+    """One role's scoped result inside a cross-examination."""
+
+    role: Role
+    certainty: Certainty
+    audience: Readership
+    trace: Trace
+    answer: str | None
+
+
+class Conclusion(_Out):
+    """A cross-examination's joint conclusion; its audience is the narrowest of the roles and every hit."""
+
+    certainty: Certainty
+    audience: Readership
+    sealed: bool = Field(description="true when it mixes two roles' private cards: nobody may read it")
+    text: str | None = Field(description="null in the record once an ingredient card was erased")
+
+
+class JointConclusion(Conclusion):
+    text: str
+    provenance: list[Provenance]
+
+
+class CrossExaminationResult(_Out):
+    roles: list[Role]
+    results: list[RoleResult]
+    conclusion: JointConclusion
+
+
+# ----- the operator snapshot -----------------------------------------------------------------------------
+
+
+class CaseInfo(_Out):
+    id: str
+    scenario_id: str
+    language: Language
+    version: int
+    status: CaseStatus
+    created_at: Timestamp
+
+
+LanguageLabels = dict[Language, str]
+
+
+class KeyFact(_Out):
+    id: str
+    label: str
+    topic: str
+    question: str | None = Field(description="the preset question that tests this fact")
+    labels: LanguageLabels
+
+
+class ScenarioDetail(_Out):
+    id: str
+    title: str
+    description: str
+    preset_questions: list[str]
+    key_facts: list[KeyFact]
+    topic_labels: dict[str, LanguageLabels]
+
+
+class StoredAnswer(Interrogation):
+    """A role's newest answer as kept with the case."""
+
+    asked_at: Timestamp
+
+
+class RoleAnswers(_Out):
+    detective: Absent[StoredAnswer] = None
+    informant: Absent[StoredAnswer] = None
+    suspect: Absent[StoredAnswer] = None
+
+
+KnowledgeRow = Annotated[dict[str, FactCell], Field(description="fact id → how the role knows it")]
+
+
+class Knowledge(_Out):
+    """The who-knows-what matrix; a role or a fact no answer spoke to is absent."""
+
+    detective: Absent[KnowledgeRow] = None
+    informant: Absent[KnowledgeRow] = None
+    suspect: Absent[KnowledgeRow] = None
+
+
+class OperatorSnapshot(_Out):
+    case: CaseInfo
+    scenario: ScenarioDetail
+    spaces: Spaces
+    last_trace: Trace | None
+    answers: RoleAnswers
+    knowledge: Knowledge
+
+
+class ScenarioSummary(_Out):
+    id: str
+    title: str
+    language: Language
+    description: str
+
+
+# ----- the case record and subject access ----------------------------------------------------------------
+
+
+class _RecordEntry(_Out):
+    """One interrogation or cross-examination of the case, as the operator sees it. Texts are null once an
+    ingredient card was erased (or the case's key is gone)."""
+
+    id: int = Field(description="ascending in the order the record was written")
+    roles: list[Role]
+    audience: Readership
+    sealed: bool
+    question: str | None
+    provenance: list[Provenance]
+    erased_ingredients: list[str] = Field(description="ids of cards this entry used that were erased since")
+    created_at: Timestamp
+
+
+class InterrogationEntry(_RecordEntry):
+    kind: Literal[RecordKind.INTERROGATION]
+    answer: str | None
+    certainty: Certainty
+    trace: Trace
+
+
+class CrossExaminationEntry(_RecordEntry):
+    kind: Literal[RecordKind.CROSS_EXAMINATION]
+    results: list[RoleResult]
+    conclusion: Conclusion
+
+
+RecordEntry = Annotated[InterrogationEntry | CrossExaminationEntry, Field(discriminator="kind")]
+
+
+class CaseRecordView(_Out):
+    case_id: str
+    entries: list[RecordEntry]
+
+
+class HeldCard(_Out):
+    card_id: str
+    content: str
+    memory_type: MemoryType
+    topic: str
+    created_by: CreatedBy
+    created_at: Timestamp
+    audience: Readership
+
+
+class HeldSpaces(_Out):
+    detective: list[HeldCard]
+    informant: list[HeldCard]
+    suspect: list[HeldCard]
+    bulletin_board: list[HeldCard]
+
+
+class BoardCopy(_Out):
+    card_id: str
+    source: CardSource
+    source_present: bool
+
+
+class Ingredient(Provenance):
+    present: bool
+
+
+class DerivedArtifact(_Out):
+    """A session record (no ingredients) or a record entry with the cards it was derived from."""
+
+    kind: Literal["session_record"] | RecordKind
+    audience: Readership
+    ingredients: list[Ingredient]
+    card_id: Absent[str] = None
+    space: Absent[Space] = None
+    record_id: Absent[int] = None
+    roles: Absent[list[Role]] = None
+    sealed: Absent[bool] = None
+    erased_ingredients: Absent[list[str]] = None
+
+
+class SubjectAccess(_Out):
+    case_id: str
+    spaces: HeldSpaces
+    board_copies: list[BoardCopy]
+    derived: list[DerivedArtifact]
+
+
+# ----- the stage (built only by the delivery gate, api/delivery.py) ----------------------------------------
+
+
+class PublicCard(_Out):
+    """A board copy as the stage sees it: the private source card id is left out."""
+
+    id: str
+    content: str
+    topic: str
+    kind: Kind
+    source_role: Role | None
+    created_at: Timestamp
+
+
+class PublicHit(_Out):
+    card_id: str
+    score: float
+
+
+class StageRetrieval(_Out):
+    role: Role
+    searched_scopes: list[Space]
+    public_hits: list[PublicHit]
+    private_hit_count: int
+    verdict: Certainty
+    conflicting: bool = Field(description="cited board cards disagree (never a conflict with a private card)")
+    duration_ms: float | None
+
+
+class StageInterrogation(_Out):
+    """An interrogation in the stage's record: its public retrieval."""
+
+    id: int
+    kind: Literal[RecordKind.INTERROGATION]
+    created_at: Timestamp
+    role: Role
+    searched_scopes: list[Space]
+    public_hits: list[PublicHit]
+    private_hit_count: int
+    verdict: Certainty
+    conflicting: bool
+    duration_ms: float | None
+
+
+class StageCrossExamination(_Out):
+    """A cross-examination in the stage's record: each role's public retrieval, unless it is sealed (then it
+    is only announced: `{id, kind, created_at, sealed: true}`)."""
+
+    id: int
+    kind: Literal[RecordKind.CROSS_EXAMINATION]
+    created_at: Timestamp
+    sealed: bool
+    roles: Absent[list[Role]] = None
+    retrievals: Absent[list[StageRetrieval | None]] = None
+
+
+StageRecordEntry = Annotated[StageInterrogation | StageCrossExamination, Field(discriminator="kind")]
+
+
+class StageRecord(_Out):
+    case_id: str
+    entries: list[StageRecordEntry]
+
+
+class StageCase(_Out):
+    id: str
+    version: int
+    status: CaseStatus
+    language: Language
+
+
+class RoleCounts(_Out):
+    detective: int
+    informant: int
+    suspect: int
+
+
+class StageSnapshot(_Out):
+    case: StageCase
+    counts: RoleCounts = Field(description="cards per role, session records left out")
+    bulletin_board: list[PublicCard]
+    last_retrieval: StageRetrieval | None
+    last_conclusion: StageCrossExamination | None = Field(description="the newest cross-examination")
+
+
+class LatestCase(_Out):
+    case_id: str
+
+
+# ----- health, sessions, memory policy -------------------------------------------------------------------
+
+
+class MemoryHealth(_Out):
+    status: Literal["up", "down"]
+    backend: str
+    embedder: str
+    threshold: float
+
+
+class LlmHealth(_Out):
+    status: LlmStatus
+    model: str | None
+    base_url_host: str | None
+
+
+class Health(_Out):
+    status: Literal["ok", "degraded"]
+    version: str
+    memory: MemoryHealth
+    llm: LlmHealth
+    mode: ResponderName
+    access: Literal["open", "passcodes"]
+
+
+class Ready(_Out):
+    status: Literal["ready"]
+
+
+class SessionInfo(_Out):
+    audience: Audience | None
+    csrf_token: str | None
+    passcodes_enabled: bool
+
+
+class PolicyDecisionView(_Out):
+    """One row of the policy audit trail: reason codes and counts, never memory content."""
+
+    id: int
+    created_at: Timestamp
+    action: str
+    code: str
+    detail: str
+    memory_type: str
+    creator: str
+    space: str
+    count: int
+
+
+class PolicyDecisionPage(_Out):
+    decisions: list[PolicyDecisionView]
+    next_after: int | None = Field(description="pass as `after` for the next page; null on the last page")
+
+
+class MemoryPolicyView(_Out):
+    """What the operator may write (the console's whisper box offers exactly this)."""
+
+    writable_types: list[MemoryType]
+    default_type: MemoryType
+    preference_keys: list[str]
+
+
+# ----- errors --------------------------------------------------------------------------------------------
+# What `api/errors.py` sends: always {"detail": {"code", "message"}}, plus `fields` on a 422 and the current
+# `snapshot` on a 409 VERSION_CONFLICT.
+
+
+class ErrorDetail(_Out):
+    code: str = Field(description="machine-readable, e.g. CASE_NOT_FOUND")
+    message: str = Field(description="for people; never echoes the rejected input")
+
+
+class ErrorBody(_Out):
+    detail: ErrorDetail
+
+
+class FieldError(_Out):
+    loc: list[str] = Field(description='where, e.g. ["body", "role"]; an unknown field is "<unknown field>"')
+    type: str = Field(description="pydantic's error type, e.g. missing, literal_error")
+
+
+class ValidationErrorDetail(ErrorDetail):
+    code: Literal["VALIDATION_ERROR"]
+    fields: list[FieldError] = Field(description="at most 20")
+    truncated: Absent[bool] = Field(default=None, description="true when there were more than 20 problems")
+
+
+class ValidationErrorBody(_Out):
+    detail: ValidationErrorDetail
+
+
+class ConflictDetail(ErrorDetail):
+    snapshot: Absent[OperatorSnapshot] = Field(default=None, description="VERSION_CONFLICT: the current case")
+
+
+class ConflictBody(_Out):
+    detail: ConflictDetail
