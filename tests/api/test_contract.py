@@ -84,7 +84,12 @@ def test_the_streams_are_documented_with_a_frame_per_event_type(contract: OpenAp
         ("/api/cases/{case_id}/stage/events", "StageFrame"),
     ):
         ok = contract.document["paths"][path]["get"]["responses"]["200"]["content"]
-        assert ok["text/event-stream"]["itemSchema"] == {"$ref": f"#/components/schemas/{frame}"}
+        wire = frame.replace("Frame", "Event")
+        assert ok["text/event-stream"]["itemSchema"] == {"$ref": f"#/components/schemas/{wire}"}
+        # The wire form (strings, `data` as JSON) has one variant per parsed frame, with the same payload.
+        parsed = contract.document["components"]["schemas"][frame]["discriminator"]["mapping"]
+        variants = contract.document["components"]["schemas"][wire]["oneOf"]
+        assert sorted(v["properties"]["event"]["const"] for v in variants) == sorted(parsed)
     assert set(OPERATOR_PAYLOADS) == set(EventType)
     # The stage frames are exactly the delivery gate's: a type it never sends has no stage frame.
     assert {t: p is None for t, p in STAGE_PAYLOADS.items()} == {t: p is None for t, p in STAGE_PROJECTIONS.items()}

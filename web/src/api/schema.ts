@@ -1777,6 +1777,87 @@ export interface components {
             version: number;
         };
         OperatorFrame: components["schemas"]["OperatorCaseCreatedFrame"] | components["schemas"]["OperatorCaseResetFrame"] | components["schemas"]["OperatorCaseErasedFrame"] | components["schemas"]["OperatorMemoryWrittenFrame"] | components["schemas"]["OperatorRetrievalCompletedFrame"] | components["schemas"]["OperatorAnswerCompletedFrame"] | components["schemas"]["OperatorPublicationStartedFrame"] | components["schemas"]["OperatorPublicationCompletedFrame"] | components["schemas"]["OperatorCrossExaminationCompletedFrame"] | components["schemas"]["OperatorCardErasedFrame"];
+        OperatorEvent: {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "answer.completed";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "card.erased";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.created";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.erased";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.reset";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "cross_examination.completed";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "memory.written";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "publication.completed";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "publication.started";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "retrieval.completed";
+            data: string;
+        };
         /** StageCardErased */
         StageCardErased: {
             /** Case Id */
@@ -2012,6 +2093,79 @@ export interface components {
             data: components["schemas"]["StageRetrievalCompleted"];
         };
         StageFrame: components["schemas"]["StageCaseCreatedFrame"] | components["schemas"]["StageCaseResetFrame"] | components["schemas"]["StageCaseErasedFrame"] | components["schemas"]["StageMemoryWrittenFrame"] | components["schemas"]["StageRetrievalCompletedFrame"] | components["schemas"]["StagePublicationStartedFrame"] | components["schemas"]["StagePublicationCompletedFrame"] | components["schemas"]["StageCrossExaminationCompletedFrame"] | components["schemas"]["StageCardErasedFrame"];
+        StageEvent: {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "card.erased";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.created";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.erased";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "case.reset";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "cross_examination.completed";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "memory.written";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "publication.completed";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "publication.started";
+            data: string;
+        } | {
+            id: string;
+            /**
+             * Event
+             * @constant
+             */
+            event: "retrieval.completed";
+            data: string;
+        };
         /**
          * EventType
          * @description Every event the ledger's outbox records. The stage projection in `api/delivery.py` names each one.
@@ -2123,6 +2277,7 @@ export type PublicationCompleted = components['schemas']['PublicationCompleted']
 export type PublicationStarted = components['schemas']['PublicationStarted'];
 export type RetrievalCompleted = components['schemas']['RetrievalCompleted'];
 export type OperatorFrame = components['schemas']['OperatorFrame'];
+export type OperatorEvent = components['schemas']['OperatorEvent'];
 export type StageCardErased = components['schemas']['StageCardErased'];
 export type StageCardErasedFrame = components['schemas']['StageCardErasedFrame'];
 export type StageCardRef = components['schemas']['StageCardRef'];
@@ -2140,6 +2295,7 @@ export type StagePublicationStartedFrame = components['schemas']['StagePublicati
 export type StageRetrievalCompleted = components['schemas']['StageRetrievalCompleted'];
 export type StageRetrievalCompletedFrame = components['schemas']['StageRetrievalCompletedFrame'];
 export type StageFrame = components['schemas']['StageFrame'];
+export type StageEvent = components['schemas']['StageEvent'];
 export type EventType = components['schemas']['EventType'];
 export type $defs = Record<string, never>;
 export interface operations {
