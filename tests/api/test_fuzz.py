@@ -121,7 +121,7 @@ def fuzz(case: schemathesis.Case, target: Target) -> None:
     assert response.status_code < 500, (
         f"{response.status_code} {response.text[:500]}\n{target.server.log_text()[-3000:]}"
     )
-    case.validate_response(response, headers=headers)
+    case.validate_response(response, headers=headers)  # every check: schemas and statuses are declared
     erased = case.method == "DELETE" and case.path == "/api/cases/{case_id}" and response.status_code == 204
     if erased and case.path_parameters["case_id"] == target.case_id:
         target.new_case()  # the fuzzer erased its case: give the next operations a live one

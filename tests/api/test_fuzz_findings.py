@@ -45,22 +45,10 @@ async def test_a_stream_is_declared_as_the_wire_carries_it(
     `text/event-stream` item is the event as sent: strings, with `data` JSON of the declared payload."""
     case_id = (await new_case())["case"]["id"]
     [created] = await services.ledger.events_after(case_id, 0)
-    for audience, wire, parsed in (
-        (Audience.STAGE, "StageEvent", "StageFrame"),
-        (Audience.OPERATOR, "OperatorEvent", "OperatorFrame"),
-    ):
+    for audience, schema in ((Audience.STAGE, "StageFrame"), (Audience.OPERATOR, "OperatorFrame")):
         frame = render(created, audience)
         assert frame is not None
         fields = dict(line.split(": ", 1) for line in frame.strip().split("\n"))
-        contract.validate_component(fields, wire)
+        contract.validate_component(fields, schema)
         with pytest.raises(ValidationError):  # the parsed shape is not what the wire carries
-            contract.validate_component({**fields, "data": json.loads(fields["data"])}, wire)
-        contract.validate_component(
-            {"id": int(fields["id"]), "event": fields["event"], "data": json.loads(fields["data"])}, parsed
-        )
-        variant = next(
-            v
-            for v in contract.document["components"]["schemas"][wire]["oneOf"]
-            if v["properties"]["event"]["const"] == "case.created"
-        )
-        assert variant["properties"]["data"]["contentMediaType"] == "application/json"
+            contract.validate_component({**fields, "id": int(fields["id"]), "data": json.loads(fields["data"])}, schema)

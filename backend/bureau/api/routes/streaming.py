@@ -30,7 +30,7 @@ MAX_EVENT_ID_DIGITS = len(str(MAX_EVENT_ID))
 def sse_responses(audience: Audience) -> dict[int | str, dict[str, Any]]:
     """OpenAPI for a live stream: `text/event-stream` whose frames are the audience's frame schema
     (`api/frames.py`), plus every error the stream can refuse with before it starts."""
-    frame, wire = ("OperatorFrame", "OperatorEvent") if audience is Audience.OPERATOR else ("StageFrame", "StageEvent")
+    frame = "OperatorFrame" if audience is Audience.OPERATOR else "StageFrame"
     access = OPERATOR_ACCESS if audience is Audience.OPERATOR else STAGE_ACCESS
     return {
         200: {
@@ -43,7 +43,7 @@ def sse_responses(audience: Audience) -> dict[int | str, dict[str, Any]]:
             "content": {
                 "text/event-stream": {
                     "schema": {"type": "string"},
-                    "itemSchema": {"$ref": f"#/components/schemas/{wire}"},
+                    "itemSchema": {"$ref": f"#/components/schemas/{frame}"},
                 }
             },
         },
