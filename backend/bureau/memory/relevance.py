@@ -138,6 +138,13 @@ _GIVES: dict[str, re.Pattern[str]] = {
 }
 
 
+# Chinese number characters that name no quantity: months (三月), weekdays (周四, 星期一) and the article
+# 一 before a measure word (一条项链, "a necklace"). A "how much / how many" question needs a real number.
+_NOT_A_NUMBER = re.compile(
+    r"[一二三四五六七八九十]+月|(?:周|星期|礼拜)[一二三四五六日天]|一(?=[个条部辆把份位张只件家座本台间])"
+)
+
+
 def answer_types(question: str) -> frozenset[str]:
     return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(question))
 
@@ -188,6 +195,8 @@ def gives_type(card: str, kind: str, persons: frozenset[str] = frozenset(), aske
     beyond what the question itself says (`asked`: its content words)."""
     asked = list(asked)
     rest = _without(unicodedata.normalize("NFKC", card), asked)
+    if kind == "number":
+        rest = _NOT_A_NUMBER.sub(" ", rest)
     if _GIVES[kind].search(rest) is not None:
         return True
     return kind == "person" and bool(persons - {w.casefold() for w in asked})

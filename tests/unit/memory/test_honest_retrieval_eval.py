@@ -41,13 +41,13 @@ DOCUMENTED: dict[str, dict[str, float]] = {
         "auroc": 0.932,
     },
     "zh": {
-        "precision_known": 0.956,
+        "precision_known": 0.955,
         "direct_known": 1.0,
         "followup_known": 0.761,
         "paraphrase_known_or_uncertain": 0.10,
-        "cross_language_known_or_uncertain": 0.75,
+        "cross_language_known_or_uncertain": 0.70,
         "off_unknown": 1.0,
-        "auroc": 0.903,
+        "auroc": 0.917,
     },
 }
 
@@ -58,9 +58,22 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def scored(data):
-    scorer, embedder = build_scorer("local")
-    return score_set(data, scorer, embedder)
+def scored_by(data):
+    """The set scored once per embedder (local, and the hashing fallback: lexical, fast)."""
+    cache: dict[str, list] = {}
+
+    def get(name: str) -> list:
+        if name not in cache:
+            scorer, embedder = build_scorer(name)
+            cache[name] = score_set(data, scorer, embedder)
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="module")
+def scored(scored_by):
+    return scored_by("local")
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +107,13 @@ def test_figures_do_not_drop_below_the_documented_ones(report, lang: str) -> Non
         assert measured[name] >= floor - 5e-4, f"{lang} {name}: {measured[name]:.3f} < documented {floor:.3f}"
 
 
-def test_hard_rules_hold_on_both_halves(scored) -> None:
+@pytest.mark.parametrize("embedder", ["local", "hashing"])
+def test_hard_rules_hold_on_both_halves(scored_by, embedder: str) -> None:
     """Off-topic and cross-role questions are never known, on the calibration half as on the test half."""
-    policy = load_policy("local")
+    scored, policy = scored_by(embedder), load_policy(embedder)
+    assert policy is not None
     for split in ("calibration", "test"):
-        figures = evaluate(scored, policy, split, "local").by_language["all"]
+        figures = evaluate(scored, policy, split, embedder).by_language["all"]
         assert figures["off_known"] == 0.0 and figures["cross_role_known"] == 0.0, split
         assert figures["off_unknown"] >= 0.95, split
     # The demo: every scenario's preset question, asked of a role without the fact, is unknown.
@@ -117,10 +132,12 @@ def test_preset_questions_are_known_to_the_roles_that_hold_them(scored) -> None:
     assert sum(o.correct_known for o in holders) >= PRESET_HOLDERS_KNOWN
 
 
-def test_the_shipped_model_is_the_one_fitted_on_the_calibration_half(scored) -> None:
+@pytest.mark.parametrize("embedder", ["local", "hashing"])
+def test_the_shipped_model_is_the_one_fitted_on_the_calibration_half(scored_by, embedder: str) -> None:
     """The data file is reproducible: refitting on the calibration half gives the same coefficients."""
-    policy = load_policy("local")
-    refit = fit(scored, "local")
+    policy = load_policy(embedder)
+    assert policy is not None
+    refit = fit(scored_by(embedder), embedder)
     for lang in LANGUAGES:
         spec, shipped = refit["languages"][lang], policy.languages[lang]
         assert spec["intercept"] == pytest.approx(shipped.intercept, abs=1e-3)

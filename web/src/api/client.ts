@@ -1,5 +1,6 @@
 import type {
   CaseLanguage,
+  CaseRecordView,
   CrossExaminationResult,
   Health,
   InterrogationResult,
@@ -13,7 +14,6 @@ import type {
   StageSnapshot,
   Card,
 } from "./types";
-import type { CaseRecordView } from "./recordTypes";
 
 /** A failed API call with the server's machine-readable code (or NETWORK_ERROR when nothing answered). */
 export class ApiError extends Error {

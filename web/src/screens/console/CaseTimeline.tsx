@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef } from "react";
-import type { CrossExaminationEntry } from "../../api/recordTypes";
+import type { CrossExaminationEntry } from "../../api/types";
 import type { CrossExaminationResult, Role, Space } from "../../api/types";
 import { useI18n } from "../../i18n/I18n";
 import type { Translate } from "../../i18n/translate";
