@@ -13,6 +13,7 @@ from bureau.api.events import EventHub
 from bureau.api.security import AccessControl, Principal
 from bureau.api.state import services_of
 from bureau.bootstrap.runtime import Runtime
+from bureau.game.service import Bureau
 from bureau.scope.audience import Audience
 
 
