@@ -282,7 +282,7 @@ async def test_the_whole_game_over_http_matches_the_contract(
         for stream, schema in ((operator_stream, "OperatorFrame"), (stage_stream, "StageFrame")):
             frames = await stream.wait_closed()
             for frame in frames:
-                contract.validate_component({"id": frame.id, "event": frame.event, "data": frame.data}, schema)
+                contract.validate_frame(schema, frame.id, frame.event, frame.data)
         assert {f.event for f in operator_stream.frames} == {str(t) for t in EventType}  # every type, once at least
         assert {f.event for f in stage_stream.frames} == {str(t) for t in EventType} - {"answer.completed"}
 

@@ -57,3 +57,19 @@ def _access(needed: Audience) -> Callable[[Request, Services], Awaitable[Princip
 PrincipalDep = Annotated[Principal, Depends(_principal)]
 OperatorDep = Annotated[Principal, Depends(_access(Audience.OPERATOR))]
 StageDep = Annotated[Principal, Depends(_access(Audience.STAGE))]
+
+
+# One typed dependency per part of the process, so each route declares exactly what it uses (FastAPI
+# resolves `services` once per request). Where the parts are built and kept is decided above, in one place.
+
+
+def _bureau(svc: ServicesDep) -> Bureau:
+    return svc.bureau
+
+
+def _access_control(svc: ServicesDep) -> AccessControl:
+    return svc.access
+
+
+BureauDep = Annotated[Bureau, Depends(_bureau)]
+AccessDep = Annotated[AccessControl, Depends(_access_control)]
