@@ -57,8 +57,13 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
             assert not_ready.status_code == 503
             assert not_ready.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
 
+            refused_after_s = time.monotonic() - started
             # Nobody restarts anything: the service reopens the store itself.
             wait_until(lambda: http.get("/api/ready").status_code == 200, RECOVERY_DEADLINE_S, "readiness")
+            print(
+                f"[faults] seekdb child killed: 503 in {refused_after_s:.2f} s, ready again after "
+                f"{time.monotonic() - started:.1f} s"
+            )
             assert seekdb_child(server.process.pid) != child  # a new embedded server
             after = http.get(f"/api/cases/{case_id}").json()
             assert after["spaces"] == before["spaces"]  # the acknowledged whisper is there, the refused one is not
