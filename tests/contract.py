@@ -6,6 +6,7 @@ is declared with the response's media type, and validates a JSON body against th
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -44,6 +45,16 @@ class OpenApiContract:
 
     def validate_component(self, instance: Any, name: str) -> None:
         self.validate(instance, "components", "schemas", name)
+
+    def validate_frame(self, frame_schema: str, event_id: int | None, event: str, data: Any) -> None:
+        """One live-stream frame: its wire form against the stream's `itemSchema` (`data` is JSON text), and
+        the parsed `data` against the `contentSchema` of its event type's variant."""
+        wire = {"id": str(event_id), "event": event, "data": json.dumps(data)}
+        self.validate_component(wire, frame_schema)
+        union = self.document["components"]["schemas"][frame_schema]
+        variant = union["discriminator"]["mapping"][event].rsplit("/", 1)[-1]
+        payload = self.document["components"]["schemas"][variant]["properties"]["data"]["contentSchema"]["$ref"]
+        self.validate_component(data, payload.rsplit("/", 1)[-1])
 
     def check(self, response: httpx.Response) -> tuple[str, str, int] | None:
         """Validate one response; returns (method, template, status), or None for a path outside the API."""

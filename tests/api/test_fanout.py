@@ -132,11 +132,12 @@ async def test_a_stream_further_behind_than_the_feed_keeps_still_gets_everything
     async def collect(ids: list[int], cursor: int, count: int, audience: Audience) -> None:
         stream = event_stream(services.hub, case_id, audience, cursor, DEADLINE_S, never_gone)
         async with asyncio.timeout(DEADLINE_S):
-            async for frame in stream:
-                if frame.startswith("id: "):
-                    ids.append(int(frame.split("\n", 1)[0].removeprefix("id: ")))
-                    if len(ids) == count:
-                        break
+            async for chunk in stream:  # one chunk may carry several frames
+                ids += [
+                    int(f.split("\n", 1)[0].removeprefix("id: ")) for f in chunk.split("\n\n") if f.startswith("id: ")
+                ]
+                if len(ids) >= count:
+                    break
         await stream.aclose()
 
     async def whisper(i: int) -> None:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
+import pytest
+from jsonschema import ValidationError
 
+from bureau.api.deps import Services
+from bureau.api.events import render
+from bureau.scope.audience import Audience
+from contract import OpenApiContract
 from helpers import NewCase
 
 
@@ -29,3 +36,19 @@ async def test_the_document_says_a_cross_examination_names_each_role_once(client
     roles = document["components"]["schemas"]["CrossExaminationBody"]["properties"]["roles"]
     assert roles["uniqueItems"] is True
     assert (roles["minItems"], roles["maxItems"]) == (2, 3)
+
+
+async def test_a_stream_is_declared_as_the_wire_carries_it(
+    services: Services, contract: OpenApiContract, new_case: NewCase
+) -> None:
+    """The streams' `itemSchema` was the parsed frame (`id` an integer, `data` an object), but an OpenAPI 3.2
+    `text/event-stream` item is the event as sent: strings, with `data` JSON of the declared payload."""
+    case_id = (await new_case())["case"]["id"]
+    [created] = await services.ledger.events_after(case_id, 0)
+    for audience, schema in ((Audience.STAGE, "StageFrame"), (Audience.OPERATOR, "OperatorFrame")):
+        frame = render(created, audience)
+        assert frame is not None
+        fields = dict(line.split(": ", 1) for line in frame.strip().split("\n"))
+        contract.validate_component(fields, schema)
+        with pytest.raises(ValidationError):  # the parsed shape is not what the wire carries
+            contract.validate_component({**fields, "id": int(fields["id"]), "data": json.loads(fields["data"])}, schema)

@@ -1,8 +1,9 @@
 """Live-stream frames, as schemas: what each event type carries to each audience.
 
 A frame on the wire is `id: <event id>`, `event: <type>`, `data: <JSON>`, then a blank line (`: ping`
-comments keep the connection alive). `OperatorFrame` and `StageFrame` describe a frame after parsing, one
-variant per `EventType`, discriminated by `event`. The operator receives the stored payload (card metadata
+comments keep the connection alive). `OperatorFrame` and `StageFrame` describe a frame (one variant per
+`EventType`, discriminated by `event`; `data`'s parsed schema is the payload model of that type and
+audience, below). The operator receives the stored payload (card metadata
 and traces, never content, whisper or question text); the stage receives the delivery gate's projection
 (`api/delivery.py`), and nothing at all for a type projected to `None`. `api/openapi.py` adds both to the
 OpenAPI document; the contract test validates every frame a live stream sends against them.
@@ -10,9 +11,10 @@ OpenAPI document; the contract test validates every frame a live stream sends ag
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from collections.abc import Callable
+from typing import Any
 
-from pydantic import Field, TypeAdapter, create_model
+from pydantic import Field
 
 from bureau.api.responses import (
     Absent,
@@ -20,17 +22,17 @@ from bureau.api.responses import (
     CardMeta,
     Language,
     Readership,
+    ResponseModel,
     Role,
     SearchTrace,
     Space,
     StageRetrieval,
     Trace,
-    _Out,
 )
 from bureau.scope.vocabulary import Certainty, EventType, Kind
 
 
-class CaseEvent(_Out):
+class CaseEvent(ResponseModel):
     case_id: str
     version: int = Field(description="the case version after the change (0 on `case.erased`)")
 
@@ -79,7 +81,7 @@ class CardErased(CaseEvent):
     board_card_ids: list[str]
 
 
-OPERATOR_PAYLOADS: dict[EventType, type[_Out]] = {
+OPERATOR_PAYLOADS: dict[EventType, type[ResponseModel]] = {
     EventType.CASE_CREATED: CaseCreated,
     EventType.CASE_RESET: CaseEvent,
     EventType.CASE_ERASED: CaseEvent,
@@ -96,7 +98,7 @@ OPERATOR_PAYLOADS: dict[EventType, type[_Out]] = {
 # ----- stage payloads (the delivery gate's projections) ------------------------------------------------------
 
 
-class StageCardRef(_Out):
+class StageCardRef(ResponseModel):
     id: str
     topic: str
     kind: Kind
@@ -133,7 +135,7 @@ class StageCardErased(CaseEvent):
 
 
 # `None`: the stage never receives this type (the delivery gate's table says the same; a test compares them).
-STAGE_PAYLOADS: dict[EventType, type[_Out] | None] = {
+STAGE_PAYLOADS: dict[EventType, type[ResponseModel] | None] = {
     EventType.CASE_CREATED: CaseEvent,
     EventType.CASE_RESET: CaseEvent,
     EventType.CASE_ERASED: CaseEvent,
@@ -147,24 +149,43 @@ STAGE_PAYLOADS: dict[EventType, type[_Out] | None] = {
 }
 
 
-def _frame_union(audience: str, payloads: dict[EventType, type[_Out] | None]) -> Any:
-    """One frame model per event type (`{id, event: <that type>, data: <its payload>}`), as a union
-    discriminated by `event`."""
-    variants = tuple(
-        create_model(
-            f"{audience}{''.join(part.title() for part in event.replace('.', '_').split('_'))}Frame",
-            __base__=_Out,
-            id=(int, Field(description="the event's ledger id: the resume cursor")),
-            event=(Literal[event], ...),  # type: ignore[arg-type]  # a literal built at run time
-            data=(payload, ...),
-        )
-        for event, payload in payloads.items()
-        if payload is not None
-    )
-    return Annotated[Union[variants], Field(discriminator="event")]  # noqa: UP007 (built at run time)
+def _variant_name(audience: str, event: EventType) -> str:
+    return f"{audience}{''.join(part.title() for part in event.replace('.', '_').split('_'))}Frame"
 
 
-# Every frame of `GET /api/cases/{case_id}/events` and of `GET /api/cases/{case_id}/stage/events`.
-OperatorFrame = TypeAdapter(_frame_union("Operator", dict(OPERATOR_PAYLOADS)))
-StageFrame = TypeAdapter(_frame_union("Stage", STAGE_PAYLOADS))
-FRAMES = {"OperatorFrame": OperatorFrame, "StageFrame": StageFrame}
+def frame_schemas(ref: Callable[[type[ResponseModel]], str]) -> dict[str, dict[str, Any]]:
+    """`OperatorFrame` and `StageFrame`, each a union of one variant per event type, in the OpenAPI 3.2 form
+    of an `itemSchema` of `text/event-stream`: a frame is `{id, event, data}` with `data` the JSON *text*,
+    whose parsed schema is its `contentSchema` (`ref(model)` points at the payload model)."""
+    schemas: dict[str, dict[str, Any]] = {}
+    for audience, payloads in (("Operator", dict(OPERATOR_PAYLOADS)), ("Stage", STAGE_PAYLOADS)):
+        mapping: dict[str, str] = {}
+        for event, payload in payloads.items():
+            if payload is None:
+                continue
+            name = _variant_name(audience, event)
+            schemas[name] = {
+                "type": "object",
+                "required": ["id", "event", "data"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^[0-9]+$", "description": "the resume cursor"},
+                    "event": {"type": "string", "const": str(event)},
+                    "data": {
+                        "type": "string",
+                        "contentMediaType": "application/json",
+                        "contentSchema": {"$ref": ref(payload)},
+                    },
+                },
+            }
+            mapping[str(event)] = f"#/components/schemas/{name}"
+        schemas[f"{audience}Frame"] = {
+            "oneOf": [{"$ref": target} for target in mapping.values()],
+            "discriminator": {"propertyName": "event", "mapping": mapping},
+        }
+    return schemas
+
+
+def payload_models() -> list[type[ResponseModel]]:
+    """Every payload model a frame can carry, for the OpenAPI document's components."""
+    models = [*OPERATOR_PAYLOADS.values(), *STAGE_PAYLOADS.values()]
+    return list(dict.fromkeys(m for m in models if m is not None))

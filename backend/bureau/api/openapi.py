@@ -9,8 +9,9 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
+from pydantic.json_schema import models_json_schema
 
-from bureau.api.frames import FRAMES
+from bureau.api.frames import frame_schemas, payload_models
 from bureau.scope.vocabulary import EventType
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -30,11 +31,12 @@ def install_openapi(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            for name, adapter in FRAMES.items():
-                frame = adapter.json_schema(ref_template=REF_TEMPLATE, mode="serialization")
-                for model, model_schema in frame.pop("$defs", {}).items():
-                    components.setdefault(model, model_schema)
-                components[name] = frame
+            _, payloads = models_json_schema(
+                [(model, "serialization") for model in payload_models()], ref_template=REF_TEMPLATE
+            )
+            for name, model_schema in payloads.get("$defs", {}).items():
+                components.setdefault(name, model_schema)
+            components.update(frame_schemas(lambda model: REF_TEMPLATE.format(model=model.__name__)))
             components["EventType"] = TypeAdapter(EventType).json_schema()  # every `event:` a stream can send
             app.openapi_schema = schema
         return app.openapi_schema

@@ -10,18 +10,25 @@ role's search can ever retrieve it and no publication can ever name it.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bureau.answering.base import Answer, AnswerRequest, Responder
+from bureau.answering.base import Answer, Responder
 from bureau.config import Settings
-from bureau.game.interrogation import build_trace, provenance, search_and_classify, validate_answer
+from bureau.game.interrogation import (
+    Commit,
+    InterrogationDeps,
+    InterrogationState,
+    load_context,
+    provenance,
+    respond,
+    xray,
+)
 from bureau.ledger.events import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
-from bureau.scope.keys import Role, readable_scopes
+from bureau.scope.keys import Role
 from bureau.scope.phrases import phrasebook
 from bureau.scope.vocabulary import EventType
 
@@ -53,32 +60,24 @@ def _joint_certainty(results: list[RoleResult]) -> str:
     return "known" if "known" in certainties else ("uncertain" if "uncertain" in certainties else "unknown")
 
 
-Commit = Callable[..., Awaitable[Any]]
-
-
 class CrossExamination:
     def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
-        self.settings = settings
-        self.gateway = gateway
-        self.responder = responder
+        self.deps = InterrogationDeps(settings, gateway, responder, commit)
         self._commit = commit
 
     async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
-        started = time.perf_counter()
-        scopes = readable_scopes(case_id, role)
-        classified, _excluded = await search_and_classify(self.gateway, self.settings, scopes, role, question)
-        request = AnswerRequest(
-            case_id=case_id,
-            role=role,
-            question=question,
-            language=language,
-            hits=tuple(classified.hits),
-            borderline=tuple(classified.borderline),
-        )
-        answer = validate_answer(await self.responder.answer(request), request)
-        duration = (time.perf_counter() - started) * 1000
-        trace = build_trace([s.space for s in scopes], classified, answer, duration)
-        return RoleResult(role, answer, trace)
+        """The role's own interrogation steps up to its X-ray, without persisting: the role keeps no session
+        record of a cross-examination; the joint entry in the case record is what is kept."""
+        state: InterrogationState = {
+            "case_id": case_id,
+            "role": role,
+            "question": question,
+            "language": language,
+            "started": time.perf_counter(),
+        }
+        state.update(await load_context(self.deps, state))
+        state.update(await respond(self.deps, state))
+        return RoleResult(role, state["answer"], xray(state))
 
     async def run(
         self, case_id: str, roles: list[Role], question: str, language: str, expected_version: int | None

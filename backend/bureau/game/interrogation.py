@@ -339,7 +339,7 @@ class InterrogationDeps:
     audit: Audit | None = None
 
 
-async def load_context(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+async def load_context(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
     """Step 1, before any responder runs: what the role can know. Its own space and the board (the scopes
     come from the role, never from the question), searched under the read policy and the audience check,
     every candidate judged known / uncertain / unknown."""
@@ -350,7 +350,7 @@ async def load_context(deps: InterrogationDeps, state: InterrogationState) -> di
     return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
 
 
-async def respond(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+async def respond(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
     """Step 2: put the evidence into words. A responder (evidence mode or a model) sees only the hits and the
     uncertain candidates; `validate_answer` then holds any answer to retrieval's certainty, and the cards it
     cites are checked for conflicting intel."""
@@ -367,7 +367,7 @@ async def respond(deps: InterrogationDeps, state: InterrogationState) -> dict[st
     return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}
 
 
-async def persist(deps: InterrogationDeps, state: InterrogationState) -> dict[str, Any]:
+async def persist(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
     """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
     events and the case-record entry commit together (the card is undone if the commit fails). Then, best
     effort: the policy audit and the session-record retention."""

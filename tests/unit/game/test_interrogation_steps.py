@@ -186,3 +186,15 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
             raise MemoryUnavailableError("injected")
 
     await keep_recent_session_records(FailingStore(), scope)  # type: ignore[arg-type]
+
+
+async def test_a_cross_examination_runs_each_role_through_the_same_steps(services: Services, new_case: NewCase) -> None:
+    """Each role's part of a cross-examination is its interrogation up to the X-ray: the same trace (read
+    policy and conflicts included), except the latency; only the interrogation persists a session record."""
+    case = await new_case()
+    case_id = case["case"]["id"]
+    joint = await services.bureau.cross_examine(case_id, ["detective", "informant"], QUESTION)
+    for result in joint["results"]:
+        alone = await services.bureau.interrogate(case_id, result["role"], QUESTION)
+        assert {**result["trace"], "duration_ms": 0} == {**alone["trace"], "duration_ms": 0}
+        assert "owner_mismatch_dropped" in result["trace"] and "conflicts" in result["trace"]

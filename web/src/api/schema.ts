@@ -544,6 +544,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
             /**
              * Snapshot
              * @description VERSION_CONFLICT: the current case
@@ -664,6 +666,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
         };
         /** FieldError */
         FieldError: {
@@ -953,6 +957,12 @@ export interface components {
             answers: components["schemas"]["RoleAnswers"];
             knowledge: components["schemas"]["Knowledge"];
         };
+        /**
+         * Phase
+         * @description Start-up phases in order. Those before `LISTENING` happen before the port answers (console only).
+         * @enum {string}
+         */
+        Phase: "settings" | "code" | "web" | "listening" | "ledger" | "worker_id" | "memory" | "responder" | "scenarios" | "ready" | "failed";
         /** PolicyDecisionPage */
         PolicyDecisionPage: {
             /** Decisions */
@@ -1406,6 +1416,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
             /**
              * Fields
              * @description at most 20
@@ -1564,146 +1576,6 @@ export interface components {
             version: number;
             card: components["schemas"]["CardMeta"];
         };
-        /** OperatorAnswerCompletedFrame */
-        OperatorAnswerCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "answer.completed";
-            data: components["schemas"]["AnswerCompleted"];
-        };
-        /** OperatorCardErasedFrame */
-        OperatorCardErasedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "card.erased";
-            data: components["schemas"]["CardErased"];
-        };
-        /** OperatorCaseCreatedFrame */
-        OperatorCaseCreatedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.created";
-            data: components["schemas"]["CaseCreated"];
-        };
-        /** OperatorCaseErasedFrame */
-        OperatorCaseErasedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.erased";
-            data: components["schemas"]["CaseEvent"];
-        };
-        /** OperatorCaseResetFrame */
-        OperatorCaseResetFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.reset";
-            data: components["schemas"]["CaseEvent"];
-        };
-        /** OperatorCrossExaminationCompletedFrame */
-        OperatorCrossExaminationCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "cross_examination.completed";
-            data: components["schemas"]["CrossExaminationCompleted"];
-        };
-        /** OperatorMemoryWrittenFrame */
-        OperatorMemoryWrittenFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "memory.written";
-            data: components["schemas"]["MemoryWritten"];
-        };
-        /** OperatorPublicationCompletedFrame */
-        OperatorPublicationCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "publication.completed";
-            data: components["schemas"]["PublicationCompleted"];
-        };
-        /** OperatorPublicationStartedFrame */
-        OperatorPublicationStartedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "publication.started";
-            data: components["schemas"]["PublicationStarted"];
-        };
-        /** OperatorRetrievalCompletedFrame */
-        OperatorRetrievalCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "retrieval.completed";
-            data: components["schemas"]["RetrievalCompleted"];
-        };
         /** PublicationCompleted */
         PublicationCompleted: {
             /** Case Id */
@@ -1776,7 +1648,6 @@ export interface components {
              */
             version: number;
         };
-        OperatorFrame: components["schemas"]["OperatorCaseCreatedFrame"] | components["schemas"]["OperatorCaseResetFrame"] | components["schemas"]["OperatorCaseErasedFrame"] | components["schemas"]["OperatorMemoryWrittenFrame"] | components["schemas"]["OperatorRetrievalCompletedFrame"] | components["schemas"]["OperatorAnswerCompletedFrame"] | components["schemas"]["OperatorPublicationStartedFrame"] | components["schemas"]["OperatorPublicationCompletedFrame"] | components["schemas"]["OperatorCrossExaminationCompletedFrame"] | components["schemas"]["OperatorCardErasedFrame"];
         /** StageCardErased */
         StageCardErased: {
             /** Case Id */
@@ -1792,20 +1663,6 @@ export interface components {
              */
             board_card_ids: string[];
         };
-        /** StageCardErasedFrame */
-        StageCardErasedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "card.erased";
-            data: components["schemas"]["StageCardErased"];
-        };
         /** StageCardRef */
         StageCardRef: {
             /** Id */
@@ -1814,48 +1671,6 @@ export interface components {
             topic: string;
             kind: components["schemas"]["Kind"];
             source_role: components["schemas"]["Role"] | null;
-        };
-        /** StageCaseCreatedFrame */
-        StageCaseCreatedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.created";
-            data: components["schemas"]["CaseEvent"];
-        };
-        /** StageCaseErasedFrame */
-        StageCaseErasedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.erased";
-            data: components["schemas"]["CaseEvent"];
-        };
-        /** StageCaseResetFrame */
-        StageCaseResetFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "case.reset";
-            data: components["schemas"]["CaseEvent"];
         };
         /**
          * StageCrossExaminationCompleted
@@ -1876,20 +1691,6 @@ export interface components {
             /** Retrievals */
             retrievals?: (components["schemas"]["StageRetrieval"] | null)[];
         };
-        /** StageCrossExaminationCompletedFrame */
-        StageCrossExaminationCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "cross_examination.completed";
-            data: components["schemas"]["StageCrossExaminationCompleted"];
-        };
         /** StageMemoryWritten */
         StageMemoryWritten: {
             /** Case Id */
@@ -1906,20 +1707,6 @@ export interface components {
              */
             card?: components["schemas"]["StageCardRef"];
         };
-        /** StageMemoryWrittenFrame */
-        StageMemoryWrittenFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "memory.written";
-            data: components["schemas"]["StageMemoryWritten"];
-        };
         /** StagePublicationCompleted */
         StagePublicationCompleted: {
             /** Case Id */
@@ -1933,20 +1720,6 @@ export interface components {
             /** Public Card Id */
             public_card_id: string;
         };
-        /** StagePublicationCompletedFrame */
-        StagePublicationCompletedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "publication.completed";
-            data: components["schemas"]["StagePublicationCompleted"];
-        };
         /** StagePublicationStarted */
         StagePublicationStarted: {
             /** Case Id */
@@ -1957,20 +1730,6 @@ export interface components {
              */
             version: number;
             role: components["schemas"]["Role"];
-        };
-        /** StagePublicationStartedFrame */
-        StagePublicationStartedFrame: {
-            /**
-             * Id
-             * @description the event's ledger id: the resume cursor
-             */
-            id: number;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            event: "publication.started";
-            data: components["schemas"]["StagePublicationStarted"];
         };
         /** StageRetrievalCompleted */
         StageRetrievalCompleted: {
@@ -1997,19 +1756,196 @@ export interface components {
              */
             version: number;
         };
-        /** StageRetrievalCompletedFrame */
-        StageRetrievalCompletedFrame: {
+        OperatorCaseCreatedFrame: {
+            /** @description the resume cursor */
+            id: string;
             /**
-             * Id
-             * @description the event's ledger id: the resume cursor
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
              */
-            id: number;
+            event: "case.created";
+            data: string;
+        };
+        OperatorCaseResetFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "case.reset";
+            data: string;
+        };
+        OperatorCaseErasedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "case.erased";
+            data: string;
+        };
+        OperatorMemoryWrittenFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "memory.written";
+            data: string;
+        };
+        OperatorRetrievalCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             event: "retrieval.completed";
-            data: components["schemas"]["StageRetrievalCompleted"];
+            data: string;
+        };
+        OperatorAnswerCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "answer.completed";
+            data: string;
+        };
+        OperatorPublicationStartedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "publication.started";
+            data: string;
+        };
+        OperatorPublicationCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "publication.completed";
+            data: string;
+        };
+        OperatorCrossExaminationCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "cross_examination.completed";
+            data: string;
+        };
+        OperatorCardErasedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "card.erased";
+            data: string;
+        };
+        OperatorFrame: components["schemas"]["OperatorCaseCreatedFrame"] | components["schemas"]["OperatorCaseResetFrame"] | components["schemas"]["OperatorCaseErasedFrame"] | components["schemas"]["OperatorMemoryWrittenFrame"] | components["schemas"]["OperatorRetrievalCompletedFrame"] | components["schemas"]["OperatorAnswerCompletedFrame"] | components["schemas"]["OperatorPublicationStartedFrame"] | components["schemas"]["OperatorPublicationCompletedFrame"] | components["schemas"]["OperatorCrossExaminationCompletedFrame"] | components["schemas"]["OperatorCardErasedFrame"];
+        StageCaseCreatedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "case.created";
+            data: string;
+        };
+        StageCaseResetFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "case.reset";
+            data: string;
+        };
+        StageCaseErasedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "case.erased";
+            data: string;
+        };
+        StageMemoryWrittenFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "memory.written";
+            data: string;
+        };
+        StageRetrievalCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "retrieval.completed";
+            data: string;
+        };
+        StagePublicationStartedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "publication.started";
+            data: string;
+        };
+        StagePublicationCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "publication.completed";
+            data: string;
+        };
+        StageCrossExaminationCompletedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "cross_examination.completed";
+            data: string;
+        };
+        StageCardErasedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "card.erased";
+            data: string;
         };
         StageFrame: components["schemas"]["StageCaseCreatedFrame"] | components["schemas"]["StageCaseResetFrame"] | components["schemas"]["StageCaseErasedFrame"] | components["schemas"]["StageMemoryWrittenFrame"] | components["schemas"]["StageRetrievalCompletedFrame"] | components["schemas"]["StagePublicationStartedFrame"] | components["schemas"]["StagePublicationCompletedFrame"] | components["schemas"]["StageCrossExaminationCompletedFrame"] | components["schemas"]["StageCardErasedFrame"];
         /**
@@ -2066,6 +2002,7 @@ export type MemoryPolicyView = components['schemas']['MemoryPolicyView'];
 export type MemoryType = components['schemas']['MemoryType'];
 export type MissReason = components['schemas']['MissReason'];
 export type OperatorSnapshot = components['schemas']['OperatorSnapshot'];
+export type Phase = components['schemas']['Phase'];
 export type PolicyDecisionPage = components['schemas']['PolicyDecisionPage'];
 export type PolicyDecisionView = components['schemas']['PolicyDecisionView'];
 export type Provenance = components['schemas']['Provenance'];
@@ -2109,36 +2046,36 @@ export type CaseCreated = components['schemas']['CaseCreated'];
 export type CaseEvent = components['schemas']['CaseEvent'];
 export type CrossExaminationCompleted = components['schemas']['CrossExaminationCompleted'];
 export type MemoryWritten = components['schemas']['MemoryWritten'];
-export type OperatorAnswerCompletedFrame = components['schemas']['OperatorAnswerCompletedFrame'];
-export type OperatorCardErasedFrame = components['schemas']['OperatorCardErasedFrame'];
-export type OperatorCaseCreatedFrame = components['schemas']['OperatorCaseCreatedFrame'];
-export type OperatorCaseErasedFrame = components['schemas']['OperatorCaseErasedFrame'];
-export type OperatorCaseResetFrame = components['schemas']['OperatorCaseResetFrame'];
-export type OperatorCrossExaminationCompletedFrame = components['schemas']['OperatorCrossExaminationCompletedFrame'];
-export type OperatorMemoryWrittenFrame = components['schemas']['OperatorMemoryWrittenFrame'];
-export type OperatorPublicationCompletedFrame = components['schemas']['OperatorPublicationCompletedFrame'];
-export type OperatorPublicationStartedFrame = components['schemas']['OperatorPublicationStartedFrame'];
-export type OperatorRetrievalCompletedFrame = components['schemas']['OperatorRetrievalCompletedFrame'];
 export type PublicationCompleted = components['schemas']['PublicationCompleted'];
 export type PublicationStarted = components['schemas']['PublicationStarted'];
 export type RetrievalCompleted = components['schemas']['RetrievalCompleted'];
-export type OperatorFrame = components['schemas']['OperatorFrame'];
 export type StageCardErased = components['schemas']['StageCardErased'];
-export type StageCardErasedFrame = components['schemas']['StageCardErasedFrame'];
 export type StageCardRef = components['schemas']['StageCardRef'];
-export type StageCaseCreatedFrame = components['schemas']['StageCaseCreatedFrame'];
-export type StageCaseErasedFrame = components['schemas']['StageCaseErasedFrame'];
-export type StageCaseResetFrame = components['schemas']['StageCaseResetFrame'];
 export type StageCrossExaminationCompleted = components['schemas']['StageCrossExaminationCompleted'];
-export type StageCrossExaminationCompletedFrame = components['schemas']['StageCrossExaminationCompletedFrame'];
 export type StageMemoryWritten = components['schemas']['StageMemoryWritten'];
-export type StageMemoryWrittenFrame = components['schemas']['StageMemoryWrittenFrame'];
 export type StagePublicationCompleted = components['schemas']['StagePublicationCompleted'];
-export type StagePublicationCompletedFrame = components['schemas']['StagePublicationCompletedFrame'];
 export type StagePublicationStarted = components['schemas']['StagePublicationStarted'];
-export type StagePublicationStartedFrame = components['schemas']['StagePublicationStartedFrame'];
 export type StageRetrievalCompleted = components['schemas']['StageRetrievalCompleted'];
+export type OperatorCaseCreatedFrame = components['schemas']['OperatorCaseCreatedFrame'];
+export type OperatorCaseResetFrame = components['schemas']['OperatorCaseResetFrame'];
+export type OperatorCaseErasedFrame = components['schemas']['OperatorCaseErasedFrame'];
+export type OperatorMemoryWrittenFrame = components['schemas']['OperatorMemoryWrittenFrame'];
+export type OperatorRetrievalCompletedFrame = components['schemas']['OperatorRetrievalCompletedFrame'];
+export type OperatorAnswerCompletedFrame = components['schemas']['OperatorAnswerCompletedFrame'];
+export type OperatorPublicationStartedFrame = components['schemas']['OperatorPublicationStartedFrame'];
+export type OperatorPublicationCompletedFrame = components['schemas']['OperatorPublicationCompletedFrame'];
+export type OperatorCrossExaminationCompletedFrame = components['schemas']['OperatorCrossExaminationCompletedFrame'];
+export type OperatorCardErasedFrame = components['schemas']['OperatorCardErasedFrame'];
+export type OperatorFrame = components['schemas']['OperatorFrame'];
+export type StageCaseCreatedFrame = components['schemas']['StageCaseCreatedFrame'];
+export type StageCaseResetFrame = components['schemas']['StageCaseResetFrame'];
+export type StageCaseErasedFrame = components['schemas']['StageCaseErasedFrame'];
+export type StageMemoryWrittenFrame = components['schemas']['StageMemoryWrittenFrame'];
 export type StageRetrievalCompletedFrame = components['schemas']['StageRetrievalCompletedFrame'];
+export type StagePublicationStartedFrame = components['schemas']['StagePublicationStartedFrame'];
+export type StagePublicationCompletedFrame = components['schemas']['StagePublicationCompletedFrame'];
+export type StageCrossExaminationCompletedFrame = components['schemas']['StageCrossExaminationCompletedFrame'];
+export type StageCardErasedFrame = components['schemas']['StageCardErasedFrame'];
 export type StageFrame = components['schemas']['StageFrame'];
 export type EventType = components['schemas']['EventType'];
 export type $defs = Record<string, never>;
@@ -2172,6 +2109,15 @@ export interface operations {
             };
             /** @description INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description STARTING */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2217,7 +2163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2264,7 +2210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2366,7 +2312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2438,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2494,7 +2440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2599,7 +2545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2684,7 +2630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2785,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2870,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2958,7 +2904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3074,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3190,7 +3136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3306,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3419,7 +3365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3504,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3629,7 +3575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3745,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3841,7 +3787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3917,7 +3863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3993,7 +3939,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4080,7 +4026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4145,7 +4091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4233,7 +4179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4307,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4348,6 +4294,7 @@ export const llmHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryHealth"]["status"]> = ["up", "down"];
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
+export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
@@ -4358,24 +4305,24 @@ export const traceResponderValues: ReadonlyArray<FlattenedDeepRequired<component
 export const trustValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trust"]> = ["high", "medium", "low"];
 export const visibilityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Visibility"]> = ["private", "public"];
 export const answerCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerCompleted"]["responder"]> = ["evidence", "role_voice"];
-export const operatorAnswerCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorAnswerCompletedFrame"]["event"]> = ["answer.completed"];
-export const operatorCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCardErasedFrame"]["event"]> = ["card.erased"];
-export const operatorCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseCreatedFrame"]["event"]> = ["case.created"];
-export const operatorCaseErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseErasedFrame"]["event"]> = ["case.erased"];
-export const operatorCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseResetFrame"]["event"]> = ["case.reset"];
-export const operatorCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
-export const operatorMemoryWrittenFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorMemoryWrittenFrame"]["event"]> = ["memory.written"];
-export const operatorPublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorPublicationCompletedFrame"]["event"]> = ["publication.completed"];
-export const operatorPublicationStartedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorPublicationStartedFrame"]["event"]> = ["publication.started"];
-export const operatorRetrievalCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorRetrievalCompletedFrame"]["event"]> = ["retrieval.completed"];
 export const retrievalCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetrievalCompleted"]["responder"]> = ["evidence", "role_voice"];
-export const stageCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCardErasedFrame"]["event"]> = ["card.erased"];
+export const operatorCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseCreatedFrame"]["event"]> = ["case.created"];
+export const operatorCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseResetFrame"]["event"]> = ["case.reset"];
+export const operatorCaseErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseErasedFrame"]["event"]> = ["case.erased"];
+export const operatorMemoryWrittenFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorMemoryWrittenFrame"]["event"]> = ["memory.written"];
+export const operatorRetrievalCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorRetrievalCompletedFrame"]["event"]> = ["retrieval.completed"];
+export const operatorAnswerCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorAnswerCompletedFrame"]["event"]> = ["answer.completed"];
+export const operatorPublicationStartedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorPublicationStartedFrame"]["event"]> = ["publication.started"];
+export const operatorPublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorPublicationCompletedFrame"]["event"]> = ["publication.completed"];
+export const operatorCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
+export const operatorCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCardErasedFrame"]["event"]> = ["card.erased"];
 export const stageCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseCreatedFrame"]["event"]> = ["case.created"];
-export const stageCaseErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseErasedFrame"]["event"]> = ["case.erased"];
 export const stageCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseResetFrame"]["event"]> = ["case.reset"];
-export const stageCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
+export const stageCaseErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseErasedFrame"]["event"]> = ["case.erased"];
 export const stageMemoryWrittenFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageMemoryWrittenFrame"]["event"]> = ["memory.written"];
-export const stagePublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StagePublicationCompletedFrame"]["event"]> = ["publication.completed"];
-export const stagePublicationStartedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StagePublicationStartedFrame"]["event"]> = ["publication.started"];
 export const stageRetrievalCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageRetrievalCompletedFrame"]["event"]> = ["retrieval.completed"];
+export const stagePublicationStartedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StagePublicationStartedFrame"]["event"]> = ["publication.started"];
+export const stagePublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StagePublicationCompletedFrame"]["event"]> = ["publication.completed"];
+export const stageCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
+export const stageCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCardErasedFrame"]["event"]> = ["card.erased"];
 export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventType"]> = ["case.created", "case.reset", "case.erased", "memory.written", "retrieval.completed", "answer.completed", "publication.started", "publication.completed", "cross_examination.completed", "card.erased"];

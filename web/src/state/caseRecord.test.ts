@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RecordEntry } from "../api/recordTypes";
+import type { RecordEntry } from "../api/types";
 import { interrogation, sealedCrossExamination } from "../test/fixtures";
 import { entryTraces, initialRecordState, openRow, recordReducer, timelineRows, type RecordState } from "./caseRecord";
 

@@ -1,4 +1,4 @@
-import type { RecordEntry } from "../api/recordTypes";
+import type { RecordEntry } from "../api/types";
 import type { Certainty, Role, Trace } from "../api/types";
 
 /** The operator console's copy of the case record: every interrogation and cross-examination, as the server

@@ -1,4 +1,4 @@
-import type { CrossExaminationEntry, InterrogationEntry } from "../api/recordTypes";
+import type { CrossExaminationEntry, InterrogationEntry } from "../api/types";
 import type { Card, OperatorSnapshot, Space, Trace, TraceHit, TraceMiss } from "../api/types";
 
 export function card(overrides: Partial<Card> & Pick<Card, "id" | "space">): Card {

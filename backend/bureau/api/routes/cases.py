@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from bureau.api.deps import OperatorDep, ServicesDep, StageDep
+from bureau.api.deps import BureauDep, OperatorDep, ServicesDep, StageDep
 from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import (
@@ -42,8 +42,8 @@ COMMAND = (*CHANGE, "VERSION_CONFLICT")  # every command that takes `expected_ve
 
 
 @router.get("/scenarios", response_model=list[ScenarioSummary], responses=declare_errors(*STAGE_ACCESS))
-async def list_scenarios(svc: ServicesDep, _: StageDep) -> list[dict[str, str]]:
-    return svc.bureau.scenario_list()
+async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[dict[str, str]]:
+    return bureau.scenario_list()
 
 
 @router.post(
@@ -52,20 +52,20 @@ async def list_scenarios(svc: ServicesDep, _: StageDep) -> list[dict[str, str]]:
     response_model=OperatorSnapshot,
     responses=declare_errors("SCENARIO_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS, *WRITES, "WORKER_ID_LOST"),
 )
-async def create_case(body: CreateCase, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
-    return await svc.bureau.create_case(body.scenario_id, body.language)
+async def create_case(body: CreateCase, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+    return await bureau.create_case(body.scenario_id, body.language)
 
 
 @router.get(CASE_PATH, response_model=OperatorSnapshot, responses=declare_errors(*READ))
-async def get_case(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
-    return await svc.bureau.snapshot(case_id)
+async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+    return await bureau.snapshot(case_id)
 
 
 @router.get(CASE_PATH + "/record", response_model=CaseRecordView, responses=declare_errors(*READ))
-async def get_record(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
     """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
     provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
-    case, entries = await svc.bureau.record(case_id)
+    case, entries = await bureau.record(case_id)
     return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
 
 
@@ -84,10 +84,10 @@ async def get_record(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str
     },
 )
 async def export_record(
-    case_id: str, svc: ServicesDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
+    case_id: str, bureau: BureauDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
 ) -> Response:
     """The record as a download: the JSON of `/record`, or a Markdown report to hand out."""
-    case, entries = await svc.bureau.record(case_id)
+    case, entries = await bureau.record(case_id)
     if format == "markdown":
         body, media, suffix = markdown_report(case, entries), "text/markdown; charset=utf-8", "md"
     else:
@@ -109,8 +109,8 @@ async def export_record(
         *COMMAND,
     ),
 )
-async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
-    return await svc.bureau.whisper(case_id, body.role, body.text, body.expected_version, body.memory_type, body.key)
+async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+    return await bureau.whisper(case_id, body.role, body.text, body.expected_version, body.memory_type, body.key)
 
 
 @router.post(
@@ -118,8 +118,8 @@ async def whisper(case_id: str, body: WhisperBody, svc: ServicesDep, _: Operator
     response_model=Interrogation,
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
-async def interrogate(case_id: str, body: InterrogationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
-    return await svc.bureau.interrogate(case_id, body.role, body.question, body.expected_version)
+async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+    return await bureau.interrogate(case_id, body.role, body.question, body.expected_version)
 
 
 @router.post(
@@ -127,29 +127,29 @@ async def interrogate(case_id: str, body: InterrogationBody, svc: ServicesDep, _
     response_model=CrossExaminationResult,
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
-async def cross_examine(case_id: str, body: CrossExaminationBody, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def cross_examine(case_id: str, body: CrossExaminationBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
     """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
-    return await svc.bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
+    return await bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
 
 
 @router.delete(CASE_PATH + "/cards/{card_id}", status_code=204, responses=declare_errors("CARD_NOT_FOUND", *COMMAND))
 async def delete_card(
     case_id: str,
     card_id: Annotated[str, Path(min_length=1, max_length=64)],
-    svc: ServicesDep,
+    bureau: BureauDep,
     _: OperatorDep,
     expected_version: Annotated[int | None, Query(ge=0)] = None,
 ) -> Response:
     """Erase a private card, its board copies, and the text of every record entry derived from them."""
-    await svc.bureau.delete_card(case_id, card_id, expected_version)
+    await bureau.delete_card(case_id, card_id, expected_version)
     return Response(status_code=204)
 
 
 @router.get(CASE_PATH + "/subject-access", response_model=SubjectAccess, responses=declare_errors(*READ))
-async def subject_access(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict[str, Any]:
+async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
     ingredients and audience."""
-    return await svc.bureau.subject_access(case_id)
+    return await bureau.subject_access(case_id)
 
 
 @router.post(
@@ -162,22 +162,22 @@ async def subject_access(case_id: str, svc: ServicesDep, _: OperatorDep) -> dict
     },
 )
 async def publish(
-    case_id: str, body: PublicationBody, response: Response, svc: ServicesDep, _: OperatorDep
+    case_id: str, body: PublicationBody, response: Response, bureau: BureauDep, _: OperatorDep
 ) -> dict[str, Any]:
-    public_card, idempotent = await svc.bureau.publish(case_id, body.role, body.card_id, body.expected_version)
+    public_card, idempotent = await bureau.publish(case_id, body.role, body.card_id, body.expected_version)
     if idempotent:
         response.status_code = 200
     return {"public_card": public_card, "idempotent": idempotent}
 
 
 @router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))
-async def reset(case_id: str, svc: ServicesDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
-    return await svc.bureau.reset(case_id, body.expected_version if body else None)
+async def reset(case_id: str, bureau: BureauDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
+    return await bureau.reset(case_id, body.expected_version if body else None)
 
 
 @router.delete(CASE_PATH, status_code=204, responses=declare_errors(*CHANGE))
-async def erase(case_id: str, svc: ServicesDep, _: OperatorDep) -> Response:
-    await svc.bureau.erase(case_id)
+async def erase(case_id: str, bureau: BureauDep, _: OperatorDep) -> Response:
+    await bureau.erase(case_id)
     return Response(status_code=204)
 
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from bureau.api.deps import OperatorDep, ServicesDep
+from bureau.api.deps import BureauDep, OperatorDep
 from bureau.api.errors import OPERATOR_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
@@ -34,12 +34,12 @@ async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
 )
 async def policy_decisions(
     case_id: str,
-    svc: ServicesDep,
+    bureau: BureauDep,
     _: OperatorDep,
     after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> PolicyDecisionPage:
-    rows = await svc.bureau.policy_decisions(case_id, after, limit)
+    rows = await bureau.policy_decisions(case_id, after, limit)
     return PolicyDecisionPage(
         decisions=[PolicyDecisionView(**row) for row in rows],
         next_after=rows[-1]["id"] if len(rows) == limit else None,

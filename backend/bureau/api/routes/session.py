@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request, Response
 
-from bureau.api.deps import PrincipalDep, ServicesDep
+from bureau.api.deps import AccessDep, PrincipalDep
 from bureau.api.errors import WRITES, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import SessionInfo
@@ -26,11 +26,11 @@ Passcode = Annotated[
 
 
 @router.get("", response_model=SessionInfo, responses=declare_errors("MEMORY_UNAVAILABLE"))
-async def who_am_i(request: Request, svc: ServicesDep, principal: PrincipalDep) -> dict[str, Any]:
+async def who_am_i(request: Request, access: AccessDep, principal: PrincipalDep) -> dict[str, Any]:
     return {
         "audience": principal.audience.value if principal.audience else None,
-        "csrf_token": svc.access.csrf_for_page(request, principal),
-        "passcodes_enabled": not svc.access.open_mode,
+        "csrf_token": access.csrf_for_page(request, principal),
+        "passcodes_enabled": not access.open_mode,
     }
 
 
@@ -39,16 +39,16 @@ async def who_am_i(request: Request, svc: ServicesDep, principal: PrincipalDep) 
     status_code=204,
     responses=declare_errors("ACCESS_REQUIRED", "RATE_LIMITED", "VALIDATION_ERROR", "MEMORY_UNAVAILABLE", *WRITES),
 )
-async def sign_in(request: Request, svc: ServicesDep, _passcode: Passcode = None) -> Response:
+async def sign_in(request: Request, access: AccessDep, _passcode: Passcode = None) -> Response:
     response = Response(status_code=204)
-    await svc.access.sign_in(request, response)
+    await access.sign_in(request, response)
     return response
 
 
 @router.delete("", status_code=204, responses=declare_errors("MEMORY_UNAVAILABLE", *WRITES))
-async def sign_out(request: Request, svc: ServicesDep, principal: PrincipalDep) -> Response:
+async def sign_out(request: Request, access: AccessDep, principal: PrincipalDep) -> Response:
     if principal.session_hash:
-        svc.access.check_csrf(request, principal)
+        access.check_csrf(request, principal)
     response = Response(status_code=204)
-    await svc.access.sign_out(principal, response)
+    await access.sign_out(principal, response)
     return response

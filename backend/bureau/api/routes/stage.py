@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 
 from bureau.api.delivery import stage_record, stage_snapshot
-from bureau.api.deps import ServicesDep, StageDep
+from bureau.api.deps import BureauDep, ServicesDep, StageDep
 from bureau.api.errors import STAGE_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import LatestCase, StageRecord, StageSnapshot
@@ -20,21 +20,21 @@ READ = ("CASE_NOT_FOUND", "VALIDATION_ERROR", *STAGE_ACCESS)
 
 
 @follow_router.get("/latest", response_model=LatestCase, responses=declare_errors(*READ))
-async def latest_case(svc: ServicesDep, _: StageDep) -> dict[str, str]:
+async def latest_case(bureau: BureauDep, _: StageDep) -> dict[str, str]:
     """The newest active case: a stage opened at /stage/latest follows the operator to each new case."""
-    return {"case_id": await svc.bureau.latest_case_id()}
+    return {"case_id": await bureau.latest_case_id()}
 
 
 @router.get("", response_model=StageSnapshot, responses=declare_errors(*READ))
-async def get_stage(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
-    return stage_snapshot(await svc.bureau.state(case_id))
+async def get_stage(case_id: str, bureau: BureauDep, _: StageDep) -> dict[str, Any]:
+    return stage_snapshot(await bureau.state(case_id))
 
 
 @router.get("/record", response_model=StageRecord, responses=declare_errors(*READ))
-async def get_stage_record(case_id: str, svc: ServicesDep, _: StageDep) -> dict[str, Any]:
+async def get_stage_record(case_id: str, bureau: BureauDep, _: StageDep) -> dict[str, Any]:
     """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
     only announced."""
-    case, entries = await svc.bureau.record(case_id)
+    case, entries = await bureau.record(case_id)
     return {"case_id": case.id, "entries": stage_record(entries)}
 
 
