@@ -20,6 +20,7 @@ from typing_extensions import TypeAliasType
 
 from bureau.answering.base import ResponderName
 from bureau.answering.selection import LlmStatus
+from bureau.bootstrap.phases import Phase
 from bureau.game.knowledge import FactCell
 from bureau.scope import keys, phrases
 from bureau.scope.audience import Audience, Visibility
@@ -527,6 +528,7 @@ class MemoryPolicyView(ResponseModel):
 class ErrorDetail(ResponseModel):
     code: str = Field(description="machine-readable, e.g. CASE_NOT_FOUND")
     message: str = Field(description="for people; never echoes the rejected input")
+    phase: Phase | None = Field(default=None, description="STARTING only: the start-up phase the server is in")
 
 
 class ErrorBody(ResponseModel):
