@@ -21,6 +21,7 @@ for _name in [n for n in os.environ if n.startswith("BUREAU_")]:
 
 from bureau.api.app import create_app  # noqa: E402
 from bureau.api.deps import Services  # noqa: E402
+from bureau.api.state import services_of  # noqa: E402
 from bureau.config import Settings  # noqa: E402
 from contract import OpenApiContract  # noqa: E402
 from helpers import NewCase  # noqa: E402
@@ -59,7 +60,7 @@ async def app(settings: Settings) -> AsyncIterator[Any]:
 
 @pytest.fixture(scope="session")
 def services(app: Any) -> Services:
-    return app.state.services
+    return services_of(app)
 
 
 @pytest.fixture(scope="session")

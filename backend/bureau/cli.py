@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import socket
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+import uvicorn
+
+from bureau.bootstrap.phases import PHASE_LABELS, STEPS, Phase, Startup
 from bureau.config import Settings, UnsafeSettingsError
 
 if TYPE_CHECKING:
-    from bureau.api.deps import Services
+    from bureau.bootstrap.runtime import Runtime
+
+ANNOUNCE_DEADLINE_S = 30.0  # how long the URL line waits for the port to answer /api/ready
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -26,10 +35,6 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from bureau.api.app import create_app
-
     settings = _settings(args)
     if not settings.loopback_only and not settings.passcodes_enabled and not args.insecure_open:
         print(
@@ -38,44 +43,109 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    app = create_app(settings)
+    servers: list[_Server] = []
 
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            # End live SSE streams at once, or graceful shutdown would wait on them.
-            services = getattr(app.state, "services", None)
-            if services is not None:
-                services.hub.close()
-            super().handle_exit(sig, frame)
+    def progress(phase: Phase, elapsed_s: float) -> None:
+        print_phase(phase, elapsed_s)
+        if phase is Phase.FAILED and servers:
+            servers[0].should_exit = True  # failed after the port opened: stop, and say why below
 
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level="info",
-        # Only a proxy you name may set the client address (passcode throttling is per client).
-        proxy_headers=bool(settings.trusted_proxies),
-        forwarded_allow_ips=settings.trusted_proxies or None,
-        timeout_graceful_shutdown=5,
-    )
-    print(f"AI Intelligence Bureau on http://{settings.host}:{settings.port}  (data: {settings.data_dir})")
-    Server(config).run()
-    return 0
+    startup = Startup(progress)
+    startup.enter(Phase.SETTINGS)
+    servers.append(_Server(settings, startup))
+    servers[0].run()
+    if startup.error is None:
+        return 0
+    if isinstance(startup.error, UnsafeSettingsError):
+        raise startup.error
+    print(f"Start-up failed ({startup.failed_in}): {type(startup.error).__name__}: {startup.error}", file=sys.stderr)
+    return 1
+
+
+def print_phase(phase: Phase, elapsed_s: float) -> None:
+    if phase in STEPS:
+        step = f"[{STEPS.index(phase) + 1}/{len(STEPS)}]"
+        print(f"starting {step} {PHASE_LABELS[phase]}  (+{elapsed_s:.1f} s)", flush=True)
+    elif phase is Phase.FAILED:
+        print(f"start-up failed after {elapsed_s:.1f} s", flush=True)
+
+
+def local_url(host: str, port: int) -> str:
+    """Where this machine reaches the server: a wildcard bind answers on loopback."""
+    if host in ("0.0.0.0", ""):  # noqa: S104 - recognising the wildcard, not binding it
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server that tells start-up when the port is open, and prints the URL only once the server
+    answers `/api/ready` (uvicorn's own "running on" line would come before the service exists)."""
+
+    def __init__(self, settings: Settings, progress: Startup) -> None:
+        progress.enter(Phase.CODE)
+        from bureau.api.app import create_app
+        from bureau.api.state import services_of
+
+        self.settings, self.progress = settings, progress
+        self.app = create_app(settings, progress)
+        self._services_of = services_of
+        self._announcer: asyncio.Task[None] | None = None
+        super().__init__(
+            uvicorn.Config(
+                self.app,
+                host=settings.host,
+                port=settings.port,
+                log_level="info",
+                # Only a proxy you name may set the client address (passcode throttling is per client).
+                proxy_headers=bool(settings.trusted_proxies),
+                forwarded_allow_ips=settings.trusted_proxies or None,
+                timeout_graceful_shutdown=5,
+            )
+        )
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if not self.should_exit:
+            self.progress.enter(Phase.LISTENING)
+            self._announcer = asyncio.create_task(self._announce(), name="announce-url")
+
+    def _log_started_message(self, listeners: Sequence[socket.SocketType]) -> None:
+        """Silenced: the URL is printed by `_announce`, once the service answers."""
+
+    async def _announce(self) -> None:
+        if not await self.progress.finished():
+            return
+        url = local_url(self.settings.host, self.settings.port)
+        deadline = time.monotonic() + ANNOUNCE_DEADLINE_S
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            while time.monotonic() < deadline and not self.should_exit:
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(url + "/api/ready")).status_code == 200:
+                        break
+                await asyncio.sleep(0.1)
+        took = self.progress.elapsed_s
+        print(f"AI Intelligence Bureau on {url}  (ready in {took:.1f} s; data: {self.settings.data_dir})", flush=True)
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        # End live SSE streams at once, or graceful shutdown would wait on them.
+        services = self._services_of(self.app)
+        if services is not None:
+            services.hub.close()
+        super().handle_exit(sig, frame)
 
 
 async def _with_services(
-    settings: Settings, action: Callable[[Services], Awaitable[int]], *, prepare: bool = False
+    settings: Settings, action: Callable[[Runtime], Awaitable[int]], *, prepare: bool = False
 ) -> int:
-    from bureau.api.app import start_services, stop_services
+    from bureau.bootstrap.runtime import running
 
-    svc, slot, owner = await start_services(settings, prepare=prepare)
-    try:
-        return await action(svc)
-    finally:
-        await stop_services(svc, slot, owner)
+    async with running(settings, prepare=prepare) as runtime:
+        return await action(runtime)
 
 
-async def _known_case_ids(svc: Services) -> tuple[set[str], set[str]]:
+async def _known_case_ids(svc: Runtime) -> tuple[set[str], set[str]]:
     """(cases the ledger knows, cases with cards in the store): a crash can leave cards the ledger forgot."""
     return {c.id for c in await svc.ledger.list_cases()}, set(await svc.gateway.list_case_ids())
 
@@ -87,7 +157,7 @@ def erase(args: argparse.Namespace) -> int:
         print("That is not a case id.", file=sys.stderr)
         return 2
 
-    async def action(svc: Services) -> int:
+    async def action(svc: Runtime) -> int:
         in_ledger, in_store = await _known_case_ids(svc)
         if args.case not in in_ledger | in_store:
             print(f"No case {args.case} here: nothing erased.", file=sys.stderr)
@@ -102,7 +172,7 @@ def erase(args: argparse.Namespace) -> int:
 def clear(args: argparse.Namespace) -> int:
     from rich.progress import Progress
 
-    async def action(svc: Services) -> int:
+    async def action(svc: Runtime) -> int:
         in_ledger, in_store = await _known_case_ids(svc)
         case_ids = sorted(in_ledger | in_store)
         if not args.confirm:
@@ -122,7 +192,7 @@ def clear(args: argparse.Namespace) -> int:
 def setup(args: argparse.Namespace) -> int:
     """Once per deployment, before instances start: migrate the ledger, create the store's schema."""
 
-    async def action(svc: Services) -> int:
+    async def action(svc: Runtime) -> int:
         where = svc.gateway.backend_name
         print(f"Ledger migrated; memory store ready ({where}, collection {svc.settings.memory_collection}).")
         return 0
@@ -147,7 +217,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     from bureau.retrieval_eval import CHART_PATH, run
 
     chart = None if args.no_chart else (args.chart or CHART_PATH)
-    run(args.embedder, refit=args.fit, split=args.split, chart=chart)
+    run(args.embedder, refit=args.fit, split=args.split, chart=chart, half_splits=args.half_splits)
     return 0
 
 
@@ -194,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--embedder", choices=["local", "hashing"], default="local")
     evaluate.add_argument("--split", choices=["test", "calibration", "all"], default="test")
     evaluate.add_argument("--fit", action="store_true", help="refit the model on the calibration half first")
+    evaluate.add_argument(
+        "--half-splits",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also fit on one random half of the calibration facts and measure on the other, N times "
+        "(held-out figures for choosing signals without the test half)",
+    )
     evaluate.add_argument("--chart", type=Path, default=None, help="precision-recall SVG (docs/img/…)")
     evaluate.add_argument("--no-chart", action="store_true", help="do not write the chart")
     evaluate.set_defaults(handler=eval_retrieval)

@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     web_dist: Path | None = None
     heartbeat_s: float = Field(default=15.0, gt=0)
 
+    # Fault injection for the crash tests only (tests/faults/): kill this process with SIGKILL when the
+    # publish Saga reaches the named step. Refused outside BUREAU_ENV=test.
+    test_kill_at: str = ""
+
     @field_validator("screening_patterns")
     @classmethod
     def _patterns_compile(cls, value: list[str]) -> list[str]:
@@ -175,6 +179,14 @@ class Settings(BaseSettings):
                 "SQLite file, so every instance would lease the same Snowflake worker id and instances would "
                 "silently overwrite each other's cards. Point BUREAU_DATABASE_URL at the shared PostgreSQL "
                 "ledger, or give this instance its own BUREAU_WORKER_ID (0-1023, distinct per instance)."
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _check_fault_injection(self) -> Settings:
+        if self.test_kill_at and self.env != "test":
+            raise UnsafeSettingsError(
+                "Refusing to start: BUREAU_TEST_KILL_AT is a test-only fault hook (BUREAU_ENV=test)."
             )
         return self
 

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { expectNoViolations } from "./axe";
 import { expect, test } from "./bureau";
@@ -120,6 +121,15 @@ test("the case record: two interrogations on the timeline, live and after a relo
   await page.keyboard.press("Escape");
 
   await screenshot(page, "console-en-record-timeline-1440x900");
+
+  // The report a presenter can hand out, downloaded from the timeline: every entry in order, a sealed one named, never quoted.
+  const [download] = await Promise.all([page.waitForEvent("download"), timeline(page).getByRole("link", { name: text("en", "record.downloadReport") }).click()]);
+  expect(download.suggestedFilename()).toBe(`case-${caseId}-record.md`);
+  const report = readFileSync((await download.path()) ?? "", "utf8");
+  const headings = report.split("\n").filter((line) => line.startsWith("## "));
+  expect(headings).toEqual(["## 1. Interrogation of the detective", "## 2. Interrogation of the informant", "## 3. Cross-examination of informant, suspect"]);
+  expect(report).toContain("**Sealed**");
+  expect(report).not.toContain(marker);
 
   // A reset forgets the record, on this console too.
   await operator.reset();

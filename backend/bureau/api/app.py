@@ -1,13 +1,11 @@
-"""The FastAPI application: wiring, lifespan (one memory client per process), the built web app."""
+"""The FastAPI application: wiring, lifespan (the services built by the composition root), the built web app."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import secrets
-import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -16,7 +14,6 @@ from fastapi.staticfiles import StaticFiles
 from starlette.routing import Match
 
 from bureau import __version__
-from bureau.answering.selection import build_responder
 from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
@@ -25,149 +22,83 @@ from bureau.api.openapi import install_openapi
 from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
 from bureau.api.security import AccessControl, SignedInFirst
+from bureau.api.starting import StartingGate
+from bureau.api.state import publish_services, publish_startup, services_of
 from bureau.api.transport import TransportGuard, is_api_path
+from bureau.bootstrap.phases import Phase, Startup
+from bureau.bootstrap.runtime import Runtime, close_runtime, open_runtime, start_background
 from bureau.config import Settings, UnsafeSettingsError, get_settings
-from bureau.game.service import Bureau
-from bureau.ledger.database import create_ledger_engine, migrate
-from bureau.ledger.repository import Ledger, LedgerConflictError
-from bureau.memory.embedders import build_embedder
-from bureau.memory.gateway import MemoryGateway
 
 log = logging.getLogger("bureau")
 REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
-MAINTENANCE_INTERVAL_S = 5.0
-SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
 
-async def start_services(settings: Settings, *, prepare: bool = False) -> tuple[Services, int, str]:
-    """Open the ledger (migrating it), lease a Snowflake slot, start the one memory client. `prepare`
-    (`bureau setup`) may create the remote store's database and collection; instances never do."""
-    started = time.perf_counter()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    log.info("opening the ledger and applying migrations")
-    engine = create_ledger_engine(settings.effective_database_url)
-    lock = settings.data_dir / ".ledger.lock" if settings.effective_database_url.startswith("sqlite") else None
-    await asyncio.to_thread(migrate, engine, lock)
-    ledger = Ledger(engine)
-    owner = secrets.token_hex(8)
-    slot = await _claim_worker_id(ledger, owner, settings.worker_id)
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger, prepare=prepare)
-    log.info(
-        "starting the memory store (%s, embedder %s); this takes a few seconds", gateway.backend_name, settings.embedder
-    )
+def api_services(runtime: Runtime) -> Services:
+    """The runtime plus the API's own parts: the event hub (woken by every commit) and access control."""
+    access = AccessControl(runtime.settings, runtime.ledger)
+    svc = Services(**runtime.parts(), hub=EventHub(runtime.ledger), access=access)
+    runtime.ledger.on_commit = svc.hub.notify
+    return svc
+
+
+def _background(svc: Services) -> list[asyncio.Task[None]]:
+    jobs = [
+        ("stream slots", lambda: svc.ledger.renew_stream_slots(svc.instance_id, STREAM_SLOT_LEASE_S)),
+        ("throttle", lambda: svc.ledger.purge_old_failures(svc.access.throttle.window_s)),
+    ]
+    watcher = asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher")
+    return [watcher, *start_background(svc, jobs)]
+
+
+async def _serve_services(app: FastAPI, settings: Settings, startup: Startup, tasks: list[asyncio.Task[None]]) -> None:
     try:
-        await gateway.start()
-    except BaseException:
-        # A failed start must not keep the worker id leased: the corrected restart would be refused it.
-        with contextlib.suppress(Exception):
-            await ledger.release_slot(slot, owner)
-        engine.dispose()
+        runtime = await open_runtime(settings, startup)
+    except BaseException as exc:
+        if not isinstance(exc, asyncio.CancelledError | UnsafeSettingsError):  # a refusal says why itself
+            log.error("start-up failed in phase %s", startup.phase, exc_info=exc)
+        startup.fail(exc)
         raise
-    responder = build_responder(settings, shared_budget=ledger)
-    await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building the agents
-    hub = EventHub(ledger)
-    ledger.on_commit = hub.notify
-    svc = Services(
-        settings=settings,
-        ledger=ledger,
-        gateway=gateway,
-        responder=responder,
-        bureau=Bureau(settings, gateway, ledger, responder),
-        hub=hub,
-        access=AccessControl(settings, ledger),
-        instance_id=owner,
-    )
-    log.info("ready in %.1f s", time.perf_counter() - started)
-    return svc, slot, owner
+    svc = api_services(runtime)
+    tasks.extend(_background(svc))
+    publish_services(app, svc)
 
 
-async def _claim_worker_id(ledger: Ledger, owner: str, wanted: int | None) -> int:
-    """Lease a Snowflake slot from the ledger; a configured id is leased too, so two instances given the
-    same BUREAU_WORKER_ID over one shared ledger cannot both start."""
-    try:
-        return await ledger.claim_slot(owner, stale_after_s=SLOT_STALE_S, wanted=wanted)
-    except LedgerConflictError:
-        raise UnsafeSettingsError(
-            f"Refusing to start: BUREAU_WORKER_ID={wanted} is held by another live instance of this ledger. "
-            "Give each instance its own id, or leave it unset to lease a free one."
-        ) from None
-
-
-async def stop_services(svc: Services, slot: int, owner: str) -> None:
-    await svc.gateway.close()
-    with contextlib.suppress(Exception):
-        await svc.ledger.release_slot(slot, owner)
-    svc.ledger.engine.dispose()
-
-
-async def _guarded(job: Awaitable[object], name: str) -> None:
-    try:
-        await job
-    except Exception as exc:
-        log.warning("maintenance job %s failed: %s", name, type(exc).__name__)
-
-
-async def _maintenance(svc: Services) -> None:
-    """Independent jobs, so one failing job cannot starve another: ping, cleanups, expired sessions."""
-    while True:
-        await asyncio.sleep(MAINTENANCE_INTERVAL_S)
-        svc.last_ping_ok = await svc.gateway.ping()  # what /api/health reports between /api/ready calls
-        await _guarded(svc.bureau.run_cleanups(), "cleanups")
-        await _guarded(svc.ledger.purge_expired_sessions(), "sessions")
-        await _guarded(svc.ledger.renew_stream_slots(svc.instance_id, STREAM_SLOT_LEASE_S), "stream slots")
-        await _guarded(svc.ledger.purge_old_failures(svc.access.throttle.window_s), "throttle")
-
-
-async def _sweep_retention(svc: Services) -> None:
-    """Expired records out of the store and the ledger: once at start-up, then every
-    BUREAU_RETENTION_SWEEP_S. Processes sharing the ledger take turns (a lease), never sweep at once."""
-    while True:
-        await _guarded(svc.bureau.sweeper.sweep(), "retention")
-        await asyncio.sleep(svc.settings.retention_sweep_s)
-
-
-async def _keep_slot(svc: Services, slot: int, owner: str) -> None:
-    """Renew this process's Snowflake slot lease on its own timer, well inside the stale limit. When the
-    lease is lost (taken over, or not renewed for so long that another process may take it), fence the
-    gateway: no more store writes, /api/ready answers 503, an orchestrator restarts the instance."""
-    interval = svc.settings.worker_heartbeat_s
-    renewed = time.monotonic()
-    while not svc.gateway.fenced:
-        await asyncio.sleep(interval)
-        try:
-            if await svc.ledger.heartbeat_slot(slot, owner):
-                renewed = time.monotonic()
-                continue
-            log.error("lost worker id %s to another process: writes refused; restart this instance", slot)
-        except Exception as exc:
-            log.warning("worker id heartbeat failed: %s", type(exc).__name__)
-            if time.monotonic() - renewed < SLOT_STALE_S - 2 * interval:
-                continue
-            log.error("worker id %s not renewed for too long: writes refused; restart this instance", slot)
-        svc.gateway.fence()
-
-
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, startup: Startup | None = None) -> FastAPI:
+    """Without `startup` the lifespan returns once the services are ready (tests, benchmarks). With it
+    (`bureau serve`), the lifespan returns at once, the port opens, and the services are built in the
+    background once `startup` reports `listening`; until then every API request is 503 STARTING."""
     settings = settings or get_settings()
+    background = startup is not None
+    startup = startup or Startup()
+    startup.enter(Phase.WEB)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        svc, slot, owner = await start_services(settings)
-        app.state.services = svc
-        tasks = [
-            asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher"),
-            asyncio.create_task(_maintenance(svc), name="maintenance"),
-            asyncio.create_task(_sweep_retention(svc), name="retention-sweeper"),
-        ]
-        tasks.append(asyncio.create_task(_keep_slot(svc, slot, owner), name="slot-heartbeat"))
+        publish_startup(app, startup)
+        tasks: list[asyncio.Task[None]] = []
+
+        async def start() -> None:
+            if background:
+                await startup.listening()
+            await _serve_services(app, settings, startup, tasks)
+
+        starting = asyncio.create_task(start(), name="start-up")
+        if not background:
+            await starting
         try:
             yield
         finally:
-            svc.hub.close()
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            svc = services_of(app)
+            publish_services(app, None)
+            if svc is not None:
+                svc.hub.close()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await stop_services(svc, slot, owner)
+            if svc is not None:
+                await close_runtime(svc)
 
     app = FastAPI(
         title="AI Intelligence Bureau",
@@ -176,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.add_middleware(SignedInFirst)
+    app.add_middleware(StartingGate)  # before sessions are looked up: there is no ledger yet
     app.add_middleware(TransportGuard)  # added last: runs first, so its refusals need no session lookup
     if settings.loopback_only and not settings.passcodes_enabled:
         # Open play trusts whoever reaches the port, so only this machine's own names may: a web page whose

@@ -1,4 +1,5 @@
-"""Request dependencies: services from app state, and access resolved once per request."""
+"""Request dependencies: services from app state (the one place that reads it), and access resolved once
+per request."""
 
 from __future__ import annotations
 
@@ -8,31 +9,26 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from bureau.answering.base import Responder
 from bureau.api.events import EventHub
 from bureau.api.security import AccessControl, Principal
-from bureau.config import Settings
+from bureau.api.state import services_of
+from bureau.bootstrap.runtime import Runtime
 from bureau.game.service import Bureau
-from bureau.ledger.repository import Ledger
-from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Audience
 
 
-@dataclass
-class Services:
-    settings: Settings
-    ledger: Ledger
-    gateway: MemoryGateway
-    responder: Responder
-    bureau: Bureau
+@dataclass(kw_only=True)
+class Services(Runtime):
+    """The process's runtime (bootstrap) plus the API's own parts."""
+
     hub: EventHub
     access: AccessControl
-    instance_id: str = ""  # this process's lease owner id in the ledger (worker id, stream slots)
-    last_ping_ok: bool = True
 
 
 def services(request: Request) -> Services:
-    return request.app.state.services
+    svc = services_of(request.app)
+    assert svc is not None, "the start-up gate lets no API request through before the services exist"
+    return svc
 
 
 ServicesDep = Annotated[Services, Depends(services)]

@@ -57,6 +57,7 @@ ERRORS: dict[str, ErrorSpec] = {
     "INTERNAL_ERROR": ErrorSpec(500, "Unexpected server error."),
     "MEMORY_UNAVAILABLE": ErrorSpec(503, "The memory store is unavailable; nothing was changed. Retry shortly."),
     "WORKER_ID_LOST": ErrorSpec(503, "This instance can no longer write safely; nothing was changed. Retry."),
+    "STARTING": ErrorSpec(503, "The service is starting; retry shortly."),
 }
 MAX_ERROR_FIELDS = 20
 RETRY_STORAGE = {"Retry-After": "2"}
@@ -181,10 +182,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 # ----- declared errors ---------------------------------------------------------------------------------
-# Any request can meet ALWAYS (a foreign Host in open play, a crash); every write the transport guard's
-# refusals; every signed-in route its access checks (the session is looked up in the ledger, which can fail).
+# Any request can meet ALWAYS (a foreign Host in open play, a crash, a server still starting); every write the
+# transport guard's refusals; every signed-in route its access checks (the session is looked up in the ledger,
+# which can fail).
 
-ALWAYS = ("HOST_NOT_ALLOWED", "INTERNAL_ERROR")
+ALWAYS = ("HOST_NOT_ALLOWED", "INTERNAL_ERROR", "STARTING")
 WRITES = ("CSRF_REQUIRED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE")
 STAGE_ACCESS = ("ACCESS_REQUIRED", "MEMORY_UNAVAILABLE")
 OPERATOR_ACCESS = (*STAGE_ACCESS, "ROLE_FORBIDDEN")

@@ -22,17 +22,17 @@ from bureau.api.responses import (
     CardMeta,
     Language,
     Readership,
+    ResponseModel,
     Role,
     SearchTrace,
     Space,
     StageRetrieval,
     Trace,
-    _Out,
 )
 from bureau.scope.vocabulary import Certainty, EventType, Kind
 
 
-class CaseEvent(_Out):
+class CaseEvent(ResponseModel):
     case_id: str
     version: int = Field(description="the case version after the change (0 on `case.erased`)")
 
@@ -81,7 +81,7 @@ class CardErased(CaseEvent):
     board_card_ids: list[str]
 
 
-OPERATOR_PAYLOADS: dict[EventType, type[_Out]] = {
+OPERATOR_PAYLOADS: dict[EventType, type[ResponseModel]] = {
     EventType.CASE_CREATED: CaseCreated,
     EventType.CASE_RESET: CaseEvent,
     EventType.CASE_ERASED: CaseEvent,
@@ -98,7 +98,7 @@ OPERATOR_PAYLOADS: dict[EventType, type[_Out]] = {
 # ----- stage payloads (the delivery gate's projections) ------------------------------------------------------
 
 
-class StageCardRef(_Out):
+class StageCardRef(ResponseModel):
     id: str
     topic: str
     kind: Kind
@@ -135,7 +135,7 @@ class StageCardErased(CaseEvent):
 
 
 # `None`: the stage never receives this type (the delivery gate's table says the same; a test compares them).
-STAGE_PAYLOADS: dict[EventType, type[_Out] | None] = {
+STAGE_PAYLOADS: dict[EventType, type[ResponseModel] | None] = {
     EventType.CASE_CREATED: CaseEvent,
     EventType.CASE_RESET: CaseEvent,
     EventType.CASE_ERASED: CaseEvent,
@@ -153,7 +153,7 @@ def _variant_name(audience: str, event: EventType) -> str:
     return f"{audience}{''.join(part.title() for part in event.replace('.', '_').split('_'))}Frame"
 
 
-def frame_schemas(ref: Callable[[type[_Out]], str]) -> dict[str, dict[str, Any]]:
+def frame_schemas(ref: Callable[[type[ResponseModel]], str]) -> dict[str, dict[str, Any]]:
     """`OperatorFrame` and `StageFrame`, each a union of one variant per event type, in the OpenAPI 3.2 form
     of an `itemSchema` of `text/event-stream`: a frame is `{id, event, data}` with `data` the JSON *text*,
     whose parsed schema is its `contentSchema` (`ref(model)` points at the payload model)."""
@@ -185,7 +185,7 @@ def frame_schemas(ref: Callable[[type[_Out]], str]) -> dict[str, dict[str, Any]]
     return schemas
 
 
-def payload_models() -> list[type[_Out]]:
+def payload_models() -> list[type[ResponseModel]]:
     """Every payload model a frame can carry, for the OpenAPI document's components."""
     models = [*OPERATOR_PAYLOADS.values(), *STAGE_PAYLOADS.values()]
     return list(dict.fromkeys(m for m in models if m is not None))

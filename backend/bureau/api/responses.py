@@ -20,6 +20,7 @@ from typing_extensions import TypeAliasType
 
 from bureau.answering.base import ResponderName
 from bureau.answering.selection import LlmStatus
+from bureau.bootstrap.phases import Phase
 from bureau.game.knowledge import FactCell
 from bureau.scope import keys, phrases
 from bureau.scope.audience import Audience, Visibility
@@ -57,14 +58,14 @@ def _no_null_defaults(schema: dict[str, Any]) -> None:
             del prop["default"]
 
 
-class _Out(BaseModel):
+class ResponseModel(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_no_null_defaults)
 
 
 # ----- cards ---------------------------------------------------------------------------------------------
 
 
-class CardSource(_Out):
+class CardSource(ResponseModel):
     role: Role
     card_id: str
 
@@ -73,7 +74,7 @@ class CardSource(_Out):
 NEVER_EVIDENCE = "x-bureau-never-evidence"
 
 
-class CardMeta(_Out):
+class CardMeta(ResponseModel):
     """A card without its content: how the event log records it."""
 
     id: str
@@ -93,18 +94,18 @@ class Card(CardMeta):
     content: str
 
 
-class Spaces(_Out):
+class Spaces(ResponseModel):
     detective: list[Card]
     informant: list[Card]
     suspect: list[Card]
     bulletin_board: list[Card]
 
 
-class WhisperResult(_Out):
+class WhisperResult(ResponseModel):
     card: Card
 
 
-class PublicationResult(_Out):
+class PublicationResult(ResponseModel):
     public_card: Card
     idempotent: bool = Field(description="true when the card was published before (status 200)")
 
@@ -112,14 +113,14 @@ class PublicationResult(_Out):
 # ----- traces and answers --------------------------------------------------------------------------------
 
 
-class Conflict(_Out):
+class Conflict(ResponseModel):
     """Cited cards on one topic that make different claims (the mole's two tips)."""
 
     topic: str
     card_ids: list[str]
 
 
-class _Candidate(_Out):
+class _Candidate(ResponseModel):
     card_id: str
     space: Space
     score: float = Field(description="the judged relevance, the axis the cut points are drawn on")
@@ -139,7 +140,7 @@ class TraceMiss(_Candidate):
     borderline: Absent[bool] = Field(default=None, description="an uncertain candidate nobody judged")
 
 
-class _Verdict(_Out):
+class _Verdict(ResponseModel):
     certainty: Certainty
     responder: ResponderName
     fallback_reason: FallbackReason | None
@@ -176,12 +177,12 @@ class Interrogation(AnswerSummary):
     trace: Trace
 
 
-class Provenance(_Out):
+class Provenance(ResponseModel):
     card_id: str
     space: Space
 
 
-class RoleResult(_Out):
+class RoleResult(ResponseModel):
     """One role's scoped result inside a cross-examination."""
 
     role: Role
@@ -191,7 +192,7 @@ class RoleResult(_Out):
     answer: str | None
 
 
-class Conclusion(_Out):
+class Conclusion(ResponseModel):
     """A cross-examination's joint conclusion; its audience is the narrowest of the roles and every hit."""
 
     certainty: Certainty
@@ -205,7 +206,7 @@ class JointConclusion(Conclusion):
     provenance: list[Provenance]
 
 
-class CrossExaminationResult(_Out):
+class CrossExaminationResult(ResponseModel):
     roles: list[Role]
     results: list[RoleResult]
     conclusion: JointConclusion
@@ -214,7 +215,7 @@ class CrossExaminationResult(_Out):
 # ----- the operator snapshot -----------------------------------------------------------------------------
 
 
-class CaseInfo(_Out):
+class CaseInfo(ResponseModel):
     id: str
     scenario_id: str
     language: Language
@@ -226,7 +227,7 @@ class CaseInfo(_Out):
 LanguageLabels = dict[Language, str]
 
 
-class KeyFact(_Out):
+class KeyFact(ResponseModel):
     id: str
     label: str
     topic: str
@@ -234,7 +235,7 @@ class KeyFact(_Out):
     labels: LanguageLabels
 
 
-class ScenarioDetail(_Out):
+class ScenarioDetail(ResponseModel):
     id: str
     title: str
     description: str
@@ -249,7 +250,7 @@ class StoredAnswer(Interrogation):
     asked_at: Timestamp
 
 
-class RoleAnswers(_Out):
+class RoleAnswers(ResponseModel):
     detective: Absent[StoredAnswer] = None
     informant: Absent[StoredAnswer] = None
     suspect: Absent[StoredAnswer] = None
@@ -258,7 +259,7 @@ class RoleAnswers(_Out):
 KnowledgeRow = Annotated[dict[str, FactCell], Field(description="fact id → how the role knows it")]
 
 
-class Knowledge(_Out):
+class Knowledge(ResponseModel):
     """The who-knows-what matrix; a role or a fact no answer spoke to is absent."""
 
     detective: Absent[KnowledgeRow] = None
@@ -266,7 +267,7 @@ class Knowledge(_Out):
     suspect: Absent[KnowledgeRow] = None
 
 
-class OperatorSnapshot(_Out):
+class OperatorSnapshot(ResponseModel):
     case: CaseInfo
     scenario: ScenarioDetail
     spaces: Spaces
@@ -275,7 +276,7 @@ class OperatorSnapshot(_Out):
     knowledge: Knowledge
 
 
-class ScenarioSummary(_Out):
+class ScenarioSummary(ResponseModel):
     id: str
     title: str
     language: Language
@@ -285,7 +286,7 @@ class ScenarioSummary(_Out):
 # ----- the case record and subject access ----------------------------------------------------------------
 
 
-class _RecordEntry(_Out):
+class _RecordEntry(ResponseModel):
     """One interrogation or cross-examination of the case, as the operator sees it. Texts are null once an
     ingredient card was erased (or the case's key is gone)."""
 
@@ -315,12 +316,12 @@ class CrossExaminationEntry(_RecordEntry):
 RecordEntry = Annotated[InterrogationEntry | CrossExaminationEntry, Field(discriminator="kind")]
 
 
-class CaseRecordView(_Out):
+class CaseRecordView(ResponseModel):
     case_id: str
     entries: list[RecordEntry]
 
 
-class HeldCard(_Out):
+class HeldCard(ResponseModel):
     card_id: str
     content: str
     memory_type: MemoryType
@@ -330,14 +331,14 @@ class HeldCard(_Out):
     audience: Readership
 
 
-class HeldSpaces(_Out):
+class HeldSpaces(ResponseModel):
     detective: list[HeldCard]
     informant: list[HeldCard]
     suspect: list[HeldCard]
     bulletin_board: list[HeldCard]
 
 
-class BoardCopy(_Out):
+class BoardCopy(ResponseModel):
     card_id: str
     source: CardSource
     source_present: bool
@@ -347,7 +348,7 @@ class Ingredient(Provenance):
     present: bool
 
 
-class DerivedArtifact(_Out):
+class DerivedArtifact(ResponseModel):
     """A session record (no ingredients) or a record entry with the cards it was derived from."""
 
     kind: Literal["session_record"] | RecordKind
@@ -361,7 +362,7 @@ class DerivedArtifact(_Out):
     erased_ingredients: Absent[list[str]] = None
 
 
-class SubjectAccess(_Out):
+class SubjectAccess(ResponseModel):
     case_id: str
     spaces: HeldSpaces
     board_copies: list[BoardCopy]
@@ -371,7 +372,7 @@ class SubjectAccess(_Out):
 # ----- the stage (built only by the delivery gate, api/delivery.py) ----------------------------------------
 
 
-class PublicCard(_Out):
+class PublicCard(ResponseModel):
     """A board copy as the stage sees it: the private source card id is left out."""
 
     id: str
@@ -382,12 +383,12 @@ class PublicCard(_Out):
     created_at: Timestamp
 
 
-class PublicHit(_Out):
+class PublicHit(ResponseModel):
     card_id: str
     score: float
 
 
-class StageRetrieval(_Out):
+class StageRetrieval(ResponseModel):
     role: Role
     searched_scopes: list[Space]
     public_hits: list[PublicHit]
@@ -397,7 +398,7 @@ class StageRetrieval(_Out):
     duration_ms: float | None
 
 
-class StageInterrogation(_Out):
+class StageInterrogation(ResponseModel):
     """An interrogation in the stage's record: its public retrieval."""
 
     id: int
@@ -412,7 +413,7 @@ class StageInterrogation(_Out):
     duration_ms: float | None
 
 
-class StageCrossExamination(_Out):
+class StageCrossExamination(ResponseModel):
     """A cross-examination in the stage's record: each role's public retrieval, unless it is sealed (then it
     is only announced: `{id, kind, created_at, sealed: true}`)."""
 
@@ -427,25 +428,25 @@ class StageCrossExamination(_Out):
 StageRecordEntry = Annotated[StageInterrogation | StageCrossExamination, Field(discriminator="kind")]
 
 
-class StageRecord(_Out):
+class StageRecord(ResponseModel):
     case_id: str
     entries: list[StageRecordEntry]
 
 
-class StageCase(_Out):
+class StageCase(ResponseModel):
     id: str
     version: int
     status: CaseStatus
     language: Language
 
 
-class RoleCounts(_Out):
+class RoleCounts(ResponseModel):
     detective: int
     informant: int
     suspect: int
 
 
-class StageSnapshot(_Out):
+class StageSnapshot(ResponseModel):
     case: StageCase
     counts: RoleCounts = Field(description="cards per role, session records left out")
     bulletin_board: list[PublicCard]
@@ -453,27 +454,27 @@ class StageSnapshot(_Out):
     last_conclusion: StageCrossExamination | None = Field(description="the newest cross-examination")
 
 
-class LatestCase(_Out):
+class LatestCase(ResponseModel):
     case_id: str
 
 
 # ----- health, sessions, memory policy -------------------------------------------------------------------
 
 
-class MemoryHealth(_Out):
+class MemoryHealth(ResponseModel):
     status: Literal["up", "down"]
     backend: str
     embedder: str
     threshold: float
 
 
-class LlmHealth(_Out):
+class LlmHealth(ResponseModel):
     status: LlmStatus
     model: str | None
     base_url_host: str | None
 
 
-class Health(_Out):
+class Health(ResponseModel):
     status: Literal["ok", "degraded"]
     version: str
     memory: MemoryHealth
@@ -482,17 +483,17 @@ class Health(_Out):
     access: Literal["open", "passcodes"]
 
 
-class Ready(_Out):
+class Ready(ResponseModel):
     status: Literal["ready"]
 
 
-class SessionInfo(_Out):
+class SessionInfo(ResponseModel):
     audience: Audience | None
     csrf_token: str | None
     passcodes_enabled: bool
 
 
-class PolicyDecisionView(_Out):
+class PolicyDecisionView(ResponseModel):
     """One row of the policy audit trail: reason codes and counts, never memory content."""
 
     id: int
@@ -506,12 +507,12 @@ class PolicyDecisionView(_Out):
     count: int
 
 
-class PolicyDecisionPage(_Out):
+class PolicyDecisionPage(ResponseModel):
     decisions: list[PolicyDecisionView]
     next_after: int | None = Field(description="pass as `after` for the next page; null on the last page")
 
 
-class MemoryPolicyView(_Out):
+class MemoryPolicyView(ResponseModel):
     """What the operator may write (the console's whisper box offers exactly this)."""
 
     writable_types: list[MemoryType]
@@ -524,16 +525,17 @@ class MemoryPolicyView(_Out):
 # `snapshot` on a 409 VERSION_CONFLICT.
 
 
-class ErrorDetail(_Out):
+class ErrorDetail(ResponseModel):
     code: str = Field(description="machine-readable, e.g. CASE_NOT_FOUND")
     message: str = Field(description="for people; never echoes the rejected input")
+    phase: Phase | None = Field(default=None, description="STARTING only: the start-up phase the server is in")
 
 
-class ErrorBody(_Out):
+class ErrorBody(ResponseModel):
     detail: ErrorDetail
 
 
-class FieldError(_Out):
+class FieldError(ResponseModel):
     loc: list[str] = Field(description='where, e.g. ["body", "role"]; an unknown field is "<unknown field>"')
     type: str = Field(description="pydantic's error type, e.g. missing, literal_error")
 
@@ -544,7 +546,7 @@ class ValidationErrorDetail(ErrorDetail):
     truncated: Absent[bool] = Field(default=None, description="true when there were more than 20 problems")
 
 
-class ValidationErrorBody(_Out):
+class ValidationErrorBody(ResponseModel):
     detail: ValidationErrorDetail
 
 
@@ -552,5 +554,5 @@ class ConflictDetail(ErrorDetail):
     snapshot: Absent[OperatorSnapshot] = Field(default=None, description="VERSION_CONFLICT: the current case")
 
 
-class ConflictBody(_Out):
+class ConflictBody(ResponseModel):
     detail: ConflictDetail

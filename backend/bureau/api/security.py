@@ -15,6 +15,7 @@ from fastapi import Request, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bureau.api.errors import ApiError, error_response
+from bureau.api.state import services_of
 from bureau.api.transport import is_api_path
 from bureau.config import Settings
 from bureau.ledger.repository import Ledger, LedgerError, utcnow
@@ -216,7 +217,9 @@ class SignedInFirst:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and is_api_path(scope["path"]) and scope["path"] not in PUBLIC_API_PATHS:
-            access: AccessControl = scope["app"].state.services.access
+            services = services_of(scope["app"])
+            assert services is not None, "behind the start-up gate"
+            access = services.access
             if not access.open_mode:
                 try:
                     principal = await access.principal(Request(scope))

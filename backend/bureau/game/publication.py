@@ -29,8 +29,9 @@ log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
 PENDING_POLL_S = 0.05
 
-# Test seam: named steps where a fault can be injected ("after_reserve", "after_board_write",
-# "before_mark_ready"). A hook may raise to simulate a failure or a crash at that point.
+# Test seam: the named steps of the Saga where a fault can be injected. A hook may raise to simulate a
+# failure or a crash at that point; `BUREAU_TEST_KILL_AT` (test settings only) kills the process there.
+SAGA_STEPS = ("after_reserve", "after_board_write", "before_mark_ready", "after_mark_ready")
 FaultHook = Callable[[str], None]
 
 
@@ -112,6 +113,7 @@ class Publisher:
                 await self._compensate(board, copy)
             await self._release_quietly(case_id, source.id, owner)
             raise
+        self.fault("after_mark_ready")
         if done is None:
             return await self._lost_lease(board, source, copy), True
         await self._remove_strays(board, source, keep=copy)

@@ -7,6 +7,7 @@ allergic to shellfish?" against the peanut card (none is). Each candidate theref
 - `coverage_mean`, `coverage_min`
                    word-level coverage: each content word of the question against every word of the card
                    (USE cosine of the single words; the best match per question word), mean and minimum;
+- `content_cosine` the sentence similarity of the content words alone (stop words out), question vs card;
 - `lexical_coverage` the share of the question's content words the card says literally (English stems,
                    Chinese by the share of each word's characters in the card);
 - `bm25`           lexical BM25 (rank-bm25's Okapi) over the searched candidates plus a fixed background
@@ -49,6 +50,7 @@ SIGNALS: tuple[str, ...] = (
     "cosine",
     "coverage_mean",
     "coverage_min",
+    "content_cosine",
     "lexical_coverage",
     "bm25",
     "entity_match",
@@ -277,6 +279,7 @@ class CardFeatures:
     word_vectors: np.ndarray  # (len(words), dims), L2-normalised
     persons: frozenset[str]  # words that name a person (for "who" questions)
     literal: frozenset[str]  # BM25 terms (English stems) and single Chinese characters, for lexical coverage
+    content_vector: np.ndarray  # the content words' sentence vector, L2-normalised (empty without word vectors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +292,7 @@ class Question:
     word_vectors: np.ndarray
     addressed: frozenset[str]  # the card's first person, when the question says "you"
     stems: tuple[str, ...]  # per content word: its Snowball stem (Chinese words as they are)
+    content_vector: np.ndarray
 
 
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -315,6 +319,23 @@ def _coverage(question: np.ndarray, card: np.ndarray) -> tuple[float, float]:
         return 0.0, 0.0
     best = (question @ card.T).max(axis=1)
     return float(best.mean()), float(best.min())
+
+
+def _content_text(words: Sequence[str], text: str) -> str:
+    """The content words as one text (Chinese words run together, others spaced); the text itself when it
+    has none."""
+    out = ""
+    for word in words:
+        if out and not (_CJK.match(out[-1]) and _CJK.match(word[0])):
+            out += " "
+        out += word
+    return out or text
+
+
+def _content_cosine(question: Question, card: CardFeatures) -> float:
+    if question.content_vector.shape[0] == 0 or card.content_vector.shape != question.content_vector.shape:
+        return 0.0
+    return float(question.content_vector[0] @ card.content_vector[0])
 
 
 def _lexical_coverage(question: Question, card: CardFeatures) -> float:
@@ -361,18 +382,21 @@ class RelevanceScorer:
     def remember_many(self, cards: Sequence[StoredCard]) -> list[CardFeatures]:
         """Features of many cards; each distinct word is embedded once, in batches (a reset writes many)."""
         texts = {card.content: analyse(card.content) for card in cards}
-        words = list(dict.fromkeys(w for text in texts.values() for w in text.words)) if self._words else []
+        contents = {content: _content_text(text.words, content) for content, text in texts.items()}
+        pieces = [*(w for text in texts.values() for w in text.words), *contents.values()] if self._words else []
+        pieces = list(dict.fromkeys(pieces))
         vectors: dict[str, list[float]] = {}
-        for start in range(0, len(words), _EMBED_BATCH):
-            batch = words[start : start + _EMBED_BATCH]
+        for start in range(0, len(pieces), _EMBED_BATCH):
+            batch = pieces[start : start + _EMBED_BATCH]
             vectors.update(zip(batch, self._embed(batch), strict=True))
         out = []
         for card in cards:
             text = texts[card.content]
             rows = [vectors[w] for w in text.words] if self._words else []
+            whole = _unit_rows([vectors[contents[card.content]]] if self._words else [])
             persons = _persons(unicodedata.normalize("NFKC", card.content))
             literal = frozenset(text.terms) | frozenset(_CJK.findall(card.content))
-            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal))
+            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal, whole))
         with self._lock:
             for card, features in zip(cards, out, strict=True):
                 self._cards[card.id] = features
@@ -408,19 +432,21 @@ class RelevanceScorer:
 
     # -- per question -----------------------------------------------------------------------------------
     def question(self, text: str) -> Question:
-        """The question's sentence vector and its word vectors, from one batch through the embedder."""
+        """The question's sentence vector, its content words' vector and its word vectors, from one batch
+        through the embedder."""
         features = analyse(text)
-        words = list(features.words) if self._words else []
-        vectors = self._embed([text, *words])
+        extra = [_content_text(features.words, text), *features.words] if self._words else []
+        vectors = self._embed([text, *extra])
         return Question(
             text,
             question_language(text),
             answer_types(text),
             vectors[0],
             features,
-            _unit_rows(vectors[1:]),
+            _unit_rows(vectors[2:]),
             _addressed(text),
             tuple(w if _CJK.search(w) else _stemmer().stemWord(w) for w in features.words),
+            _unit_rows(vectors[1:2]),
         )
 
     def score(self, question: Question, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -443,6 +469,7 @@ class RelevanceScorer:
                 "cosine": round(candidate.score, 6),
                 "coverage_mean": round(mean, 6),
                 "coverage_min": round(minimum, 6),
+                "content_cosine": round(_content_cosine(question, card), 6),
                 "lexical_coverage": round(_lexical_coverage(question, card), 6),
                 "bm25": 0.0 if not candidate.card.may_be_evidence else bm25.get(key, 0.0),
                 "entity_match": 1.0 if shared else 0.0,

@@ -20,7 +20,7 @@ OUTCOMES: tuple[tuple[str, str, str], ...] = (
     # The Chinese follow-up against the English card: not reached (docs/retrieval.md).
     ("en.porter", "快递员手里拿着什么？", "unknown"),
     ("zh.porter", "夜班门房看见了谁？", "known"),
-    # Below the Chinese uncertain cut (0.238 < 0.272), which the preset questions asked of roles without the
+    # Below the Chinese uncertain cut (0.170 < 0.242), which the preset questions asked of roles without the
     # fact set (聚餐订在哪家餐厅？ of the suspect must stay unknown): docs/retrieval.md.
     ("zh.porter", "快递员手里拿着什么？", "unknown"),
     ("zh.porter", "Who did the night porter see?", "known"),

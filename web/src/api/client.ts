@@ -175,6 +175,8 @@ export const api = {
     callJson<PublicationResult>("POST", `${casePath(caseId)}/publications`, { body: { role, card_id: cardId } }),
   /** The case record (operator only; the stage never asks for it). */
   record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
+  /** Where the browser downloads the record (operator only): JSON, or a Markdown report to hand out. */
+  recordExportUrl: (caseId: string, format: "json" | "markdown") => `${casePath(caseId)}/record/export?format=${format}`,
   stage: (caseId: string) => callJson<StageSnapshot>("GET", `${casePath(caseId)}/stage`),
   /** The newest active case on this server (404 CASE_NOT_FOUND while there is none). */
   latestCase: () => callJson<{ case_id: string }>("GET", "/api/stage/latest"),
@@ -184,5 +186,7 @@ export const streamUrls = {
   operator: (caseId: string) => `${casePath(caseId)}/events`,
   /** The case record (operator only; the stage never asks for it). */
   record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
+  /** Where the browser downloads the record (operator only): JSON, or a Markdown report to hand out. */
+  recordExportUrl: (caseId: string, format: "json" | "markdown") => `${casePath(caseId)}/record/export?format=${format}`,
   stage: (caseId: string) => `${casePath(caseId)}/stage/events`,
 };

@@ -544,6 +544,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
             /**
              * Snapshot
              * @description VERSION_CONFLICT: the current case
@@ -664,6 +666,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
         };
         /** FieldError */
         FieldError: {
@@ -953,6 +957,12 @@ export interface components {
             answers: components["schemas"]["RoleAnswers"];
             knowledge: components["schemas"]["Knowledge"];
         };
+        /**
+         * Phase
+         * @description Start-up phases in order. Those before `LISTENING` happen before the port answers (console only).
+         * @enum {string}
+         */
+        Phase: "settings" | "code" | "web" | "listening" | "ledger" | "worker_id" | "memory" | "responder" | "scenarios" | "ready" | "failed";
         /** PolicyDecisionPage */
         PolicyDecisionPage: {
             /** Decisions */
@@ -1406,6 +1416,8 @@ export interface components {
              * @description for people; never echoes the rejected input
              */
             message: string;
+            /** @description STARTING only: the start-up phase the server is in */
+            phase?: components["schemas"]["Phase"] | null;
             /**
              * Fields
              * @description at most 20
@@ -1990,6 +2002,7 @@ export type MemoryPolicyView = components['schemas']['MemoryPolicyView'];
 export type MemoryType = components['schemas']['MemoryType'];
 export type MissReason = components['schemas']['MissReason'];
 export type OperatorSnapshot = components['schemas']['OperatorSnapshot'];
+export type Phase = components['schemas']['Phase'];
 export type PolicyDecisionPage = components['schemas']['PolicyDecisionPage'];
 export type PolicyDecisionView = components['schemas']['PolicyDecisionView'];
 export type Provenance = components['schemas']['Provenance'];
@@ -2103,6 +2116,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description STARTING */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     ready_api_ready_get: {
@@ -2141,7 +2163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2188,7 +2210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2290,7 +2312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2362,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2418,7 +2440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2523,7 +2545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2608,7 +2630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2709,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2794,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2882,7 +2904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2998,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3114,7 +3136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3230,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,7 +3365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3428,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3553,7 +3575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3669,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST */
+            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3765,7 +3787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3841,7 +3863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3917,7 +3939,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4004,7 +4026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4069,7 +4091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4157,7 +4179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4231,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE */
+            /** @description MEMORY_UNAVAILABLE, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4272,6 +4294,7 @@ export const llmHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryHealth"]["status"]> = ["up", "down"];
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
+export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];

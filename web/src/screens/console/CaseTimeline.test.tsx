@@ -12,8 +12,10 @@ describe("<CaseTimeline>", () => {
   const rows = timelineRows([interrogation(1, "detective", "unknown"), sealedCrossExamination(2)]);
 
   it("lists entries newest first; a sealed cross-examination is marked sealed, its conclusion never in the list", () => {
-    renderWithI18n(<CaseTimeline rows={rows} openId={null} onOpen={() => undefined} />);
+    renderWithI18n(<CaseTimeline caseId="case-1" rows={rows} openId={null} onOpen={() => undefined} />);
     const entries = screen.getAllByRole("button");
+    const downloads = screen.getAllByRole("link").map((link) => link.getAttribute("href"));
+    expect(downloads).toEqual(["/api/cases/case-1/record/export?format=json", "/api/cases/case-1/record/export?format=markdown"]);
     expect(entries.map((entry) => entry.getAttribute("data-number"))).toEqual(["2", "1"]);
     expect(entries[0]?.textContent).toContain("Cross-examination · Informant + Suspect");
     expect(within(entries[0]!).getByText(/Sealed/)).toBeTruthy();
@@ -27,7 +29,7 @@ describe("<CaseTimeline>", () => {
     const onOpen = vi.fn();
     renderWithI18n(
       <FixedLanguage language="zh">
-        <CaseTimeline rows={rows} openId={1} onOpen={onOpen} />
+        <CaseTimeline caseId="case-1" rows={rows} openId={1} onOpen={onOpen} />
       </FixedLanguage>,
     );
     const first = screen.getByText("第 1 条").closest("button")!;
@@ -39,7 +41,7 @@ describe("<CaseTimeline>", () => {
   });
 
   it("says what it is for before the first question", () => {
-    renderWithI18n(<CaseTimeline rows={[]} openId={null} onOpen={() => undefined} />);
+    renderWithI18n(<CaseTimeline caseId="case-1" rows={[]} openId={null} onOpen={() => undefined} />);
     expect(screen.getByText(/Nothing asked yet/)).toBeTruthy();
   });
 });

@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef } from "react";
+import { api } from "../../api/client";
 import type { CrossExaminationEntry } from "../../api/types";
 import type { CrossExaminationResult, Role, Space } from "../../api/types";
 import { useI18n } from "../../i18n/I18n";
@@ -25,13 +26,14 @@ function useClock(): (iso: string) => string {
 }
 
 interface CaseTimelineProps {
+  caseId: string;
   rows: TimelineRow[];
   openId: number | null;
   onOpen: (id: number) => void;
 }
 
 /** Every interrogation and cross-examination of the case, newest first; a row opens that entry's X-ray again. */
-export function CaseTimeline({ rows, openId, onOpen }: CaseTimelineProps) {
+export function CaseTimeline({ caseId, rows, openId, onOpen }: CaseTimelineProps) {
   const { t } = useI18n();
   const clock = useClock();
   const headingId = useId();
@@ -71,6 +73,16 @@ export function CaseTimeline({ rows, openId, onOpen }: CaseTimelineProps) {
             </li>
           ))}
         </ol>
+      )}
+      {rows.length > 0 && (
+        <p className="timeline__downloads">
+          <a className="button" href={api.recordExportUrl(caseId, "json")} download>
+            {t("record.downloadJson")}
+          </a>
+          <a className="button" href={api.recordExportUrl(caseId, "markdown")} download>
+            {t("record.downloadReport")}
+          </a>
+        </p>
       )}
     </section>
   );

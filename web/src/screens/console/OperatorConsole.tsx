@@ -229,7 +229,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
             <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
-            <CaseTimeline rows={timelineRows(record.entries)} openId={record.openId} onOpen={(id) => dispatchRecord({ type: "entry-opened", id })} />
+            <CaseTimeline caseId={caseId} rows={timelineRows(record.entries)} openId={record.openId} onOpen={(id) => dispatchRecord({ type: "entry-opened", id })} />
             <PolicyLog caseId={caseId} refreshKey={`${snapshot.case.version}:${whisperAttempts}`} />
           </aside>
         </main>
