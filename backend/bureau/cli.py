@@ -217,7 +217,7 @@ def eval_retrieval(args: argparse.Namespace) -> int:
     from bureau.retrieval_eval import CHART_PATH, run
 
     chart = None if args.no_chart else (args.chart or CHART_PATH)
-    run(args.embedder, refit=args.fit, split=args.split, chart=chart)
+    run(args.embedder, refit=args.fit, split=args.split, chart=chart, half_splits=args.half_splits)
     return 0
 
 
@@ -264,6 +264,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--embedder", choices=["local", "hashing"], default="local")
     evaluate.add_argument("--split", choices=["test", "calibration", "all"], default="test")
     evaluate.add_argument("--fit", action="store_true", help="refit the model on the calibration half first")
+    evaluate.add_argument(
+        "--half-splits",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also fit on one random half of the calibration facts and measure on the other, N times "
+        "(held-out figures for choosing signals without the test half)",
+    )
     evaluate.add_argument("--chart", type=Path, default=None, help="precision-recall SVG (docs/img/…)")
     evaluate.add_argument("--no-chart", action="store_true", help="do not write the chart")
     evaluate.set_defaults(handler=eval_retrieval)

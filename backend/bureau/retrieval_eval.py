@@ -16,7 +16,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from bureau.scope.relevance import (
     RelevancePolicy,
     ThresholdPolicy,
     Verdict,
+    policy_from_data,
 )
 from bureau.scope.vocabulary import Certainty, MemoryType
 
@@ -379,6 +380,35 @@ def pr_curve(outcomes: Sequence[Outcome]) -> list[tuple[float, float, float]]:
     return points
 
 
+def half_split_figures(scored: Sequence[Scored], embedder: str, n: int, seed: int = 7) -> dict[str, dict[str, float]]:
+    """Held-out figures from the calibration half alone: `n` times, fit on a random half of its facts (a
+    fact and its translation together) and measure on the other half; the means per language. This is how
+    signals are chosen without looking at the test half."""
+    import random
+
+    calibration = [s for s in scored if s.probe.split == "calibration"]
+    names = sorted({_pair(s.probe) for s in calibration if s.probe.kind != PRESET_OTHER})
+    rng = random.Random(seed)
+    runs: dict[str, list[dict[str, float]]] = {lang: [] for lang in LANGUAGES}
+    for _ in range(n):
+        held = set(rng.sample(names, len(names) // 2))
+        fold = [
+            Scored(replace(s.probe, split="test" if _pair(s.probe) in held else "calibration"), s.candidates)
+            for s in calibration
+        ]
+        policy = policy_from_data({"models": {embedder: fit(fold, embedder)}}, embedder)
+        assert policy is not None
+        outcomes = [judge(s, policy) for s in fold if s.probe.split == "test"]
+        for lang in LANGUAGES:
+            runs[lang].append(metrics([o for o in outcomes if o.probe.language == lang]))
+    return {lang: {k: float(np.nanmean([m[k] for m in ms])) for k in ms[0]} for lang, ms in runs.items() if ms}
+
+
+def _pair(probe: Probe) -> str:
+    """A fact's name without its language (en.porter and zh.porter are one pair); presets stay apart."""
+    return probe.fact_id if probe.kind == PRESET_OTHER else probe.fact_id.split(".", 1)[-1]
+
+
 # ----------------------------------------------------------------------------------------------- report
 @dataclass
 class Report:
@@ -527,6 +557,7 @@ def run(
     set_path: Path = SET_PATH,
     chart: Path | None = CHART_PATH,
     out: Any = print,
+    half_splits: int = 0,
 ) -> Report:
     """Score the set, optionally refit the model file, print the table and write the chart."""
     data = load_set(set_path)
@@ -537,6 +568,11 @@ def run(
         write_model({embedder: fit(scored, embedder)})
         load_policy.cache_clear()
         out(f"Wrote the fitted model to {MODEL_PATH}")
+    if half_splits:
+        held_out = half_split_figures(scored, embedder, half_splits)
+        out(f"Calibration half only, {half_splits} random half-splits of its facts (fit on one, measure the other):")
+        for lang, figures in held_out.items():
+            out(f"  {lang}: " + ", ".join(f"{key} {_cell(figures[key], key)}" for key, _ in ROWS))
     policy = load_policy(embedder)
     if policy is None:
         raise SystemExit(f"No relevance model for the {embedder} embedder in {MODEL_PATH}: run with --fit")

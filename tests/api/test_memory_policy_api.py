@@ -5,6 +5,7 @@ and what the responder is given."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -87,26 +88,23 @@ async def test_whisper_types_and_keys(
 
 
 class Recording:
-    """Wraps the real responder and keeps every request it is given: what a model would see."""
+    """Keeps every request the real responder is given (what a model would see), then lets it answer."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.requests = inner, []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    def __init__(self, answer: Callable[[AnswerRequest], Awaitable[Answer]]) -> None:
+        self.inner_answer, self.requests = answer, []
 
     async def answer(self, request: AnswerRequest) -> Answer:
         self.requests.append(request)
-        return await self.inner.answer(request)
+        return await self.inner_answer(request)
 
 
 @pytest.fixture
-def recording(services: Services) -> Recording:
-    interrogation = services.bureau.interrogation
-    original = interrogation.responder
-    interrogation.responder = Recording(original)
-    yield interrogation.responder
-    interrogation.responder = original
+def recording(services: Services, monkeypatch: pytest.MonkeyPatch) -> Recording:
+    # The interrogation's steps hold the one responder (InterrogationDeps): record at its `answer`.
+    responder = services.bureau.interrogation.deps.responder
+    recorder = Recording(responder.answer)
+    monkeypatch.setattr(responder, "answer", recorder.answer)
+    return recorder
 
 
 def given_to_the_responder(recording: Recording) -> set[str]:

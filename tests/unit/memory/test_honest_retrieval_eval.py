@@ -22,6 +22,7 @@ from bureau.retrieval_eval import (
     build_scorer,
     evaluate,
     fit,
+    half_split_figures,
     judge,
     load_set,
     score_set,
@@ -145,6 +146,17 @@ def test_the_shipped_model_is_the_one_fitted_on_the_calibration_half(scored_by, 
             assert spec["weights"][name] == pytest.approx(shipped.weights[name], abs=1e-3), name
         assert spec["known_cut"] == pytest.approx(shipped.cuts.known, abs=1e-3)
         assert spec["uncertain_cut"] == pytest.approx(shipped.cuts.uncertain, abs=1e-3)
+
+
+def test_half_splits_never_see_the_test_half(scored) -> None:
+    """The signal-choosing tool measures on the calibration half alone: dropping every test-half question
+    changes none of its figures."""
+    full = half_split_figures(scored, "local", 2)
+    calibration_only = half_split_figures([s for s in scored if s.probe.split != "test"], "local", 2)
+    assert set(full) == set(LANGUAGES)
+    assert 0.0 < full["en"]["precision_known"] <= 1.0
+    for lang in LANGUAGES:
+        assert full[lang] == pytest.approx(calibration_only[lang], nan_ok=True)
 
 
 def test_judging_is_deterministic(scored) -> None:
