@@ -49,7 +49,8 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
             lost = {"role": "suspect", "text": "I was at the cinema all evening."}
             started = time.monotonic()
             refused = http.post(whispers, json=lost)
-            assert time.monotonic() - started < ANSWER_BOUND_S
+            refused_after_s = time.monotonic() - started
+            assert refused_after_s < ANSWER_BOUND_S
             assert refused.status_code == 503, refused.text
             assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
             assert refused.headers["Retry-After"] == "2"
@@ -57,12 +58,11 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
             assert not_ready.status_code == 503
             assert not_ready.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
 
-            refused_after_s = time.monotonic() - started
             # Nobody restarts anything: the service reopens the store itself.
             wait_until(lambda: http.get("/api/ready").status_code == 200, RECOVERY_DEADLINE_S, "readiness")
             print(
-                f"[faults] seekdb child killed: 503 in {refused_after_s:.2f} s, ready again after "
-                f"{time.monotonic() - started:.1f} s"
+                f"[faults] seekdb child killed: 503 after {refused_after_s:.3f} s, ready again "
+                f"{time.monotonic() - started:.1f} s after that request"
             )
             assert seekdb_child(server.process.pid) != child  # a new embedded server
             after = http.get(f"/api/cases/{case_id}").json()
