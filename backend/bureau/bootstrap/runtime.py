@@ -27,6 +27,7 @@ from bureau.memory.gateway import MemoryGateway
 
 log = logging.getLogger("bureau")
 MAINTENANCE_INTERVAL_S = 5.0
+REOPEN_CONFIRM_S = 1.0  # a store that failed a ping is pinged again this much later before it is reopened
 REOPEN_BACKOFF_S = (1.0, 30.0)  # first and longest wait between attempts to reopen a store that is gone
 SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
@@ -178,6 +179,11 @@ async def _supervise_store(runtime: Runtime) -> None:
     while True:
         await gateway.trouble(MAINTENANCE_INTERVAL_S)
         runtime.last_ping_ok = await gateway.ping()
+        if not runtime.last_ping_ok and gateway.store_lost:
+            # Look once more before reopening: one failed call can be a passing error, and reopening holds
+            # the whole process (pylibseekdb keeps the interpreter lock while it starts the server).
+            await asyncio.sleep(REOPEN_CONFIRM_S)
+            runtime.last_ping_ok = await gateway.ping()
         if runtime.last_ping_ok or not gateway.store_lost:
             backoff = REOPEN_BACKOFF_S[0]
             continue

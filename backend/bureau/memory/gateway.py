@@ -192,6 +192,7 @@ class MemoryGateway:
         # Set by a store call that failed with an error (not a slow one): wakes the supervisor at once.
         self._trouble = asyncio.Event()
         self.store_lost = False  # the last ping failed with an error: the client must be reopened
+        self._reopening = False
         # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
         self.relevance_policy = policy_for(settings, self.embedder_name)
@@ -641,8 +642,11 @@ class MemoryGateway:
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
 
     async def ping(self, timeout_s: float = 3.0) -> bool:
-        """A real round trip to the store, now; not a cached flag. Callers arriving while one is in flight
-        share it, so a flood of public /api/ready calls cannot queue up on the memory worker."""
+        """A real round trip to the store, now; not a cached flag (except while the supervisor reopens a store
+        that has gone away: then False at once). Callers arriving while one is in flight share it, so a
+        flood of public /api/ready calls cannot queue up on the memory worker."""
+        if self._reopening:
+            return False  # known to be gone, and being brought back: no need to queue behind it
         if self._ping_in_flight is None or self._ping_in_flight.done():
             self._ping_in_flight = asyncio.ensure_future(self._ping_once(timeout_s))
         return await asyncio.shield(self._ping_in_flight)
@@ -670,7 +674,11 @@ class MemoryGateway:
         """Replace the store client after the store went away (the embedded seekdb child died, a remote
         server restarted): close the old client, let go of the dead embedded server, start anew. It runs on
         the memory worker, so calls queued behind it meet the new client. Acknowledged writes are on disk."""
-        await self._run(self._reopen_blocking)
+        self._reopening = True
+        try:
+            await self._run(self._reopen_blocking)
+        finally:
+            self._reopening = False
         self.store_lost = False
 
     def _reopen_blocking(self) -> None:
