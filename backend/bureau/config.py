@@ -76,6 +76,8 @@ class Settings(BaseSettings):
 
     # Ledger
     database_url: str = ""  # empty = sqlite:///<data_dir>/bureau.db
+    # SQLite: how long a write waits for another writer's lock before it gives up (503 LEDGER_BUSY).
+    ledger_busy_timeout_s: float = Field(default=15.0, gt=0, le=300)
 
     # Role voice (optional LLM)
     llm_base_url: str = ""

@@ -36,6 +36,7 @@ from bureau.scope.relevance import (
     RelevancePolicy,
     ThresholdPolicy,
     Verdict,
+    policy_from_data,
 )
 from bureau.scope.vocabulary import Certainty, MemoryType
 
@@ -395,8 +396,8 @@ def half_split_figures(scored: Sequence[Scored], embedder: str, n: int, seed: in
             Scored(replace(s.probe, split="test" if _pair(s.probe) in held else "calibration"), s.candidates)
             for s in calibration
         ]
-        entry = fit(fold, embedder)
-        policy = LogisticPolicy({lang: _language_model(spec) for lang, spec in entry["languages"].items()})
+        policy = policy_from_data({"models": {embedder: fit(fold, embedder)}}, embedder)
+        assert policy is not None
         outcomes = [judge(s, policy) for s in fold if s.probe.split == "test"]
         for lang in LANGUAGES:
             runs[lang].append(metrics([o for o in outcomes if o.probe.language == lang]))
@@ -406,11 +407,6 @@ def half_split_figures(scored: Sequence[Scored], embedder: str, n: int, seed: in
 def _pair(probe: Probe) -> str:
     """A fact's name without its language (en.porter and zh.porter are one pair); presets stay apart."""
     return probe.fact_id if probe.kind == PRESET_OTHER else probe.fact_id.split(".", 1)[-1]
-
-
-def _language_model(spec: dict[str, Any]) -> LanguageModel:
-    cuts = Cuts(known=spec["known_cut"], uncertain=spec["uncertain_cut"])
-    return LanguageModel(spec["intercept"], spec["weights"], cuts, tuple(spec["caps"]))
 
 
 # ----------------------------------------------------------------------------------------------- report

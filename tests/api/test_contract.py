@@ -40,10 +40,11 @@ STAGE_PASSCODE = "stage-pass-6160"
 PORTER = "The night porter saw a courier with a violet umbrella."
 # Provoked in-process below (they need open play on loopback, or an injected storage fault).
 IN_PROCESS = {"HOST_NOT_ALLOWED", "MEMORY_UNAVAILABLE"}
-# Not provoked here: a crash, a lost worker-id lease (tests/e2e/test_worker_ids.py) and a server still
-# starting (tests/e2e/test_startup.py checks those answers against the document). Their body is the common
-# ErrorBody, declared on every route that can meet them.
-NOT_PROVOKED = {"INTERNAL_ERROR", "WORKER_ID_LOST", "STARTING"}
+# Not provoked here: a crash, a lost worker-id lease (tests/e2e/test_worker_ids.py), a server still starting
+# (tests/e2e/test_startup.py) and a locked, read-only or full ledger (tests/faults/test_ledger_faults.py; both
+# check those answers against the document). Their body is the common ErrorBody, declared on every route that
+# can meet them.
+NOT_PROVOKED = {"INTERNAL_ERROR", "WORKER_ID_LOST", "STARTING", "LEDGER_BUSY", "LEDGER_READ_ONLY", "STORAGE_FULL"}
 
 
 def code(response: httpx.Response) -> str:

@@ -20,6 +20,7 @@ from starlette.routing import Match
 from bureau.api.responses import ConflictBody, ErrorBody, ValidationErrorBody
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
+from bureau.ledger.transactions import LedgerFault
 from bureau.memory.types import MemoryUnavailableError, WorkerIdLostError
 from bureau.scope import memory_policy as policy
 
@@ -58,6 +59,17 @@ ERRORS: dict[str, ErrorSpec] = {
     "MEMORY_UNAVAILABLE": ErrorSpec(503, "The memory store is unavailable; nothing was changed. Retry shortly."),
     "WORKER_ID_LOST": ErrorSpec(503, "This instance can no longer write safely; nothing was changed. Retry."),
     "STARTING": ErrorSpec(503, "The service is starting; retry shortly."),
+    "LEDGER_BUSY": ErrorSpec(503, "The ledger is locked by another writer; nothing was changed. Retry shortly."),
+    "LEDGER_READ_ONLY": ErrorSpec(
+        503, "The ledger refuses writes (a read-only file or filesystem, or a failing disk); nothing was changed."
+    ),
+    "STORAGE_FULL": ErrorSpec(503, "The ledger's disk is full; nothing was changed."),
+}
+# What a ledger fault is called on the wire; any other storage fault is MEMORY_UNAVAILABLE.
+_LEDGER_FAULT_CODES = {
+    LedgerFault.BUSY: "LEDGER_BUSY",
+    LedgerFault.READ_ONLY: "LEDGER_READ_ONLY",
+    LedgerFault.FULL: "STORAGE_FULL",
 }
 MAX_ERROR_FIELDS = 20
 RETRY_STORAGE = {"Retry-After": "2"}
@@ -106,8 +118,11 @@ def _api_error(_: Request, exc: Exception) -> JSONResponse:
 
 
 def _storage_error(request: Request, exc: Exception) -> JSONResponse:
-    log.error("storage fault on %s %s: %s", request.method, request.url.path, type(exc).__name__)
-    return error_response("MEMORY_UNAVAILABLE", headers=RETRY_STORAGE)
+    code = "MEMORY_UNAVAILABLE"
+    if isinstance(exc, LedgerError):
+        code = _LEDGER_FAULT_CODES.get(exc.fault, code)
+    log.error("storage fault on %s %s: %s (%s)", request.method, request.url.path, type(exc).__name__, code)
+    return error_response(code, headers=RETRY_STORAGE)
 
 
 def _worker_id_lost(request: Request, exc: Exception) -> JSONResponse:
@@ -188,7 +203,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
 ALWAYS = ("HOST_NOT_ALLOWED", "INTERNAL_ERROR", "STARTING")
 WRITES = ("CSRF_REQUIRED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE")
-STAGE_ACCESS = ("ACCESS_REQUIRED", "MEMORY_UNAVAILABLE")
+STORAGE_FAULTS = ("MEMORY_UNAVAILABLE", *_LEDGER_FAULT_CODES.values())  # the store or the ledger failed
+STAGE_ACCESS = ("ACCESS_REQUIRED", *STORAGE_FAULTS)
 OPERATOR_ACCESS = (*STAGE_ACCESS, "ROLE_FORBIDDEN")
 _BODY_BY_STATUS: dict[int, type[BaseModel]] = {409: ConflictBody, 422: ValidationErrorBody}
 

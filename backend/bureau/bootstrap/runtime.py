@@ -27,6 +27,7 @@ from bureau.memory.gateway import MemoryGateway
 
 log = logging.getLogger("bureau")
 MAINTENANCE_INTERVAL_S = 5.0
+REOPEN_BACKOFF_S = (1.0, 30.0)  # first and longest wait between attempts to reopen a store that is gone
 SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
 
@@ -55,7 +56,7 @@ async def open_runtime(settings: Settings, startup: Startup | None = None, *, pr
     async with contextlib.AsyncExitStack() as undo:  # a failed start leaves nothing open or leased
         startup.enter(Phase.LEDGER)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        engine = create_ledger_engine(settings.effective_database_url)
+        engine = create_ledger_engine(settings.effective_database_url, settings.ledger_busy_timeout_s)
         undo.callback(engine.dispose)
         lock = settings.data_dir / ".ledger.lock" if settings.effective_database_url.startswith("sqlite") else None
         await asyncio.to_thread(migrate, engine, lock)
@@ -154,18 +155,42 @@ async def _guarded(job: Awaitable[object], name: str) -> None:
 
 
 async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
-    """Independent jobs, so one failing job cannot starve another: ping, cleanups, expired sessions, and
-    the jobs the caller adds."""
+    """Independent jobs, so one failing job cannot starve another: cleanups, expired sessions, abandoned
+    publications, and the jobs the caller adds."""
     every = [
         ("cleanups", runtime.bureau.run_cleanups),
         ("sessions", runtime.ledger.purge_expired_sessions),
+        ("abandoned publications", runtime.bureau.publisher.roll_back_abandoned),
         *jobs,
     ]
     while True:
         await asyncio.sleep(MAINTENANCE_INTERVAL_S)
-        runtime.last_ping_ok = await runtime.gateway.ping()
         for name, job in every:
             await _guarded(job(), name)
+
+
+async def _supervise_store(runtime: Runtime) -> None:
+    """Ping the store every few seconds (what /api/health reports), at once after a failed call. When the
+    store has gone away (an error, not mere slowness: the embedded seekdb child died, a remote server
+    restarted), reopen the client, backing off while it cannot start."""
+    gateway = runtime.gateway
+    backoff = REOPEN_BACKOFF_S[0]
+    while True:
+        await gateway.trouble(MAINTENANCE_INTERVAL_S)
+        runtime.last_ping_ok = await gateway.ping()
+        if runtime.last_ping_ok or not gateway.store_lost:
+            backoff = REOPEN_BACKOFF_S[0]
+            continue
+        log.error("memory store unreachable; reopening it")
+        try:
+            await gateway.reopen()
+        except Exception as exc:
+            log.error("memory store did not reopen (%s); next attempt in %.0f s", type(exc).__name__, backoff)
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, REOPEN_BACKOFF_S[1])
+            continue
+        runtime.last_ping_ok = await gateway.ping()
+        log.warning("memory store reopened (answering: %s)", runtime.last_ping_ok)
 
 
 async def _sweep_retention(runtime: Runtime) -> None:
@@ -199,9 +224,10 @@ async def _keep_slot(runtime: Runtime) -> None:
 
 
 def start_background(runtime: Runtime, jobs: Sequence[Job] = ()) -> list[asyncio.Task[None]]:
-    """The process-wide loops of a serving process: maintenance (with the caller's `jobs`), the retention
-    sweeper and the worker id heartbeat, each on its own timer."""
+    """The process-wide loops of a serving process, each on its own timer: the store supervisor, maintenance
+    (with the caller's `jobs`), the retention sweeper and the worker id heartbeat."""
     return [
+        asyncio.create_task(_supervise_store(runtime), name="store-supervisor"),
         asyncio.create_task(_maintenance(runtime, jobs), name="maintenance"),
         asyncio.create_task(_sweep_retention(runtime), name="retention-sweeper"),
         asyncio.create_task(_keep_slot(runtime), name="slot-heartbeat"),

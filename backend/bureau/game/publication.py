@@ -143,6 +143,26 @@ class Publisher:
         await self._remove_strays(board, source, keep=copy)
         return card_view(copy), False
 
+    async def roll_back_abandoned(self) -> int:
+        """Undo publishes whose process died between the copy and `ready` and that nobody retried: without
+        this their copy would stay on the board for good, accounted for by no publication. Only leases that
+        ran out a whole lease ago, taken over first, so a live owner or a retry is never undercut (a stalled
+        owner that wakes up finds its lease lost and removes its own copy). Returns how many were undone."""
+        undone = 0
+        for record in await self.ledger.abandoned_publications(older_than_s=self.lease_s):
+            owner = secrets.token_hex(8)
+            case_id, source_card_id = record.case_id, record.source_card_id
+            if not await self.ledger.take_over_expired(case_id, source_card_id, owner, self.lease_s):
+                continue  # a retry got there first: it reconciles
+            board = board_scope(case_id)
+            for copy in await self.gateway.find_by_source(board, source_card_id):
+                await self._compensate(board, copy)
+            await self.ledger.release_publication(case_id, source_card_id, owner)
+            undone += 1
+        if undone:
+            log.warning("rolled back %d publication(s) abandoned by a crashed process", undone)
+        return undone
+
     async def _remove_strays(self, board: MemoryScope, source: StoredCard, keep: StoredCard) -> None:
         """A stalled attempt's copy can become visible only after we looked for it, and that attempt keeps
         it while we are still pending. Once ours is ready, every other copy of the source goes."""

@@ -17,16 +17,17 @@ READ_ONLY = "bureau_read_only"  # execution option marking a transaction that on
 MIGRATION_LOCK = 0x6D696772  # advisory lock key ("migr") on PostgreSQL
 
 
-def create_ledger_engine(url: str) -> Engine:
+def create_ledger_engine(url: str, busy_timeout_s: float = 15.0) -> Engine:
+    """`busy_timeout_s`: how long a SQLite write waits for another writer's lock before it fails (busy)."""
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 15})
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s})
 
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=15000")
+        cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout_s * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         # Deleted rows are overwritten with zeros, not just unlinked: an erased case leaves no readable page.

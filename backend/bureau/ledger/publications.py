@@ -98,6 +98,19 @@ class PublicationLedger(CaseLedger):
 
         return await self._read(work)
 
+    async def abandoned_publications(self, older_than_s: float) -> list[PublicationRecord]:
+        """Pending reservations whose lease ran out more than `older_than_s` ago: their owner died (or
+        stalled so long that its client gave up). Every one of them, across cases."""
+
+        def work(session: Session) -> list[PublicationRecord]:
+            cutoff = utcnow() - timedelta(seconds=older_than_s)
+            stmt = select(PublicationRow).where(
+                PublicationRow.state == PublicationState.PENDING, PublicationRow.lease_expires_at <= cutoff
+            )
+            return [publication_record(r) for r in session.scalars(stmt.order_by(PublicationRow.id))]
+
+        return await self._read(work)
+
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, Engine, Result
@@ -24,8 +25,21 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class LedgerFault(StrEnum):
+    """Why the ledger could not answer, as far as the database says: what an operator has to fix."""
+
+    BUSY = "busy"  # another writer held the lock past the busy timeout
+    READ_ONLY = "read_only"  # the file or filesystem refuses writes (or the disk failed the write)
+    FULL = "full"  # no space left
+    UNAVAILABLE = "unavailable"  # anything else: unreachable, rejected the statement
+
+
 class LedgerError(RuntimeError):
-    """The ledger database could not answer (locked, unreachable, rejected the statement)."""
+    """The ledger database could not answer (locked, read-only, full, unreachable, rejected the statement)."""
+
+    def __init__(self, reason: str, fault: LedgerFault = LedgerFault.UNAVAILABLE) -> None:
+        super().__init__(reason)
+        self.fault = fault
 
 
 class LedgerConflictError(LedgerError):
@@ -56,6 +70,28 @@ def affected(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
+# SQLite result codes (the primary code is the low byte of an extended one) and PostgreSQL SQLSTATEs.
+_SQLITE_FAULTS = {5: LedgerFault.BUSY, 6: LedgerFault.BUSY, 8: LedgerFault.READ_ONLY, 13: LedgerFault.FULL}
+_SQLITE_IOERR_WRITE = 778  # write() itself failed: a read-only filesystem (EROFS), an immutable file, a bad disk
+_POSTGRES_FAULTS = {
+    "55P03": LedgerFault.BUSY,  # lock_not_available
+    "40P01": LedgerFault.BUSY,  # deadlock_detected
+    "25006": LedgerFault.READ_ONLY,  # read_only_sql_transaction (a standby, or default_transaction_read_only)
+    "53100": LedgerFault.FULL,  # disk_full
+}
+
+
+def fault_of(exc: SQLAlchemyError) -> LedgerFault:
+    """Classify a database error by its driver's code, never by its message (which may quote values)."""
+    driver_error = getattr(exc, "orig", None)
+    code = getattr(driver_error, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        if code == _SQLITE_IOERR_WRITE:
+            return LedgerFault.READ_ONLY
+        return _SQLITE_FAULTS.get(code & 0xFF, LedgerFault.UNAVAILABLE)
+    return _POSTGRES_FAULTS.get(str(getattr(driver_error, "pgcode", "") or ""), LedgerFault.UNAVAILABLE)
+
+
 class TransactionRunner:
     """Owns the engine and runs one transaction at a time off the event loop."""
 
@@ -77,7 +113,7 @@ class TransactionRunner:
             except IntegrityError as exc:
                 raise LedgerConflictError(type(exc).__name__) from exc
             except SQLAlchemyError as exc:
-                raise LedgerError(type(exc).__name__) from exc
+                raise LedgerError(type(exc).__name__, fault_of(exc)) from exc
 
         return await asyncio.to_thread(work)
 

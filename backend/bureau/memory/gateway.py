@@ -189,6 +189,9 @@ class MemoryGateway:
         workers = settings.memory_pool_size if settings.remote_store else 1
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        # Set by a store call that failed with an error (not a slow one): wakes the supervisor at once.
+        self._trouble = asyncio.Event()
+        self.store_lost = False  # the last ping failed with an error: the client must be reopened
         # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
         self.relevance_policy = policy_for(settings, self.embedder_name)
@@ -267,6 +270,7 @@ class MemoryGateway:
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
             log.error("memory store call %s failed: %s", getattr(fn, "__name__", "call"), type(exc).__name__)
+            self._trouble.set()
             raise MemoryUnavailableError(type(exc).__name__) from exc
 
     def _undo_late_result(self, done: Future[T], undo: Callable[[T], object]) -> None:
@@ -646,12 +650,65 @@ class MemoryGateway:
     async def _ping_once(self, timeout_s: float) -> bool:
         try:
             await asyncio.wait_for(self._run(self._ping_blocking), timeout_s)
-            return True
-        except (MemoryUnavailableError, TimeoutError):
+        except TimeoutError:
+            return False  # slow, not gone: reopening a busy store would only make it slower
+        except MemoryUnavailableError:
+            self.store_lost = True
             return False
+        self.store_lost = False
+        return True
+
+    # ----- supervision ---------------------------------------------------------------------------------
+
+    async def trouble(self, timeout_s: float) -> None:
+        """Return when a store call has failed with an error since the last time, or after `timeout_s`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._trouble.wait(), timeout_s)
+        self._trouble.clear()
+
+    async def reopen(self) -> None:
+        """Replace the store client after the store went away (the embedded seekdb child died, a remote
+        server restarted): close the old client, let go of the dead embedded server, start anew. It runs on
+        the memory worker, so calls queued behind it meet the new client. Acknowledged writes are on disk."""
+        await self._run(self._reopen_blocking)
+        self.store_lost = False
+
+    def _reopen_blocking(self) -> None:
+        memory, self._memory = self._memory, None
+        if memory is not None:
+            with contextlib.suppress(Exception):
+                _close_quietly(memory)
+        if self.backend_name == "seekdb-embedded":
+            _release_embedded_server()
+        self._start_blocking()
 
     def _ping_blocking(self) -> None:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _release_embedded_server() -> None:
+    """Forget this process's embedded seekdb server, so the next client starts a new one, and reap the dead
+    one: pylibseekdb keeps it open (pointing at a dead socket) and never waits for its child."""
+    import pylibseekdb
+
+    with contextlib.suppress(Exception):
+        pylibseekdb.close()
+    for pid in _dead_children("seekdb"):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _dead_children(comm: str) -> builtins.list[int]:
+    """Zombie children of this process with that command name (from /proc; empty where there is none)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            raw = stat.read_text()
+            name = raw[raw.index("(") + 1 : raw.rindex(")")]
+            state, ppid = raw[raw.rindex(")") + 2 :].split()[:2]
+            if name == comm and state == "Z" and int(ppid) == os.getpid():
+                found.append(int(stat.parent.name))
+    return found
 
 
 def _close_quietly(memory: Any) -> None:

@@ -192,10 +192,9 @@ def _without(card: str, words: Iterable[str]) -> str:
     return out
 
 
-def gives_type(card: str, kind: str, persons: frozenset[str] = frozenset(), asked: Iterable[str] = ()) -> bool:
+def gives_type(card: str, kind: str, persons: frozenset[str], asked: Sequence[str]) -> bool:
     """Whether the card reads like an answer of this kind (a time, a number, a person, a place, a reason)
-    beyond what the question itself says (`asked`: its content words)."""
-    asked = list(asked)
+    beyond what the question itself says (`asked`: its content words, and the card's "I" for a "you")."""
     rest = _without(unicodedata.normalize("NFKC", card), asked)
     if kind == "number":
         rest = _NOT_A_NUMBER.sub(" ", rest)
@@ -456,6 +455,7 @@ class RelevanceScorer:
         evidence = [c for c in candidates if c.card.may_be_evidence]
         distinct = list({_content_key(c.card.content): features[c.card.id] for c in evidence}.values())
         bm25 = _bm25_scores(question.features, distinct)
+        asked = (*question.features.words, *question.addressed)
         scored = []
         for candidate in candidates:
             card = features[candidate.card.id]
@@ -463,7 +463,6 @@ class RelevanceScorer:
             mean, minimum = _coverage(question.word_vectors, card.word_vectors)
             shared = question.features.entities & card.text.entities
             missing = question.features.entities - card.text.entities
-            asked = (*question.features.words, *question.addressed)
             gives = [gives_type(candidate.card.content, kind, card.persons, asked) for kind in question.asks]
             signals = {
                 "cosine": round(candidate.score, 6),

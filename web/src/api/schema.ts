@@ -2210,7 +2210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2312,7 +2312,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2384,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2440,7 +2440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2545,7 +2545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2630,7 +2630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2731,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2816,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,7 +2904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3020,7 +3020,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3136,7 +3136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3252,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3365,7 +3365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3450,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3575,7 +3575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3691,7 +3691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3787,7 +3787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3863,7 +3863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3939,7 +3939,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4026,7 +4026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4091,7 +4091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4179,7 +4179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4253,7 +4253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, STARTING */
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;

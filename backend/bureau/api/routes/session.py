@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Request, Response
 
 from bureau.api.deps import AccessDep, PrincipalDep
-from bureau.api.errors import WRITES, declare_errors
+from bureau.api.errors import STORAGE_FAULTS, WRITES, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import SessionInfo
 from bureau.api.security import PASSCODE_HEADER, PASSCODE_MAX_CHARS
@@ -25,7 +25,7 @@ Passcode = Annotated[
 ]
 
 
-@router.get("", response_model=SessionInfo, responses=declare_errors("MEMORY_UNAVAILABLE"))
+@router.get("", response_model=SessionInfo, responses=declare_errors(*STORAGE_FAULTS))
 async def who_am_i(request: Request, access: AccessDep, principal: PrincipalDep) -> dict[str, Any]:
     return {
         "audience": principal.audience.value if principal.audience else None,
@@ -37,7 +37,7 @@ async def who_am_i(request: Request, access: AccessDep, principal: PrincipalDep)
 @router.post(
     "",
     status_code=204,
-    responses=declare_errors("ACCESS_REQUIRED", "RATE_LIMITED", "VALIDATION_ERROR", "MEMORY_UNAVAILABLE", *WRITES),
+    responses=declare_errors("ACCESS_REQUIRED", "RATE_LIMITED", "VALIDATION_ERROR", *STORAGE_FAULTS, *WRITES),
 )
 async def sign_in(request: Request, access: AccessDep, _passcode: Passcode = None) -> Response:
     response = Response(status_code=204)
@@ -45,7 +45,7 @@ async def sign_in(request: Request, access: AccessDep, _passcode: Passcode = Non
     return response
 
 
-@router.delete("", status_code=204, responses=declare_errors("MEMORY_UNAVAILABLE", *WRITES))
+@router.delete("", status_code=204, responses=declare_errors(*STORAGE_FAULTS, *WRITES))
 async def sign_out(request: Request, access: AccessDep, principal: PrincipalDep) -> Response:
     if principal.session_hash:
         access.check_csrf(request, principal)

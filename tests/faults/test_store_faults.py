@@ -1,0 +1,82 @@
+"""The memory store going away under a running server: the embedded seekdb server is a child process of
+`bureau serve` (`seekdb --embedded`, one per data directory), so it can die on its own (OOM killer, crash).
+Requests must then get a clear 503 quickly, readiness must go red, and the service must bring the store
+back by itself, with every acknowledged write still there and nothing half-done."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import httpx
+
+from helpers import QUESTION, informant_secret_card
+from live_server import LiveServer
+from process_tree import is_gone, seekdb_child
+
+ANSWER_BOUND_S = 10.0  # a request to a dead store must be answered within this (no hang)
+RECOVERY_DEADLINE_S = 90.0
+
+
+def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
+        time.sleep(0.1)
+
+
+def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itself(tmp_path: Path) -> None:
+    server = LiveServer(tmp_path).start()
+    assert server.process is not None
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
+            case_id = case["case"]["id"]
+            whispers = f"/api/cases/{case_id}/whispers"
+            kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
+            assert http.post(whispers, json=kept).status_code == 201
+            before = http.get(f"/api/cases/{case_id}").json()
+
+            child = seekdb_child(server.process.pid)
+            os.kill(child, signal.SIGKILL)
+            wait_until(lambda: is_gone(child), 10, "the seekdb child's death")
+
+            lost = {"role": "suspect", "text": "I was at the cinema all evening."}
+            started = time.monotonic()
+            refused = http.post(whispers, json=lost)
+            refused_after_s = time.monotonic() - started
+            assert refused_after_s < ANSWER_BOUND_S
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            assert refused.headers["Retry-After"] == "2"
+            not_ready = http.get("/api/ready")
+            assert not_ready.status_code == 503
+            assert not_ready.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+
+            # Nobody restarts anything: the service reopens the store itself.
+            wait_until(lambda: http.get("/api/ready").status_code == 200, RECOVERY_DEADLINE_S, "readiness")
+            print(
+                f"[faults] seekdb child killed: 503 after {refused_after_s:.3f} s, ready again "
+                f"{time.monotonic() - started:.1f} s after that request"
+            )
+            assert seekdb_child(server.process.pid) != child  # a new embedded server
+            after = http.get(f"/api/cases/{case_id}").json()
+            assert after["spaces"] == before["spaces"]  # the acknowledged whisper is there, the refused one is not
+            assert after["case"]["version"] == before["case"]["version"]
+            assert http.post(whispers, json=lost).status_code == 201
+            asked = http.post(
+                f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION}
+            ).json()
+            assert asked["certainty"] == "known"
+            assert asked["evidence"] == [informant_secret_card(before)["id"]]
+            assert http.get("/api/health").json()["memory"]["status"] == "up"
+    finally:
+        server.stop()
+    log = server.log_text()
+    assert "memory store reopened" in log
+    assert "Traceback" not in log  # refused cleanly, not by an unexpected error
