@@ -139,6 +139,20 @@ async def sign_in_many(http: httpx.AsyncClient, passcode: str, count: int) -> li
     return sessions
 
 
+def passcode_case(server: Server, screens: int) -> tuple[dict[str, str], list[dict[str, str]], str]:
+    """An operator session, `screens` stage sessions and a new case on a passcode-mode server."""
+
+    async def setup() -> tuple[dict[str, str], list[dict[str, str]], str]:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            operator = await session_headers(http, OPERATOR_PASSCODE)
+            stages = await sign_in_many(http, STAGE_PASSCODE, screens)
+            created = await http.post("/api/cases", json={"scenario_id": "safe-combination"}, headers=operator)
+            created.raise_for_status()
+            return operator, stages, created.json()["case"]["id"]
+
+    return asyncio.run(setup())
+
+
 def verdict(what: str, value: float, target: float, unit: str) -> str:
     """One honest line per target: met or not, with the number reached."""
     return f"target {what} ≤ {target:g} {unit}: {'met' if value <= target else 'NOT met'} ({value:.1f} {unit})"

@@ -17,16 +17,13 @@ from typing import Any
 
 import httpx
 from harness import (
-    OPERATOR_PASSCODE,
     PASSCODE_MODE,
-    STAGE_PASSCODE,
     Server,
     load_line,
     markdown_table,
+    passcode_case,
     percentile,
     progress,
-    session_headers,
-    sign_in_many,
 )
 from screens import Screens, commit_times, delivery
 
@@ -86,16 +83,7 @@ def soak(seconds: float, subscribers: int, rate: float, workers: int) -> dict[st
     progress(f"starting bureau serve (passcode mode) in {server.data_dir}")
     server.start()
     try:
-
-        async def setup() -> tuple[dict[str, str], list[dict[str, str]], str]:
-            async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
-                operator = await session_headers(http, OPERATOR_PASSCODE)
-                stages = await sign_in_many(http, STAGE_PASSCODE, subscribers)
-                created = await http.post("/api/cases", json={"scenario_id": "safe-combination"}, headers=operator)
-                created.raise_for_status()
-                return operator, stages, created.json()["case"]["id"]
-
-        operator, stages, case_id = asyncio.run(setup())
+        operator, stages, case_id = passcode_case(server, subscribers)
         screens = Screens(server, case_id, [s["Cookie"] for s in stages], workers)  # until the case is erased
         screens.connect()
         live_after = max(asyncio.run(commit_times(server, case_id)))

@@ -15,17 +15,14 @@ from typing import Any
 import httpx
 from harness import (
     CHART_DIR,
-    OPERATOR_PASSCODE,
     PASSCODE_MODE,
-    STAGE_PASSCODE,
     Server,
     bar_chart,
     load_line,
     markdown_table,
+    passcode_case,
     percentile,
     progress,
-    session_headers,
-    sign_in_many,
     verdict,
 )
 from screens import Screens, commit_times, delivery
@@ -44,15 +41,7 @@ def measure(subscribers: int, events: int, gap_s: float, workers: int) -> dict[s
 
 
 def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: int) -> dict[str, Any]:
-    async def setup() -> tuple[dict[str, str], list[dict[str, str]], str]:
-        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
-            operator = await session_headers(http, OPERATOR_PASSCODE)
-            stages = await sign_in_many(http, STAGE_PASSCODE, subscribers)
-            created = await http.post("/api/cases", json={"scenario_id": "safe-combination"}, headers=operator)
-            created.raise_for_status()
-            return operator, stages, created.json()["case"]["id"]
-
-    operator, stages, case_id = asyncio.run(setup())
+    operator, stages, case_id = passcode_case(server, subscribers)
     # Each screen replays case.created, then gets one memory.written per whisper.
     screens = Screens(server, case_id, [s["Cookie"] for s in stages], workers, expected=1 + events)
     screens.connect()

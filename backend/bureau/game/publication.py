@@ -41,9 +41,28 @@ class Publisher:
         self.ledger = ledger
         self.lease_s = lease_s
         self.fault: FaultHook = lambda step: None
+        self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[dict[str, Any], bool]]] = {}
 
     async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
-        """Returns (public card view, idempotent)."""
+        """Returns (public card view, idempotent). Concurrent publishes of one card in this process share one
+        run of the Saga (the others answer as a repeat would): 25 at once must not each read the card,
+        contend for the reservation and poll the pending row. Other processes still contend in the ledger."""
+        key = (case_id, role, card_id)
+        running = self._running.get(key)
+        if running is not None:
+            view, _ = await asyncio.shield(running)
+            return view, True
+        run = asyncio.ensure_future(self._publish_card(case_id, role, card_id))
+        self._running[key] = run
+        run.add_done_callback(lambda done: self._forget(key, done))
+        return await asyncio.shield(run)
+
+    def _forget(self, key: tuple[str, Role, str], done: asyncio.Future[tuple[dict[str, Any], bool]]) -> None:
+        self._running.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here: every caller still awaiting it re-raises it
+
+    async def _publish_card(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
         source = await self.gateway.get(role_scope(case_id, role), card_id)
         if source is None or not source.may_be_evidence:
             raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
@@ -57,10 +76,12 @@ class Publisher:
         case_id, card_id, role = source.case_id, source.id, source.space
         owner = secrets.token_hex(8)
         deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
+        record: PublicationRecord | None = None
         while True:
-            reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
-            if reserved:
-                return await self._run_owned(source, owner)
+            if record is None:  # nobody holds it (any more): try to reserve it
+                reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
+                if reserved:
+                    return await self._run_owned(source, owner)
             if record.state == PublicationState.READY and record.public_card_id:
                 copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
                 if copy is not None:
@@ -68,12 +89,15 @@ class Publisher:
                 if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
                     log.warning("a ready publication had lost its board copy; publishing it again")
                     return await self._run_owned(source, owner)
-                continue  # someone else reopened it first: look again
+                record = await self.ledger.get_publication(case_id, card_id)  # someone reopened it first: look again
+                continue
             if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
                 return await self._run_owned(source, owner)
             if asyncio.get_running_loop().time() >= deadline:
                 raise self._pending()
             await asyncio.sleep(PENDING_POLL_S)
+            # Waiting reads the row; only a reservation attempt writes (and takes SQLite's write lock).
+            record = await self.ledger.get_publication(case_id, card_id)
 
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))

@@ -253,3 +253,33 @@ async def test_a_stalled_attempts_copy_seen_only_after_the_takeover_looked_is_re
     retry = await publish(client, case_id, "informant", secret["id"])  # B, after A's 1 s lease ran out
     assert retry.status_code == 201, retry.text
     assert [c["id"] for c in await board(client, case_id)] == [retry.json()["public_card"]["id"]]
+
+
+async def test_concurrent_publishes_of_one_card_in_one_process_share_one_run_of_the_saga(
+    client: httpx.AsyncClient, services: Services, new_case: NewCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """25 at once: one reservation, one copy, one 201 and 24 repeats with the same copy. Without sharing
+    each request read the card, contended for the reservation and polled the pending row (p99 2.5 s for
+    4 × 25 in bench/publish_contention.py)."""
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    reservations = 0
+    reserve = services.ledger.reserve_publication
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reservations
+        reservations += 1
+        return await reserve(*args, **kwargs)
+
+    monkeypatch.setattr(services.ledger, "reserve_publication", counted)
+    responses = await asyncio.gather(*(publish(client, case_id, "informant", secret["id"]) for _ in range(25)))
+    assert sorted(r.status_code for r in responses) == [200] * 24 + [201]
+    assert sum(1 for r in responses if not r.json()["idempotent"]) == 1
+    assert len({r.json()["public_card"]["id"] for r in responses}) == 1
+    assert reservations == 1
+    assert [c["source"]["card_id"] for c in await board(client, case_id)] == [secret["id"]]
+    # Once it has finished, the next publish is an ordinary repeat through the ledger.
+    again = await publish(client, case_id, "informant", secret["id"])
+    assert again.status_code == 200 and again.json()["idempotent"] is True
+    assert reservations == 2
+    assert services.bureau.publisher._running == {}
