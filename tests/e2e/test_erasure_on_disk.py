@@ -9,64 +9,23 @@ found in its files. Sealing (docs/erasure.md) is why the game's own text never i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import re
 import secrets
 import string
 import subprocess
 import sys
-import zlib
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
-import zstandard
 
 from bureau.api.deps import Services
+from disk_scan import scan
 from helpers import NewCase, ask, informant_secret_card, publish
-
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-_ZLIB_HEADERS = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
-_CHUNK = 8 << 20
 
 
 def marker() -> str:
     return "zq" + "".join(secrets.choice(string.ascii_lowercase) for _ in range(14))
-
-
-def _streams(blob: bytes) -> Iterator[bytes]:
-    """Every zstd frame and zlib stream that decompresses, wherever it starts in the file."""
-    start = blob.find(_ZSTD_MAGIC)
-    while start != -1:
-        with contextlib.suppress(zstandard.ZstdError):
-            yield zstandard.ZstdDecompressor().decompressobj().decompress(blob[start : start + (4 << 20)])
-        start = blob.find(_ZSTD_MAGIC, start + 1)
-    for header in _ZLIB_HEADERS:
-        start = blob.find(header)
-        while start != -1:
-            with contextlib.suppress(zlib.error):
-                yield zlib.decompressobj().decompress(blob[start : start + (1 << 20)], 4 << 20)
-            start = blob.find(header, start + 1)
-
-
-def scan(data_dir: Path, needles: list[str]) -> dict[str, list[str]]:
-    """Which files under `data_dir` contain which needle (UTF-8), raw or decompressed."""
-    pattern = re.compile(b"|".join(re.escape(n.encode()) for n in needles))
-    found: dict[str, list[str]] = {}
-    for path in sorted(p for p in data_dir.rglob("*") if p.is_file() and not p.is_symlink()):
-        try:
-            with path.open("rb") as handle:
-                blob = handle.read()
-        except OSError:
-            continue  # a socket or a file that vanished while we walked
-        hits = {m.group().decode() for m in pattern.finditer(blob)}
-        for stream in _streams(blob):
-            hits |= {m.group().decode() for m in pattern.finditer(stream)}
-        for hit in hits:
-            found.setdefault(hit, []).append(str(path.relative_to(data_dir)))
-    return found
 
 
 async def play(client: httpx.AsyncClient, new_case: NewCase, markers: list[str]) -> str:
