@@ -9,6 +9,11 @@ from bureau.ledger.repository import CaseRecord
 from bureau.scope.audience import SEALED_LABEL
 
 
+def record_view(case: CaseRecord, entries: list[RecordEntry]) -> dict[str, Any]:
+    """The whole record of a case: what `/record` answers and what its JSON download holds."""
+    return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
+
+
 def record_entry_view(entry: RecordEntry) -> dict[str, Any]:
     """Everything the record holds about one interrogation or cross-examination (operator only)."""
     summary, body = entry.summary, entry.body

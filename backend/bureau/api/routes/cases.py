@@ -30,7 +30,7 @@ from bureau.api.schemas import (
     ResetBody,
     WhisperBody,
 )
-from bureau.game.record_views import markdown_report, record_entry_view
+from bureau.game.record_views import markdown_report, record_view
 from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
 
@@ -65,8 +65,7 @@ async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str,
 async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
     """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
     provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
-    case, entries = await bureau.record(case_id)
-    return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
+    return record_view(*await bureau.record(case_id))
 
 
 @router.get(
@@ -91,8 +90,8 @@ async def export_record(
     if format == "markdown":
         body, media, suffix = markdown_report(case, entries), "text/markdown; charset=utf-8", "md"
     else:
-        payload = {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
-        body, media, suffix = json.dumps(payload, ensure_ascii=False, indent=2), "application/json", "json"
+        payload = json.dumps(record_view(case, entries), ensure_ascii=False, indent=2)
+        body, media, suffix = payload, "application/json", "json"
     disposition = f'attachment; filename="case-{case.id}-record.{suffix}"'
     return Response(body, media_type=media, headers={"Content-Disposition": disposition, "Cache-Control": "no-store"})
 
