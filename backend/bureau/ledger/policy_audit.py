@@ -12,19 +12,15 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow
 from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
-
-WRITE_ACCEPTED = "write_accepted"
-WRITE_REJECTED = "write_rejected"
-READ_FILTERED = "read_filtered"
-RETENTION_PURGED = "retention_purged"
+from bureau.scope.vocabulary import PolicyAction, PolicyCode
 
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
     """One decision (or `count` alike ones) as the audit trail keeps it: no content, by construction."""
 
-    action: str
-    code: str
+    action: PolicyAction
+    code: PolicyCode
     memory_type: str
     creator: str
     space: str
@@ -83,7 +79,9 @@ class PolicyAuditLedger(TransactionRunner):
                 PolicyDecisionRecord(
                     r.id,
                     r.case_id,
-                    PolicyDecision(r.action, r.code, r.memory_type, r.creator, r.space, r.count, r.detail),
+                    PolicyDecision(
+                        PolicyAction(r.action), PolicyCode(r.code), r.memory_type, r.creator, r.space, r.count, r.detail
+                    ),
                     aware(r.created_at),
                 )
                 for r in rows
