@@ -23,10 +23,7 @@ from bureau.api.errors import ApiError
 from bureau.api.security import AccessControl
 from conftest import test_settings as settings_for
 from helpers import NewCase, snapshot
-from live_server import LiveServer
-
-OPERATOR_PASSCODE = "operator-pass-5150"
-STAGE_PASSCODE = "stage-pass-6262"
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, passcode_mode
 
 
 def code(response: httpx.Response) -> str:
@@ -255,14 +252,8 @@ async def test_a_success_on_one_screen_never_clears_the_other_screens_failures(
 def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     dist = tmp_path_factory.mktemp("web-dist")
     (dist / "index.html").write_text("<!doctype html><title>bureau</title>")
-    server = LiveServer(
-        tmp_path_factory.mktemp("transport-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
-        BUREAU_WEB_DIST=str(dist),
-    ).start()
-    yield server
-    server.stop()
+    with passcode_mode(tmp_path_factory.mktemp("transport-data"), BUREAU_WEB_DIST=str(dist)) as server:
+        yield server
 
 
 async def test_anonymous_requests_are_401_before_the_body_is_read(passcode_server: LiveServer) -> None:
