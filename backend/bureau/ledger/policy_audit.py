@@ -21,6 +21,8 @@ class PolicyDecision:
 
     action: PolicyAction
     code: PolicyCode
+    # As the record says them, not enums: a read may filter a record whose type or creator this code does not
+    # know (kept as stored), and a foreign record's are not shown at all (empty).
     memory_type: str
     creator: str
     space: str
