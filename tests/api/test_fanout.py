@@ -9,7 +9,7 @@ further behind than the feed keeps still gets everything.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import httpx
@@ -23,31 +23,18 @@ from bureau.api.events import event_stream
 from bureau.ledger.repository import EventRecord, LedgerError
 from bureau.scope.audience import Audience
 from helpers import NewCase, informant_secret_card, signed_in_headers
-from live_server import LiveServer
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer
 from sse_client import SSEStream, open_sse
 
-OPERATOR_PASSCODE = "operator-pass-3141"
-STAGE_PASSCODE = "stage-pass-2718"
 SUBSCRIBERS = 50
 WHISPERS = [f"Field note {i}: the courier changed trains at platform {i}." for i in range(8)]
 DEADLINE_S = 60.0
 
 
-@pytest.fixture(scope="module")
-def secured_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(
-        tmp_path_factory.mktemp("fanout-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
-    ).start()
-    yield server
-    server.stop()
-
-
 @pytest_asyncio.fixture(scope="module")
-async def http(secured_server: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
+async def http(passcode_server: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
     limits = httpx.Limits(max_connections=SUBSCRIBERS + 20)
-    async with httpx.AsyncClient(base_url=secured_server.url, timeout=30, limits=limits) as client:
+    async with httpx.AsyncClient(base_url=passcode_server.url, timeout=30, limits=limits) as client:
         yield client
 
 
