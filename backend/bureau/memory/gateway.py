@@ -58,7 +58,8 @@ _PING_SCOPE = MemoryScope("__ping__", BOARD)
 _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and erase pages through all of them
 _DELETE_BATCH = 500
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
-_CALL_TIMEOUT_S = 30.0
+_PING_TIMEOUT_S = 3.0
+_REOPEN_TIMEOUT_S = 120.0  # a new PowerMem client starts seekdb (2 s) and reflects its schema (3 s); far less than this
 
 
 def embedded_seekdb_available() -> bool:
@@ -194,6 +195,10 @@ class MemoryGateway:
         workers = settings.memory_pool_size if settings.remote_store else 1
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        self._call_timeout_s = settings.memory_call_timeout_s
+        # A call ran past its deadline (the store hangs, or one call is far too slow): later calls fail at once
+        # instead of queueing behind it, until the supervisor's next ping gets an answer (docs/faults.md).
+        self.stalled = False
         # Set by a store call that failed with an error (not a slow one): wakes the supervisor at once.
         self._trouble = asyncio.Event()
         self.store_lost = False  # the last ping failed with an error: the client must be reopened
@@ -274,21 +279,28 @@ class MemoryGateway:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
-        """Run on the memory worker. A call that times out still runs to its end on the worker; with `undo`,
-        its result is undone there afterwards (FIFO), so "failed, nothing changed" stays true."""
+        """Run on the memory worker, within BUREAU_MEMORY_CALL_TIMEOUT_S. While the store is stalled a call
+        fails at once: it would only queue behind the stuck one. A call that times out still runs to its end
+        on the worker; with `undo`, its result is undone there afterwards (FIFO), so "failed, nothing
+        changed" stays true even when the write lands after the 503."""
+        if self.stalled:
+            raise MemoryUnavailableError("stalled")
         job = self._executor.submit(fn, *args)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(job), _CALL_TIMEOUT_S)
+            return await asyncio.wait_for(asyncio.wrap_future(job), self._call_timeout_s)
         except TimeoutError:
             if undo is not None:
                 job.add_done_callback(lambda done: self._undo_late_result(done, undo))
-            log.error("memory store call %s timed out", getattr(fn, "__name__", "call"))
+            if not self.stalled:
+                log.error("memory store call %s timed out: refusing calls until it answers", _name(fn))
+            self.stalled = True
+            self._trouble.set()
             raise MemoryUnavailableError("timeout") from None
         except MemoryUnavailableError:
             raise
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
-            log.error("memory store call %s failed: %s", getattr(fn, "__name__", "call"), type(exc).__name__)
+            log.error("memory store call %s failed: %s", _name(fn), type(exc).__name__)
             self._trouble.set()
             raise MemoryUnavailableError(type(exc).__name__) from exc
 
@@ -413,12 +425,22 @@ class MemoryGateway:
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
-        return await self._run(
-            self._write_many_blocking,
-            scope,
-            tuple(drafts),
-            undo=lambda cards: self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in cards]),
-        )
+        return await self._run(self._write_many_blocking, scope, tuple(drafts), undo=self._undo_write(scope))
+
+    def _undo_write(self, scope: MemoryScope) -> Callable[[builtins.list[StoredCard]], None]:
+        """For a write that landed after its caller got a 503: the cards and their relevance features go."""
+
+        def undo(cards: builtins.list[StoredCard]) -> None:
+            ids = [card.id for card in cards]
+            self._relevance.forget(scope.case_id, ids)
+            try:
+                self._delete_ids_blocking(scope.user_id, scope.agent_id, ids)
+            except Exception as exc:
+                log.error(
+                    "a late write's undo failed (%s): %d card(s) left in %s", type(exc).__name__, len(ids), scope.key
+                )
+
+        return undo
 
     def _write_many_blocking(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> list[StoredCard]:
         # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
@@ -666,25 +688,33 @@ class MemoryGateway:
         prefix = CASE_USER_PREFIX
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
 
-    async def ping(self, timeout_s: float = 3.0) -> bool:
-        """A real round trip to the store, now; not a cached flag (except while the supervisor reopens a store
-        that has gone away: then False at once). Callers arriving while one is in flight share it, so a
-        flood of public /api/ready calls cannot queue up on the memory worker."""
-        if self._reopening:
-            return False  # known to be gone, and being brought back: no need to queue behind it
+    async def ping(self, timeout_s: float = _PING_TIMEOUT_S) -> bool:
+        """Readiness: a real round trip to the store, now; not a cached flag, except while the store is known
+        to be in trouble (reopening after it went away, or stalled): then False at once, without queueing."""
+        if self._reopening or self.stalled:
+            return False
+        return await self.probe(timeout_s)
+
+    async def probe(self, timeout_s: float = _PING_TIMEOUT_S) -> bool:
+        """The supervisor's round trip, made even while stalled: an answer ends the stall. Callers arriving
+        while one is in flight share it, so a flood of public /api/ready calls cannot queue up on the worker."""
         if self._ping_in_flight is None or self._ping_in_flight.done():
-            self._ping_in_flight = asyncio.ensure_future(self._ping_once(timeout_s))
+            self._ping_in_flight = asyncio.ensure_future(self._ping_once(min(timeout_s, self._call_timeout_s)))
         return await asyncio.shield(self._ping_in_flight)
 
     async def _ping_once(self, timeout_s: float) -> bool:
+        job = self._executor.submit(self._ping_blocking)  # not `_run`: it must pass a stall, and not cause one
         try:
-            await asyncio.wait_for(self._run(self._ping_blocking), timeout_s)
+            await asyncio.wait_for(asyncio.wrap_future(job), timeout_s)
         except TimeoutError:
-            return False  # slow, not gone: reopening a busy store would only make it slower
-        except MemoryUnavailableError:
+            return False  # slow or stuck, not gone: reopening a hung store would not make it answer
+        except Exception:
             self.store_lost = True
             return False
         self.store_lost = False
+        if self.stalled:
+            log.warning("memory store answers again: calls accepted")
+        self.stalled = False
         return True
 
     # ----- supervision ---------------------------------------------------------------------------------
@@ -700,8 +730,9 @@ class MemoryGateway:
         server restarted): close the old client, let go of the dead embedded server, start anew. It runs on
         the memory worker, so calls queued behind it meet the new client. Acknowledged writes are on disk."""
         self._reopening = True
-        try:
-            await self._run(self._reopen_blocking)
+        try:  # not `_run`: starting a store is no call, and it must pass a stall
+            job = self._executor.submit(self._reopen_blocking)
+            await asyncio.wait_for(asyncio.wrap_future(job), _REOPEN_TIMEOUT_S)
         finally:
             self._reopening = False
         self.store_lost = False
@@ -717,6 +748,10 @@ class MemoryGateway:
 
     def _ping_blocking(self) -> None:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", "call")
 
 
 def _release_embedded_server() -> None:

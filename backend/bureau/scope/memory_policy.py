@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from bureau.scope.content_policy import Screening
-from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
+from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode
 
 
 class WritePath(StrEnum):
@@ -23,16 +23,17 @@ class WritePath(StrEnum):
     AUDIT = "audit"  # only the audit trail in the ledger
 
 
-# Reason codes: on the wire (4xx codes) and in the audit trail.
-MEMORY_TYPE_FORBIDDEN = "MEMORY_TYPE_FORBIDDEN"
-PREFERENCE_KEY_UNKNOWN = "PREFERENCE_KEY_UNKNOWN"
-PREFERENCE_VALUE_INVALID = "PREFERENCE_VALUE_INVALID"
-UNSAFE_INPUT = "UNSAFE_INPUT"
-# Read exclusions (shown in the X-ray, counted in the audit trail).
-EXPIRED = MissReason.EXPIRED
-FAILED_VALIDATION = MissReason.FAILED_VALIDATION
-TYPE_NOT_EVIDENCE = MissReason.TYPE_NOT_EVIDENCE
-OWNER_MISMATCH = "owner_mismatch"  # counted only: nothing of a foreign record is shown
+# Reason codes (`PolicyCode`) under the names the rules use. Refusals: on the wire (4xx codes) and in the
+# audit trail.
+MEMORY_TYPE_FORBIDDEN = PolicyCode.MEMORY_TYPE_FORBIDDEN
+PREFERENCE_KEY_UNKNOWN = PolicyCode.PREFERENCE_KEY_UNKNOWN
+PREFERENCE_VALUE_INVALID = PolicyCode.PREFERENCE_VALUE_INVALID
+UNSAFE_INPUT = PolicyCode.UNSAFE_INPUT
+# Read exclusions (shown in the X-ray as `MissReason`s of the same value, counted in the audit trail).
+EXPIRED = PolicyCode.EXPIRED
+FAILED_VALIDATION = PolicyCode.FAILED_VALIDATION
+TYPE_NOT_EVIDENCE = PolicyCode.TYPE_NOT_EVIDENCE
+OWNER_MISMATCH = PolicyCode.OWNER_MISMATCH  # counted only: nothing of a foreign record is shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,7 @@ REPLAY_MIN_TRUST = CreatedBy.OPERATOR
 class MemoryPolicyError(ValueError):
     """A write the policy forbids. Carries a reason code only, never the text."""
 
-    def __init__(self, code: str, detail: str = "") -> None:
+    def __init__(self, code: PolicyCode, detail: str = "") -> None:
         super().__init__(code)
         self.code = code
         self.detail = detail  # reason codes of the screening, or the rule's name; never user text
@@ -216,7 +217,7 @@ def parse_trust(value: str) -> CreatedBy:
         return CreatedBy.UNTRUSTED  # a record whose creator we cannot name is trusted least
 
 
-def read_exclusion(record: RecordFacts, now: datetime, screening: Screening) -> str | None:
+def read_exclusion(record: RecordFacts, now: datetime, screening: Screening) -> PolicyCode | None:
     """Why a record may not be evidence now, or None. Checked on every read, so a pattern added after the
     record was written (a delayed prompt injection found later) excludes it from then on."""
     if record.expires_at is not None and record.expires_at <= now:
