@@ -7,7 +7,7 @@ embedded seekdb allows one path per process.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from bureau.api.state import services_of  # noqa: E402
 from bureau.config import Settings  # noqa: E402
 from contract import OpenApiContract  # noqa: E402
 from helpers import NewCase  # noqa: E402
-from live_server import LiveServer  # noqa: E402
+from live_server import LiveServer, passcode_mode  # noqa: E402
 
 
 def test_settings(data_dir: Path, **overrides: Any) -> Settings:
@@ -95,9 +95,15 @@ def new_case(client: httpx.AsyncClient) -> NewCase:
 
 
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> LiveServer:
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A real `bureau serve` process (open mode) for tests that need real HTTP streaming or processes."""
-    server = LiveServer(tmp_path_factory.mktemp("live-data"))
-    server.start()
-    yield server
-    server.stop()
+    with LiveServer(tmp_path_factory.mktemp("live-data")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A real `bureau serve` process in passcode mode, one per test module (its sessions and throttle are the
+    module's own). A module that needs more settings overrides this fixture with its own `passcode_mode`."""
+    with passcode_mode(tmp_path_factory.mktemp("passcode-data")) as server:
+        yield server

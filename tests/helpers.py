@@ -67,11 +67,16 @@ def play_four_acts(server: LiveServer, backend: str) -> None:
         assert http.get(f"/api/cases/{case_id}").status_code == 404
 
 
-async def signed_in_headers(client: httpx.AsyncClient, passcode: str) -> dict[str, str]:
-    """Sign in with `passcode`; the headers of that session for any request (cookie + CSRF token).
-    The client's own cookie jar is cleared, so every request names its session explicitly."""
-    response = await client.post("/api/session", headers={"X-Bureau-Passcode": passcode})
-    assert response.status_code == 204, response.text
-    session, csrf = response.cookies["bureau_session"], response.cookies["bureau_csrf"]
-    client.cookies.clear()
+def session_headers(signed_in: httpx.Response) -> dict[str, str]:
+    """The headers naming the session a sign-in opened, for any request (cookie + CSRF token)."""
+    assert signed_in.status_code == 204, signed_in.text
+    session, csrf = signed_in.cookies["bureau_session"], signed_in.cookies["bureau_csrf"]
     return {"Cookie": f"bureau_session={session}; bureau_csrf={csrf}", "X-CSRF-Token": csrf}
+
+
+async def signed_in_headers(client: httpx.AsyncClient, passcode: str) -> dict[str, str]:
+    """Sign in with `passcode`; the headers of that session. The client's own cookie jar is cleared, so
+    every request names its session explicitly."""
+    response = await client.post("/api/session", headers={"X-Bureau-Passcode": passcode})
+    client.cookies.clear()
+    return session_headers(response)

@@ -9,11 +9,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import TracebackType
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 90.0
+# The passcodes of every passcode-mode server the tests start (`passcode_mode`).
+OPERATOR_PASSCODE = "operator-pass-5150"
+STAGE_PASSCODE = "stage-pass-6262"
 
 
 def free_port() -> int:
@@ -98,5 +102,18 @@ class LiveServer:
             stop_process(self.process, sig)
         self.process = None
 
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def passcode_mode(data_dir: Path, **env: str) -> LiveServer:
+    """A server with both passcodes set (`OPERATOR_PASSCODE`, `STAGE_PASSCODE`); `with` starts and stops it."""
+    return LiveServer(data_dir, BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE, BUREAU_STAGE_PASSCODE=STAGE_PASSCODE, **env)

@@ -39,6 +39,12 @@ def seekdb_child(server_pid: int, timeout_s: float = 30.0) -> int:
     raise AssertionError(f"no seekdb child of {server_pid}")
 
 
+def is_stopped(pid: int) -> bool:
+    """Stopped by a signal (SIGSTOP): alive, but it runs nothing until SIGCONT."""
+    stat = _stat(pid)
+    return stat is not None and stat[1] in ("T", "t")
+
+
 def is_gone(pid: int) -> bool:
     """Dead: no such process, or a zombie nobody has reaped yet."""
     stat = _stat(pid)

@@ -85,15 +85,26 @@ class SeekdbServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> SeekdbServer:
-        binary = Path(pylibseekdb.__file__).with_name("seekdb")
         self.port = free_port()
+        self._launch()
+        self._wait_for_root("").close()  # fresh: passwordless root until `bureau setup` sets self.password
+        return self
+
+    def restart(self) -> SeekdbServer:
+        """Start again on the same base directory and port (after `stop` or a kill), as a supervisor would;
+        root has the password `bureau setup` gave it by now."""
+        assert self.port and (self.process is None or self.process.poll() is not None)
+        self._launch()
+        self._wait_for_root(self.password).close()
+        return self
+
+    def _launch(self) -> None:
+        binary = Path(pylibseekdb.__file__).with_name("seekdb")
         env = {**os.environ, "TELEMETRY_ENABLED": "false", "LD_LIBRARY_PATH": str(binary.parent)}
         command = [str(binary), f"--base-dir={self.base}", f"--port={self.port}", "--nodaemon", "--log-level=WARN"]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self._wait_for_root().close()  # fresh: passwordless root until `bureau setup` sets self.password
-        return self
 
-    def _wait_for_root(self) -> pymysql.Connection:
+    def _wait_for_root(self, password: str) -> pymysql.Connection:
         assert self.process is not None
         deadline = time.monotonic() + START_DEADLINE_S
         while True:
@@ -101,7 +112,7 @@ class SeekdbServer:
             assert self.process.poll() is None, "seekdb server exited"
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password="")
+                    return pymysql.connect(host="127.0.0.1", port=self.port, user="root", password=password)
             except (OSError, pymysql.err.OperationalError):
                 assert time.monotonic() < deadline, "seekdb server did not start"
                 time.sleep(0.2)

@@ -48,6 +48,9 @@ class Settings(BaseSettings):
     memory_collection: str = "bureau_cards"
     # Concurrent calls to a remote server (threads, each with its own connection). Embedded seekdb: always 1.
     memory_pool_size: int = Field(default=8, ge=1, le=15)  # 15: PowerMem's SQLAlchemy pool (5 + 10 overflow)
+    # How long one store call may take before the request gets 503 MEMORY_UNAVAILABLE. A call past it is
+    # "stalled": later calls fail at once instead of queueing behind it, until the store answers a ping.
+    memory_call_timeout_s: float = Field(default=30.0, gt=0, le=600)
     # Snowflake worker slot 0..1023 for this process's card ids. Unset: leased from the ledger.
     worker_id: int | None = Field(
         default=None,

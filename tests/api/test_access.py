@@ -21,11 +21,9 @@ import pytest
 import pytest_asyncio
 
 from helpers import informant_secret_card
-from live_server import LiveServer
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, passcode_mode
 from sse_client import SSEStream, open_sse
 
-OPERATOR_PASSCODE = "operator-pass-4821"
-STAGE_PASSCODE = "stage-pass-7713"
 MAX_SSE = 2
 
 
@@ -79,29 +77,26 @@ class Secured:
 
 
 @pytest.fixture(scope="module")
-def secured_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(
+def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with passcode_mode(
         tmp_path_factory.mktemp("secured-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
         BUREAU_MAX_SSE_PER_SESSION=str(MAX_SSE),
         BUREAU_HOST="0.0.0.0",  # a non-loopback bind is allowed once passcodes are set
-    ).start()
-    yield server
-    server.stop()
+    ) as server:
+        yield server
 
 
 @pytest_asyncio.fixture(scope="module")
-async def secured(secured_server: LiveServer) -> AsyncIterator[Secured]:
+async def secured(passcode_server: LiveServer) -> AsyncIterator[Secured]:
     """All sessions are signed in up front: the throttle test (last) locks this client's address out."""
-    async with httpx.AsyncClient(base_url=secured_server.url, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=passcode_server.url, timeout=30) as http:
         operator = await sign_in(http, OPERATOR_PASSCODE, "operator")
         stage = await sign_in(http, STAGE_PASSCODE, "stage")
         to_revoke = await sign_in(http, OPERATOR_PASSCODE, "operator-to-revoke")
         stage_for_cap = await sign_in(http, STAGE_PASSCODE, "stage-for-cap")
         created = await http.post("/api/cases", json={"scenario_id": "mole"}, headers=operator.headers(operator.csrf))
         assert created.status_code == 201, created.text
-        yield Secured(secured_server, http, operator, stage, to_revoke, stage_for_cap, created.json())
+        yield Secured(passcode_server, http, operator, stage, to_revoke, stage_for_cap, created.json())
 
 
 # ----- the matrix ------------------------------------------------------------------------------------------

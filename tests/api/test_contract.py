@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -31,12 +31,10 @@ from bureau.ledger.repository import Ledger
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.vocabulary import Certainty, EventType
 from contract import OpenApiContract
-from helpers import QUESTION, NewCase, informant_secret_card
-from live_server import LiveServer
+from helpers import QUESTION, NewCase, informant_secret_card, signed_in_headers
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer
 from sse_client import open_sse
 
-OPERATOR_PASSCODE = "operator-pass-5150"
-STAGE_PASSCODE = "stage-pass-6160"
 PORTER = "The night porter saw a courier with a violet umbrella."
 # Provoked in-process below (they need open play on loopback, or an injected storage fault).
 IN_PROCESS = {"HOST_NOT_ALLOWED", "MEMORY_UNAVAILABLE"}
@@ -97,36 +95,17 @@ def test_the_streams_are_documented_with_a_frame_per_event_type(contract: OpenAp
 # ----- the whole game over real HTTP ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def secured_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(
-        tmp_path_factory.mktemp("contract-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
-    ).start()
-    yield server
-    server.stop()
-
-
 @pytest_asyncio.fixture(scope="module")
-async def live(secured_server: LiveServer, contract: OpenApiContract) -> AsyncIterator[httpx.AsyncClient]:
+async def live(passcode_server: LiveServer, contract: OpenApiContract) -> AsyncIterator[httpx.AsyncClient]:
     async def check_contract(response: httpx.Response) -> None:
         if "text/event-stream" not in response.headers.get("content-type", ""):
             await response.aread()
             contract.check(response)
 
     async with httpx.AsyncClient(
-        base_url=secured_server.url, timeout=60, event_hooks={"response": [check_contract]}
+        base_url=passcode_server.url, timeout=60, event_hooks={"response": [check_contract]}
     ) as http:
         yield http
-
-
-async def sign_in(http: httpx.AsyncClient, passcode: str) -> dict[str, str]:
-    response = await http.post("/api/session", headers={"X-Bureau-Passcode": passcode})
-    assert response.status_code == 204
-    token, csrf = response.cookies["bureau_session"], response.cookies["bureau_csrf"]
-    http.cookies.clear()
-    return {"Cookie": f"bureau_session={token}; bureau_csrf={csrf}", "X-CSRF-Token": csrf}
 
 
 class Game:
@@ -258,10 +237,10 @@ class HeldPublication:
 
 
 async def test_the_whole_game_over_http_matches_the_contract(
-    live: httpx.AsyncClient, contract: OpenApiContract, secured_server: LiveServer
+    live: httpx.AsyncClient, contract: OpenApiContract, passcode_server: LiveServer
 ) -> None:
     contract.seen.clear()
-    operator, stage = await sign_in(live, OPERATOR_PASSCODE), await sign_in(live, STAGE_PASSCODE)
+    operator, stage = await signed_in_headers(live, OPERATOR_PASSCODE), await signed_in_headers(live, STAGE_PASSCODE)
     game = Game(live, operator, stage)
     case = await game.call("POST", "/api/cases", 201, json={"scenario_id": "safe-combination"})
     streamed = f"/api/cases/{case['case']['id']}"
@@ -288,9 +267,9 @@ async def test_the_whole_game_over_http_matches_the_contract(
         assert {f.event for f in operator_stream.frames} == {str(t) for t in EventType}  # every type, once at least
         assert {f.event for f in stage_stream.frames} == {str(t) for t in EventType} - {"answer.completed"}
 
-    await play(game, secured_server)
+    await play(game, passcode_server)
 
-    signed_out = await sign_in(live, STAGE_PASSCODE)
+    signed_out = await signed_in_headers(live, STAGE_PASSCODE)
     await game.call("DELETE", "/api/session", 204, headers=signed_out)
     for _ in range(5):
         await game.call("POST", "/api/session", 401, headers={"Cookie": "", "X-Bureau-Passcode": "wrong-passcode"})

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,10 +25,9 @@ from hypothesis import HealthCheck, settings
 
 from bureau.api.app import create_app
 from conftest import test_settings as settings_for
-from live_server import LiveServer
+from helpers import session_headers
+from live_server import OPERATOR_PASSCODE, LiveServer
 
-OPERATOR_PASSCODE = "operator-pass-9001"
-STAGE_PASSCODE = "stage-pass-9002"
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "6"))
 LONG_PROFILE = MAX_EXAMPLES > 6
 SPARE_SESSIONS = 20
@@ -71,21 +69,7 @@ class Target:
 
 def sign_in(server: LiveServer, passcode: str) -> dict[str, str]:
     with httpx.Client(base_url=server.url, timeout=30) as http:
-        response = http.post("/api/session", headers={"X-Bureau-Passcode": passcode})
-    assert response.status_code == 204, response.text
-    session, csrf = response.cookies["bureau_session"], response.cookies["bureau_csrf"]
-    return {"Cookie": f"bureau_session={session}; bureau_csrf={csrf}", "X-CSRF-Token": csrf}
-
-
-@pytest.fixture(scope="module")
-def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(
-        tmp_path_factory.mktemp("fuzz-passcode-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
-    ).start()
-    yield server
-    server.stop()
+        return session_headers(http.post("/api/session", headers={"X-Bureau-Passcode": passcode}))
 
 
 @pytest.fixture(scope="module")

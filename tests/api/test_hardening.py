@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from typing import Any
 
@@ -12,7 +13,6 @@ import pytest
 
 from bureau.api.deps import Services
 from bureau.ledger.repository import CaseMissingError, PendingEvent
-from bureau.memory import gateway as gateway_module
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.keys import SPACES, MemoryScope
 from helpers import NewCase, informant_secret_card, snapshot
@@ -93,30 +93,52 @@ async def test_a_reset_waits_its_turn_behind_concurrent_commands(
 async def test_a_write_that_times_out_is_undone_when_it_lands(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A store call stuck past BUREAU_MEMORY_CALL_TIMEOUT_S: 503, later calls refused at once instead of
+    queueing behind it, readiness red; when it lands, the write is undone and the supervisor's ping ends the
+    stall. (The same against a SIGSTOPped seekdb: tests/faults/test_store_faults.py.)"""
     case = await new_case()
     case_id = case["case"]["id"]
     gateway = services.gateway
     real_write = gateway._write_many_blocking
+    landed = threading.Event()
+    release = threading.Event()
 
-    def slow_write(scope, drafts):
-        time.sleep(0.6)  # inside the worker thread: the store is slow, not the test
-        return real_write(scope, drafts)
+    def stuck_write(scope, drafts):
+        release.wait(30)  # inside the worker thread: the store hangs until the test lets it go
+        cards = real_write(scope, drafts)
+        landed.set()
+        return cards
 
+    detective = MemoryScope(case_id, "detective")
     with monkeypatch.context() as patch:
-        patch.setattr(gateway_module, "_CALL_TIMEOUT_S", 0.2)
-        patch.setattr(gateway, "_write_many_blocking", slow_write)
-        response = await client.post(
-            f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "A late note."}
-        )
-    assert response.status_code == 503
-    deadline = time.monotonic() + 10
-    while True:  # the late write lands, then its undo runs on the same worker
-        contents = [c.content for c in await gateway.list(MemoryScope(case_id, "detective"))]
-        if "A late note." not in contents or time.monotonic() > deadline:
-            break
-        await asyncio.sleep(0.05)
-    assert "A late note." not in contents
+        patch.setattr(gateway, "_call_timeout_s", 0.2)
+        patch.setattr(gateway, "_write_many_blocking", stuck_write)
+        try:
+            response = await client.post(
+                f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "A late note."}
+            )
+            assert response.status_code == 503
+            assert response.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            assert gateway.stalled
+            with pytest.raises(MemoryUnavailableError):  # refused at once: the worker is still stuck
+                await gateway.list(detective)
+            assert (await client.get("/api/ready")).status_code == 503
+            asked = await client.post(
+                f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": "Who?"}
+            )
+            assert asked.status_code == 503
+            assert not landed.is_set()  # nothing above waited for the stuck call
+        finally:
+            release.set()
+        assert await asyncio.to_thread(landed.wait, 10)
+        deadline = time.monotonic() + 20
+        while gateway.stalled:  # the supervisor's next ping gets an answer and ends the stall
+            assert time.monotonic() < deadline, "the stall did not end"
+            await asyncio.sleep(0.05)
+    # The late write landed, then its undo ran on the same worker before any later call.
+    assert "A late note." not in [c.content for c in await gateway.list(detective)]
     assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
+    assert (await client.get("/api/ready")).status_code == 200
 
 
 async def test_publishing_into_a_case_erased_meanwhile_is_not_found(

@@ -22,11 +22,8 @@ from bureau.api.deps import Services
 from bureau.api.errors import ApiError
 from bureau.api.security import AccessControl
 from conftest import test_settings as settings_for
-from helpers import NewCase, snapshot
-from live_server import LiveServer
-
-OPERATOR_PASSCODE = "operator-pass-5150"
-STAGE_PASSCODE = "stage-pass-6262"
+from helpers import NewCase, signed_in_headers, snapshot
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, passcode_mode
 
 
 def code(response: httpx.Response) -> str:
@@ -255,14 +252,8 @@ async def test_a_success_on_one_screen_never_clears_the_other_screens_failures(
 def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     dist = tmp_path_factory.mktemp("web-dist")
     (dist / "index.html").write_text("<!doctype html><title>bureau</title>")
-    server = LiveServer(
-        tmp_path_factory.mktemp("transport-data"),
-        BUREAU_OPERATOR_PASSCODE=OPERATOR_PASSCODE,
-        BUREAU_STAGE_PASSCODE=STAGE_PASSCODE,
-        BUREAU_WEB_DIST=str(dist),
-    ).start()
-    yield server
-    server.stop()
+    with passcode_mode(tmp_path_factory.mktemp("transport-data"), BUREAU_WEB_DIST=str(dist)) as server:
+        yield server
 
 
 async def test_anonymous_requests_are_401_before_the_body_is_read(passcode_server: LiveServer) -> None:
@@ -297,11 +288,7 @@ async def test_the_web_catch_all_serves_only_get_of_non_api_paths(passcode_serve
 
 async def test_head_on_a_stream_sends_headers_and_ends(passcode_server: LiveServer) -> None:
     async with httpx.AsyncClient(base_url=passcode_server.url, timeout=30) as http:
-        signed = await http.post("/api/session", headers={"X-Bureau-Passcode": OPERATOR_PASSCODE})
-        headers = {
-            "Cookie": f"bureau_session={signed.cookies['bureau_session']}; bureau_csrf={signed.cookies['bureau_csrf']}",
-            "X-CSRF-Token": signed.headers["x-csrf-token"],
-        }
+        headers = await signed_in_headers(http, OPERATOR_PASSCODE)
         created = await http.post("/api/cases", json={"scenario_id": "mole"}, headers=headers)
         case_id = created.json()["case"]["id"]
         head = await asyncio.wait_for(http.head(f"/api/cases/{case_id}/events", headers=headers), 10)

@@ -1,10 +1,12 @@
-"""The memory store going away under a running server: the embedded seekdb server is a child process of
-`bureau serve` (`seekdb --embedded`, one per data directory), so it can die on its own (OOM killer, crash).
-Requests must then get a clear 503 quickly, readiness must go red, and the service must bring the store
-back by itself, with every acknowledged write still there and nothing half-done."""
+"""The memory store going away or hanging under a running server: the embedded seekdb server is a child
+process of `bureau serve` (`seekdb --embedded`, one per data directory), so it can die on its own (OOM
+killer, crash) or stop answering (stopped, swapped out, stuck). Requests must then get a clear 503 in a
+bounded time, readiness must go red, and the service must come back by itself, with every acknowledged
+write still there and nothing half-done."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -14,10 +16,11 @@ import httpx
 
 from helpers import QUESTION, informant_secret_card
 from live_server import LiveServer
-from process_tree import is_gone, seekdb_child
+from process_tree import is_gone, is_stopped, seekdb_child
 
 ANSWER_BOUND_S = 10.0  # a request to a dead store must be answered within this (no hang)
 RECOVERY_DEADLINE_S = 90.0
+CALL_TIMEOUT_S = 4.0  # BUREAU_MEMORY_CALL_TIMEOUT_S for the hung-store test
 
 
 def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
@@ -80,3 +83,87 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
     log = server.log_text()
     assert "memory store reopened" in log
     assert "Traceback" not in log  # refused cleanly, not by an unexpected error
+
+
+def test_a_hung_seekdb_child_is_503_in_bounded_time_and_the_service_recovers_when_it_answers(tmp_path: Path) -> None:
+    server = LiveServer(tmp_path, BUREAU_MEMORY_CALL_TIMEOUT_S=str(CALL_TIMEOUT_S)).start()
+    assert server.process is not None
+    child = 0
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
+            case_id = case["case"]["id"]
+            whispers = f"/api/cases/{case_id}/whispers"
+            kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
+            assert http.post(whispers, json=kept).status_code == 201
+            before = http.get(f"/api/cases/{case_id}").json()
+
+            child = seekdb_child(server.process.pid)
+            os.kill(child, signal.SIGSTOP)  # alive and holding its socket, answering nothing
+            wait_until(lambda: is_stopped(child), 10, "the seekdb child stopped")
+
+            stuck = {"role": "suspect", "text": "I was at the cinema all evening."}
+            started = time.monotonic()
+            refused = http.post(whispers, json=stuck)  # its card write hangs in the store
+            first_after_s = time.monotonic() - started
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            assert first_after_s < CALL_TIMEOUT_S + ANSWER_BOUND_S  # the call deadline, not a hang
+
+            # The call is still stuck on the memory worker. Everything after it is refused at once instead
+            # of queueing behind it: each answer comes before a call deadline could have passed.
+            attempts = [
+                lambda: http.post(whispers, json={"role": "detective", "text": "The van had no plates."}),
+                lambda: http.post(
+                    f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION}
+                ),
+                lambda: http.get(f"/api/cases/{case_id}"),
+                lambda: http.get("/api/ready"),
+            ]
+            fast = []
+            for attempt in attempts:
+                sent = time.monotonic()
+                answer = attempt()
+                fast.append(time.monotonic() - sent)
+                assert answer.status_code == 503, answer.text
+                assert answer.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            assert max(fast) < CALL_TIMEOUT_S, fast
+            assert http.get("/api/health").json()["memory"]["status"] == "down"
+            assert http.get("/api/health").status_code == 200  # the process itself answers
+
+            # A hung store is not restarted: the same child, still stopped, after several supervisor pings.
+            hung_until = time.monotonic() + 3
+            while time.monotonic() < hung_until:
+                assert seekdb_child(server.process.pid) == child and is_stopped(child)
+                time.sleep(0.5)
+
+            os.kill(child, signal.SIGCONT)
+            resumed = time.monotonic()
+            wait_until(lambda: http.get("/api/ready").status_code == 200, RECOVERY_DEADLINE_S, "readiness")
+            print(
+                f"[faults] seekdb child stopped: first 503 after {first_after_s:.2f} s (call timeout "
+                f"{CALL_TIMEOUT_S} s), later ones after at most {max(fast):.3f} s; ready again "
+                f"{time.monotonic() - resumed:.2f} s after SIGCONT"
+            )
+            assert seekdb_child(server.process.pid) == child  # the same server, never reopened
+            # The stuck whisper's write landed once the store ran again, and was undone: the ledger never
+            # recorded it and the store does not hold it.
+            after = http.get(f"/api/cases/{case_id}").json()
+            assert after["spaces"] == before["spaces"]
+            assert after["case"]["version"] == before["case"]["version"]
+            assert http.post(whispers, json=stuck).status_code == 201
+            asked = http.post(
+                f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION}
+            ).json()
+            assert asked["certainty"] == "known"
+            assert asked["evidence"] == [informant_secret_card(before)["id"]]
+    finally:
+        if child:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGCONT)  # never leave a stopped server behind a failed assertion
+        server.stop()
+    log = server.log_text()
+    assert "timed out: refusing calls until it answers" in log
+    assert "memory store answers again" in log
+    assert "reopening" not in log
+    assert "Traceback" not in log

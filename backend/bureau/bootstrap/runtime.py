@@ -28,6 +28,7 @@ from bureau.memory.gateway import MemoryGateway
 log = logging.getLogger("bureau")
 MAINTENANCE_INTERVAL_S = 5.0
 REOPEN_CONFIRM_S = 1.0  # a store that failed a ping is pinged again this much later before it is reopened
+STALLED_PING_S = 1.0  # while a store call is stuck past its deadline, the store is pinged this often
 REOPEN_BACKOFF_S = (1.0, 30.0)  # first and longest wait between attempts to reopen a store that is gone
 SLOT_STALE_S = 120.0  # a worker id lease not renewed for this long may be taken by another process
 
@@ -171,32 +172,39 @@ async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
 
 
 async def _supervise_store(runtime: Runtime) -> None:
-    """Ping the store every few seconds (what /api/health reports), at once after a failed call. When the
-    store has gone away (an error, not mere slowness: the embedded seekdb child died, a remote server
-    restarted), reopen the client, backing off while it cannot start."""
+    """Ping the store every few seconds (what /api/health reports), at once after a failed call, every
+    second while a call is stuck (the first answer ends the stall). When the store has gone away (an error,
+    not mere slowness: the embedded seekdb child died, a remote server restarted), reopen the client. A
+    store that hangs is never restarted (docs/faults.md)."""
     gateway = runtime.gateway
-    backoff = REOPEN_BACKOFF_S[0]
     while True:
-        await gateway.trouble(MAINTENANCE_INTERVAL_S)
-        runtime.last_ping_ok = await gateway.ping()
+        await gateway.trouble(STALLED_PING_S if gateway.stalled else MAINTENANCE_INTERVAL_S)
+        runtime.last_ping_ok = await gateway.probe()
         if not runtime.last_ping_ok and gateway.store_lost:
             # Look once more before reopening: one failed call can be a passing error, and reopening holds
             # the whole process (pylibseekdb keeps the interpreter lock while it starts the server).
             await asyncio.sleep(REOPEN_CONFIRM_S)
-            runtime.last_ping_ok = await gateway.ping()
-        if runtime.last_ping_ok or not gateway.store_lost:
-            backoff = REOPEN_BACKOFF_S[0]
-            continue
-        log.error("memory store unreachable; reopening it")
+            runtime.last_ping_ok = await gateway.probe()
+        if not runtime.last_ping_ok and gateway.store_lost:
+            await _reopen_store(runtime)
+
+
+async def _reopen_store(runtime: Runtime) -> None:
+    """Reopen the client until it starts, backing off while the store cannot be reached (a remote server
+    still down): 1 s doubling to 30 s, so a store that comes back is in use again at most 30 s later."""
+    backoff = REOPEN_BACKOFF_S[0]
+    log.error("memory store unreachable; reopening it")
+    while True:
         try:
-            await gateway.reopen()
+            await runtime.gateway.reopen()
         except Exception as exc:
             log.error("memory store did not reopen (%s); next attempt in %.0f s", type(exc).__name__, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, REOPEN_BACKOFF_S[1])
             continue
-        runtime.last_ping_ok = await gateway.ping()
+        runtime.last_ping_ok = await runtime.gateway.probe()
         log.warning("memory store reopened (answering: %s)", runtime.last_ping_ok)
+        return
 
 
 async def _sweep_retention(runtime: Runtime) -> None:

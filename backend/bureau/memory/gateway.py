@@ -23,12 +23,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
+from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
+from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.relevance import RelevanceScorer, policy_for
+from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.types import (
     Candidate,
     CardDraft,
@@ -39,6 +43,7 @@ from bureau.memory.types import (
     WorkerIdLostError,
 )
 from bureau.scope.audience import visibility_of_space
+from bureau.scope.content_policy import ContentPolicy
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
 from bureau.scope.vocabulary import CreatedBy
@@ -53,7 +58,8 @@ _PING_SCOPE = MemoryScope("__ping__", BOARD)
 _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and erase pages through all of them
 _DELETE_BATCH = 500
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
-_CALL_TIMEOUT_S = 30.0
+_PING_TIMEOUT_S = 3.0
+_REOPEN_TIMEOUT_S = 120.0  # a new PowerMem client starts seekdb (2 s) and reflects its schema (3 s); far less than this
 
 
 def embedded_seekdb_available() -> bool:
@@ -76,7 +82,7 @@ def _isolated_from_working_directory() -> Iterator[None]:
 
 # Their errors carry SQL parameters and store messages, i.e. card text and questions. Our own log lines
 # name the failed operation and the exception class instead.
-_STORE_LOGGERS = ("powermem", "pyobvector", "pyseekdb", "sqlglot", "sqlalchemy.engine")
+_STORE_LOGGERS = ("powermem", "pyobvector", "pyseekdb", "sqlglot", "sqlalchemy.engine", "sqlalchemy.pool")
 
 
 def _silence_store_loggers() -> None:
@@ -189,6 +195,10 @@ class MemoryGateway:
         workers = settings.memory_pool_size if settings.remote_store else 1
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
+        self._call_timeout_s = settings.memory_call_timeout_s
+        # A call ran past its deadline (the store hangs, or one call is far too slow): later calls fail at once
+        # instead of queueing behind it, until the supervisor's next ping gets an answer (docs/faults.md).
+        self.stalled = False
         # Set by a store call that failed with an error (not a slow one): wakes the supervisor at once.
         self._trouble = asyncio.Event()
         self.store_lost = False  # the last ping failed with an error: the client must be reopened
@@ -197,8 +207,7 @@ class MemoryGateway:
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
         self.relevance_policy = policy_for(settings, self.embedder_name)
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
-        # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
-        self.screening = settings.content_policy
+        self._screening = RememberedScreening(settings.content_policy)  # see the `screening` property
         self.retention = settings.retention
         self.foreign_hits_dropped = 0
         self.expired_purged = 0
@@ -213,6 +222,16 @@ class MemoryGateway:
         return "seekdb-remote" if self._settings.seekdb_host else "seekdb-embedded"
 
     @property
+    def screening(self) -> ContentPolicy:
+        """The read and write screening in force. Replaced only at start-up (settings) or by a test that adds
+        a pattern; each text is screened once per policy (memory/screening_memo.py)."""
+        return self._screening.policy
+
+    @screening.setter
+    def screening(self, policy: ContentPolicy) -> None:
+        self._screening = RememberedScreening(policy)
+
+    @property
     def embedder_name(self) -> str:
         return getattr(self._embedder, "name", type(self._embedder).__name__)
 
@@ -222,6 +241,9 @@ class MemoryGateway:
         await asyncio.get_running_loop().run_in_executor(self._executor, self._start_blocking)
 
     def _start_blocking(self) -> None:
+        # Every vector operation of this process (embedding, rotation, signals) runs on the memory worker, one
+        # at a time: BLAS threads of their own would only wait for a core and spin (docs/performance.md).
+        threadpool_limits(limits=1, user_api="blas")
         self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
         logs = self._settings.data_dir.resolve() / "logs"
@@ -246,6 +268,7 @@ class MemoryGateway:
                 "telemetry": {"enabled": False},
             }
             self._memory = Memory(config=config)
+        _share_one_connection(self._memory)
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
     async def close(self) -> None:
@@ -256,21 +279,28 @@ class MemoryGateway:
         self._executor.shutdown(wait=True, cancel_futures=True)
 
     async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
-        """Run on the memory worker. A call that times out still runs to its end on the worker; with `undo`,
-        its result is undone there afterwards (FIFO), so "failed, nothing changed" stays true."""
+        """Run on the memory worker, within BUREAU_MEMORY_CALL_TIMEOUT_S. While the store is stalled a call
+        fails at once: it would only queue behind the stuck one. A call that times out still runs to its end
+        on the worker; with `undo`, its result is undone there afterwards (FIFO), so "failed, nothing
+        changed" stays true even when the write lands after the 503."""
+        if self.stalled:
+            raise MemoryUnavailableError("stalled")
         job = self._executor.submit(fn, *args)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(job), _CALL_TIMEOUT_S)
+            return await asyncio.wait_for(asyncio.wrap_future(job), self._call_timeout_s)
         except TimeoutError:
             if undo is not None:
                 job.add_done_callback(lambda done: self._undo_late_result(done, undo))
-            log.error("memory store call %s timed out", getattr(fn, "__name__", "call"))
+            if not self.stalled:
+                log.error("memory store call %s timed out: refusing calls until it answers", _name(fn))
+            self.stalled = True
+            self._trouble.set()
             raise MemoryUnavailableError("timeout") from None
         except MemoryUnavailableError:
             raise
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
-            log.error("memory store call %s failed: %s", getattr(fn, "__name__", "call"), type(exc).__name__)
+            log.error("memory store call %s failed: %s", _name(fn), type(exc).__name__)
             self._trouble.set()
             raise MemoryUnavailableError(type(exc).__name__) from exc
 
@@ -323,6 +353,8 @@ class MemoryGateway:
 
     def _purge_blocking(self, scope: MemoryScope, cards: Sequence[StoredCard]) -> None:
         """Expired records are invisible and purged on the read that finds them (on the memory worker)."""
+        if cards:
+            self._relevance.forget(scope.case_id, [card.id for card in cards])
         for card in cards:
             if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
@@ -370,6 +402,10 @@ class MemoryGateway:
         """Card ids whose derived relevance features this process holds (in memory only): for erasure checks."""
         return self._relevance.cached_card_ids()
 
+    def relevance_vector_cases(self) -> set[str]:
+        """Cases whose embedded texts this process holds (in memory only): for erasure checks."""
+        return self._relevance.cached_vector_cases()
+
     # ----- operations ----------------------------------------------------------------------------------
 
     def fence(self) -> None:
@@ -385,16 +421,26 @@ class MemoryGateway:
         Every draft passes the policy table first (type × creator × path, preference key and value,
         screening), here at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
         for draft in drafts:
-            check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
+            check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
-        return await self._run(
-            self._write_many_blocking,
-            scope,
-            tuple(drafts),
-            undo=lambda cards: self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in cards]),
-        )
+        return await self._run(self._write_many_blocking, scope, tuple(drafts), undo=self._undo_write(scope))
+
+    def _undo_write(self, scope: MemoryScope) -> Callable[[builtins.list[StoredCard]], None]:
+        """For a write that landed after its caller got a 503: the cards and their relevance features go."""
+
+        def undo(cards: builtins.list[StoredCard]) -> None:
+            ids = [card.id for card in cards]
+            self._relevance.forget(scope.case_id, ids)
+            try:
+                self._delete_ids_blocking(scope.user_id, scope.agent_id, ids)
+            except Exception as exc:
+                log.error(
+                    "a late write's undo failed (%s): %d card(s) left in %s", type(exc).__name__, len(ids), scope.key
+                )
+
+        return undo
 
     def _write_many_blocking(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> list[StoredCard]:
         # PowerMem's add() would embed and store the text it is handed, so the gateway embeds the plaintext
@@ -402,8 +448,8 @@ class MemoryGateway:
         # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
         storage = self._store().storage
         cipher = self._cipher(scope.case_id)
-        texts = list(dict.fromkeys(d.content for d in drafts))  # embed each distinct text once, in one batch
-        vectors = dict(zip(texts, self._embedder.embed_documents(texts), strict=True))
+        # Each distinct text once, in one encoder batch with the pieces its relevance features need.
+        vectors = self._relevance.card_vectors(scope.case_id, list(dict.fromkeys(d.content for d in drafts)))
         written: list[StoredCard] = []
         try:
             for draft in drafts:
@@ -458,7 +504,8 @@ class MemoryGateway:
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         store = self._store()
-        question = self._relevance.question(query)  # sentence and word vectors in one batch
+        # Sentence and word vectors in one batch (what this case embedded before comes from the cache).
+        question = self._relevance.question(query, scopes[0].case_id if scopes else "")
         vector = question.vector
         now = datetime.now(UTC)
         result = Retrieval()
@@ -484,7 +531,7 @@ class MemoryGateway:
                     continue
                 if reason == EXPIRED:
                     expired.append(card)
-                reason = reason or read_exclusion(card.facts, now, self.screening) or ""
+                reason = reason or read_exclusion(card.facts, now, self._screening) or ""
                 if reason:
                     result.excluded.append(Excluded(card, card.space, score, reason))
                 else:
@@ -582,12 +629,12 @@ class MemoryGateway:
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
         if self._get_blocking(scope, card_id) is None:
             return False
-        self._relevance.forget([card_id])
+        self._relevance.forget(scope.case_id, [card_id])
         return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
 
     async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
         """Delete many cards of one space in batches (a reset removes a whole space this way)."""
-        self._relevance.forget(card_ids)
+        self._relevance.forget(scope.case_id, card_ids)
         await self._run(self._delete_ids_blocking, scope.user_id, scope.agent_id, list(card_ids))
 
     def _delete_ids_blocking(self, user_id: str, agent_id: str | None, card_ids: Sequence[str]) -> None:
@@ -641,25 +688,33 @@ class MemoryGateway:
         prefix = CASE_USER_PREFIX
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != _PING_SCOPE.user_id)
 
-    async def ping(self, timeout_s: float = 3.0) -> bool:
-        """A real round trip to the store, now; not a cached flag (except while the supervisor reopens a store
-        that has gone away: then False at once). Callers arriving while one is in flight share it, so a
-        flood of public /api/ready calls cannot queue up on the memory worker."""
-        if self._reopening:
-            return False  # known to be gone, and being brought back: no need to queue behind it
+    async def ping(self, timeout_s: float = _PING_TIMEOUT_S) -> bool:
+        """Readiness: a real round trip to the store, now; not a cached flag, except while the store is known
+        to be in trouble (reopening after it went away, or stalled): then False at once, without queueing."""
+        if self._reopening or self.stalled:
+            return False
+        return await self.probe(timeout_s)
+
+    async def probe(self, timeout_s: float = _PING_TIMEOUT_S) -> bool:
+        """The supervisor's round trip, made even while stalled: an answer ends the stall. Callers arriving
+        while one is in flight share it, so a flood of public /api/ready calls cannot queue up on the worker."""
         if self._ping_in_flight is None or self._ping_in_flight.done():
-            self._ping_in_flight = asyncio.ensure_future(self._ping_once(timeout_s))
+            self._ping_in_flight = asyncio.ensure_future(self._ping_once(min(timeout_s, self._call_timeout_s)))
         return await asyncio.shield(self._ping_in_flight)
 
     async def _ping_once(self, timeout_s: float) -> bool:
+        job = self._executor.submit(self._ping_blocking)  # not `_run`: it must pass a stall, and not cause one
         try:
-            await asyncio.wait_for(self._run(self._ping_blocking), timeout_s)
+            await asyncio.wait_for(asyncio.wrap_future(job), timeout_s)
         except TimeoutError:
-            return False  # slow, not gone: reopening a busy store would only make it slower
-        except MemoryUnavailableError:
+            return False  # slow or stuck, not gone: reopening a hung store would not make it answer
+        except Exception:
             self.store_lost = True
             return False
         self.store_lost = False
+        if self.stalled:
+            log.warning("memory store answers again: calls accepted")
+        self.stalled = False
         return True
 
     # ----- supervision ---------------------------------------------------------------------------------
@@ -675,8 +730,9 @@ class MemoryGateway:
         server restarted): close the old client, let go of the dead embedded server, start anew. It runs on
         the memory worker, so calls queued behind it meet the new client. Acknowledged writes are on disk."""
         self._reopening = True
-        try:
-            await self._run(self._reopen_blocking)
+        try:  # not `_run`: starting a store is no call, and it must pass a stall
+            job = self._executor.submit(self._reopen_blocking)
+            await asyncio.wait_for(asyncio.wrap_future(job), _REOPEN_TIMEOUT_S)
         finally:
             self._reopening = False
         self.store_lost = False
@@ -692,6 +748,10 @@ class MemoryGateway:
 
     def _ping_blocking(self) -> None:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", "call")
 
 
 def _release_embedded_server() -> None:
@@ -719,7 +779,30 @@ def _dead_children(comm: str) -> builtins.list[int]:
     return found
 
 
+def _share_one_connection(memory: Any) -> None:
+    """Embedded seekdb: one connection for every statement. pyobvector builds its embedded engine without a
+    pool, so each statement opened a connection (running the MySQL dialect's `SET NAMES` round trip) and
+    closing it closed the embedded client's connection too: about a seventh of the memory worker's time.
+    Safe because every store call of a gateway runs on its one worker thread. A remote server keeps
+    pyobvector's own connection pool."""
+    client = getattr(memory.storage.vector_store, "obvector", None)
+    if client is None:
+        return  # PowerMem's sqlite store
+    engine = client.engine
+    server = engine.get_execution_options().get("seekdb_server")
+    if server is None:
+        return
+    shared = create_engine(engine.url, creator=engine.pool._creator, poolclass=StaticPool)
+    shared.update_execution_options(seekdb_server=server)
+    client.engine = shared
+    engine.dispose()
+
+
 def _close_quietly(memory: Any) -> None:
+    """Close the client, and its embedded connection (the store may be gone: closing then fails quietly)."""
     close = getattr(memory, "close", None)
     if callable(close):
         close()
+    engine = getattr(getattr(memory.storage.vector_store, "obvector", None), "engine", None)
+    if engine is not None:
+        engine.dispose()
