@@ -97,15 +97,16 @@ def test_two_servers_on_one_embedded_data_directory_share_the_store_safely(tmp_p
         expected = sorted(scenario_notes + written)
         assert detective_notes(first, case_id) == detective_notes(second, case_id) == expected
 
-        # The shared server dies: both processes reopen the store by themselves, and the directory ends up
-        # with one server again (the one the loser of the race started exits: seekdb locks its directory).
+        # The shared server dies: each process reopens the store by itself (or, if the other one was first,
+        # its next connection reaches the new server on the same socket), and the directory ends up with one
+        # server again (if both start one, the loser's exits at once: seekdb locks its directory).
         os.kill(child, signal.SIGKILL)
         killed = time.monotonic()
-        wait_until(lambda: not ready(first) and not ready(second), 30, "both unready")
+        wait_until(lambda: not ready(first), 30, "the first process unready")
         wait_until(lambda: ready(first) and ready(second), RECOVERY_DEADLINE_S, "both ready again")
         print(f"[faults] shared seekdb killed: both processes ready again after {time.monotonic() - killed:.1f} s")
         wait_until(lambda: len(embedded_servers(tmp_path)) == 1, 30, "one embedded server for the directory")
-        assert all("memory store reopened" in server.log_text() for server in (first, second))
+        assert any("memory store reopened" in server.log_text() for server in (first, second))
         assert detective_notes(first, case_id) == detective_notes(second, case_id) == expected
         written += asyncio.run(whisper_through_both([first, second], case_id, "after the reopen"))
         expected = sorted(scenario_notes + written)
