@@ -38,7 +38,7 @@ from bureau.scope.relevance import (
     Verdict,
     policy_from_data,
 )
-from bureau.scope.vocabulary import Certainty, MemoryType
+from bureau.scope.vocabulary import Certainty, MemoryType, RelevancePolicyName
 
 REPO = Path(__file__).resolve().parents[2]
 SET_PATH = REPO / "tests" / "data" / "honest_retrieval_set.yaml"
@@ -251,7 +251,7 @@ def _between(cut: float, scores: Iterable[float]) -> float:
     return (cut + max(below)) / 2 if below else cut
 
 
-def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: dict[str, float]) -> Cuts:
+def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: dict[str, float], embedder: str) -> Cuts:
     """Known: the lowest cut whose known answers are right >= KNOWN_PRECISION_TARGET and where no cross-role,
     off-topic or preset-of-another-role question is known. Uncertain: the lowest cut that keeps
     >= OFF_TOPIC_UNKNOWN_TARGET of the off-topic questions and every preset-of-another-role question unknown.
@@ -259,7 +259,8 @@ def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: d
     calibration score (no calibration question changes side, and the cut is not on one of them)."""
 
     def policy(known: float) -> LogisticPolicy:
-        return LogisticPolicy({lang: LanguageModel(intercept, weights, Cuts(known, 0.0), CAPS)})
+        model = LanguageModel(intercept, weights, Cuts(known, 0.0), CAPS)
+        return LogisticPolicy({lang: model}, RelevancePolicyName.logistic(embedder))
 
     def passes(cut: float) -> tuple[bool, list[Outcome]]:
         outcomes = [judge(s, policy(cut)) for s in part]
@@ -306,7 +307,7 @@ def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
         used = [name for name in SIGNALS if name not in UNUSED.get(lang, ())]
         intercept, weights = fit_logistic(_matrix((c for c, _ in rows), used), np.asarray([y for _, y in rows]))
         named = {name: 0.0 for name in SIGNALS} | {n: round(float(w), 6) for n, w in zip(used, weights, strict=True)}
-        cuts = _choose_cuts(part, lang, intercept, named)
+        cuts = _choose_cuts(part, lang, intercept, named, embedder)
         languages[lang] = {
             "intercept": round(intercept, 6),
             "weights": named,

@@ -22,7 +22,7 @@ from bureau.api.deps import Services
 from bureau.api.errors import ApiError
 from bureau.api.security import AccessControl
 from conftest import test_settings as settings_for
-from helpers import NewCase, snapshot
+from helpers import NewCase, signed_in_headers, snapshot
 from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, passcode_mode
 
 
@@ -288,11 +288,7 @@ async def test_the_web_catch_all_serves_only_get_of_non_api_paths(passcode_serve
 
 async def test_head_on_a_stream_sends_headers_and_ends(passcode_server: LiveServer) -> None:
     async with httpx.AsyncClient(base_url=passcode_server.url, timeout=30) as http:
-        signed = await http.post("/api/session", headers={"X-Bureau-Passcode": OPERATOR_PASSCODE})
-        headers = {
-            "Cookie": f"bureau_session={signed.cookies['bureau_session']}; bureau_csrf={signed.cookies['bureau_csrf']}",
-            "X-CSRF-Token": signed.headers["x-csrf-token"],
-        }
+        headers = await signed_in_headers(http, OPERATOR_PASSCODE)
         created = await http.post("/api/cases", json={"scenario_id": "mole"}, headers=headers)
         case_id = created.json()["case"]["id"]
         head = await asyncio.wait_for(http.head(f"/api/cases/{case_id}/events", headers=headers), 10)

@@ -18,9 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bureau.answering.base import MALFORMED, PROVIDER_ERROR, TIMEOUT, AnswerRequest
+from bureau.answering.base import AnswerRequest
 from bureau.answering.role_voice import RoleVoiceResponder
 from bureau.config import Settings
+from bureau.scope.vocabulary import FallbackReason
 from factories import candidate, card
 from live_server import free_port
 
@@ -97,6 +98,10 @@ async def test_the_role_voice_gets_a_bounded_schema_shaped_reply_from_a_real_ser
     print(f"real server answer in {elapsed:.1f} s: {answer.fallback_reason or 'accepted'}", file=sys.stderr)
     # It answered within the timeout with JSON of the reply's shape (accepted, or refused by grounding rules
     # that only a parsed reply can reach), through the format the server accepts.
-    assert answer.fallback_reason not in (TIMEOUT, MALFORMED, PROVIDER_ERROR), answer.fallback_reason
+    assert answer.fallback_reason not in (
+        FallbackReason.PROVIDER_TIMEOUT,
+        FallbackReason.MALFORMED_OUTPUT,
+        FallbackReason.PROVIDER_ERROR,
+    ), answer.fallback_reason
     assert elapsed < timeout_s + 1
     assert responder.reply_format is not None and responder.reply_format["type"] == "json_object"

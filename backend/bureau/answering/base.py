@@ -7,25 +7,9 @@ from typing import Literal, Protocol
 
 from bureau.answering.conflicts import Conflict
 from bureau.memory.types import Candidate
-from bureau.scope.vocabulary import Certainty
+from bureau.scope.vocabulary import Certainty, FallbackReason
 
 ResponderName = Literal["evidence", "role_voice"]
-
-# Fallback reasons: why an answer came from the evidence responder instead of the role voice
-# (docs/answering.md lists them all).
-# Set by the role voice when it falls back:
-UNGROUNDED = "ungrounded_claim"
-CITATION_OUTSIDE = "citation_outside_evidence"
-CLAIMED_KNOWN = "claimed_known_without_evidence"
-MALFORMED = "malformed_output"
-TIMEOUT = "provider_timeout"
-PROVIDER_ERROR = "provider_error"
-BUDGET = "budget_exhausted"
-BUSY = "busy"
-# Set by the game's final check on any responder's answer (`validate_answer` in game/interrogation.py);
-# CLAIMED_KNOWN and CITATION_OUTSIDE above apply there too.
-KNOWN_WITHOUT_CITATION = "known_without_citation"
-DECLINED_EVIDENCE = "declined_available_evidence"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +31,7 @@ class Answer:
     # card ids: a subset of the request's hits (+ confirmed borderline); for "uncertain", the close card quoted
     evidence: tuple[str, ...]
     responder: ResponderName
-    fallback_reason: str | None = None
+    fallback_reason: FallbackReason | None = None
     # card id -> True (confirmed relevant, promoted to a hit) / False (rejected)
     borderline_verdicts: dict[str, bool] = field(default_factory=dict)
     # card id -> reason, for evidence withheld from the model (e.g. "unsafe_content")

@@ -8,7 +8,7 @@ from bureau.answering.conflicts import find_conflicts
 from bureau.memory.types import StoredCard
 from bureau.scope import BOARD
 from bureau.scope.phrases import Phrasebook, phrasebook
-from bureau.scope.vocabulary import Certainty
+from bureau.scope.vocabulary import Certainty, FallbackReason
 
 MAX_CITED = 3
 
@@ -27,7 +27,7 @@ class EvidenceResponder:
         return evidence_answer(request)
 
 
-def evidence_answer(request: AnswerRequest, fallback_reason: str | None = None) -> Answer:
+def evidence_answer(request: AnswerRequest, fallback_reason: FallbackReason | None = None) -> Answer:
     words = phrasebook(request.language)
     if not request.hits and request.borderline:
         closest = request.borderline[0]  # the game passes them best-judged first

@@ -13,8 +13,8 @@ from typing import Any
 from bureau.game.views import CaseState
 from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
-from bureau.scope.audience import SEALED_LABEL, Audience, Principal, readers_of_space
-from bureau.scope.keys import BOARD, ROLES
+from bureau.scope.audience import SEALED_LABEL, STAGE, Audience, readers_of_space
+from bureau.scope.keys import BOARD, ROLES, SPACES
 from bureau.scope.vocabulary import Certainty, EventType
 
 Payload = dict[str, Any]
@@ -72,7 +72,7 @@ def stage_snapshot(state: CaseState) -> Payload:
 
 def _public(space: str | None) -> bool:
     """The audience check every stage-bound item passes: its readership must admit the stage."""
-    return space in (*ROLES, BOARD) and readers_of_space(space).admits(Principal.STAGE)
+    return space in SPACES and readers_of_space(space).admits(STAGE)
 
 
 def stage_record_entry(entry: RecordEntry) -> Payload:

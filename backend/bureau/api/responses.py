@@ -29,11 +29,15 @@ from bureau.scope.vocabulary import (
     CaseStatus,
     Certainty,
     CreatedBy,
+    FallbackReason,
     HitStatus,
     Kind,
     MemoryType,
     MissReason,
+    PolicyAction,
+    PolicyCode,
     RecordKind,
+    RelevancePolicyName,
     Trust,
 )
 
@@ -48,7 +52,6 @@ Absent: TypeAlias = Union[T, SkipJsonSchema[None]]  # noqa: UP007 (a generic ali
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 # Who may read an item: `public`, `sealed` (nobody), or roles joined by `+` (`detective+suspect`).
 Readership = Annotated[str, Field(description="`public`, `sealed`, or roles joined by `+`", examples=["sealed"])]
-FallbackReason = Annotated[str, Field(description="why the role voice fell back to evidence mode")]
 
 
 def _no_null_defaults(schema: dict[str, Any]) -> None:
@@ -161,7 +164,7 @@ class SearchTrace(_Verdict):
     misses: list[TraceMiss]
     threshold: float
     borderline_floor: float
-    relevance_policy: str
+    relevance_policy: RelevancePolicyName
     question_language: str
     duration_ms: float
     # Records the gateway dropped because their owner key was not the scope asked for (interrogations only).
@@ -498,8 +501,8 @@ class PolicyDecisionView(ResponseModel):
 
     id: int
     created_at: Timestamp
-    action: str
-    code: str
+    action: PolicyAction
+    code: PolicyCode
     detail: str
     memory_type: str
     creator: str

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bureau.scope.vocabulary import PolicyCode
+
 
 class GameError(Exception):
     code = "GAME_ERROR"
@@ -22,7 +24,7 @@ class ScenarioNotFoundError(GameError):
 
 
 class UnsafeInputError(GameError):
-    code = "UNSAFE_INPUT"
+    code: PolicyCode = PolicyCode.UNSAFE_INPUT
 
     def __init__(self, reasons: list[str]) -> None:
         super().__init__("unsafe input")

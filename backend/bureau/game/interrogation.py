@@ -19,20 +19,12 @@ from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from bureau.answering.base import (
-    CITATION_OUTSIDE,
-    CLAIMED_KNOWN,
-    DECLINED_EVIDENCE,
-    KNOWN_WITHOUT_CITATION,
-    Answer,
-    AnswerRequest,
-    Responder,
-)
+from bureau.answering.base import Answer, AnswerRequest, Responder
 from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game.views import card_event_view
-from bureau.ledger.policy_audit import READ_FILTERED, WRITE_ACCEPTED, PolicyDecision
+from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
 from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
@@ -43,7 +35,20 @@ from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
 from bureau.scope.memory_policy import WritePath
 from bureau.scope.phrases import phrasebook
 from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
-from bureau.scope.vocabulary import Certainty, CreatedBy, EventType, HitStatus, Kind, MemoryType, MissReason, Trust
+from bureau.scope.vocabulary import (
+    Certainty,
+    CreatedBy,
+    EventType,
+    FallbackReason,
+    HitStatus,
+    Kind,
+    MemoryType,
+    MissReason,
+    PolicyAction,
+    PolicyCode,
+    RelevancePolicyName,
+    Trust,
+)
 
 log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
@@ -57,7 +62,7 @@ class Classified:
     what may not, each miss with its reason; every candidate's judgement, and the cut points used."""
 
     cuts: Cuts
-    policy: str
+    policy: RelevancePolicyName
     language: str
     hits: list[Candidate] = field(default_factory=list)
     borderline: list[Candidate] = field(default_factory=list)
@@ -169,18 +174,18 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
         # Uncertain only without usable evidence, citing only the close candidates it names.
         closest = {c.card.id for c in usable.borderline}
         if usable.hits or confirmed:
-            return evidence_answer(usable, DECLINED_EVIDENCE)
+            return evidence_answer(usable, FallbackReason.DECLINED_AVAILABLE_EVIDENCE)
         if not answer.evidence or not set(answer.evidence) <= closest:
-            return evidence_answer(usable, CITATION_OUTSIDE)
+            return evidence_answer(usable, FallbackReason.CITATION_OUTSIDE_EVIDENCE)
         return answer
     if not allowed and answer.certainty == Certainty.KNOWN:
-        return evidence_answer(usable, CLAIMED_KNOWN)
+        return evidence_answer(usable, FallbackReason.CLAIMED_KNOWN_WITHOUT_EVIDENCE)
     if not set(answer.evidence) <= allowed:
-        return evidence_answer(usable, CITATION_OUTSIDE)
+        return evidence_answer(usable, FallbackReason.CITATION_OUTSIDE_EVIDENCE)
     if answer.certainty == Certainty.KNOWN and not answer.evidence:
-        return evidence_answer(usable, KNOWN_WITHOUT_CITATION)
+        return evidence_answer(usable, FallbackReason.KNOWN_WITHOUT_CITATION)
     if answer.certainty == Certainty.UNKNOWN and usable.hits:
-        return evidence_answer(usable, DECLINED_EVIDENCE)
+        return evidence_answer(usable, FallbackReason.DECLINED_AVAILABLE_EVIDENCE)
     return answer
 
 
@@ -274,12 +279,14 @@ def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, 
 def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]) -> list[PolicyDecision]:
     """The audit rows of one interrogation: the session record written, each read exclusion counted by
     (reason, space, type, creator). Codes and counts only."""
-    written = PolicyDecision(WRITE_ACCEPTED, "ok", session_card.memory_type, session_card.created_by, role)
+    written = PolicyDecision(
+        PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, session_card.memory_type, session_card.created_by, role
+    )
     counts = Counter(
         (e.reason, e.space, e.card.memory_type if e.card else "", e.card.created_by if e.card else "") for e in excluded
     )
     filtered = [
-        PolicyDecision(READ_FILTERED, reason, memory_type, creator, space, count)
+        PolicyDecision(PolicyAction.READ_FILTERED, PolicyCode(reason), memory_type, creator, space, count)
         for (reason, space, memory_type, creator), count in sorted(counts.items())
     ]
     return [written, *filtered]

@@ -6,7 +6,7 @@ matrix, "unknown" cells included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from bureau.game.scenario_schema import KeyFact
@@ -58,15 +58,21 @@ def _cited_hits(trace: dict[str, Any]) -> list[dict[str, Any]]:
     return [hit for hit in trace.get("hits", []) if hit.get("card_id") in cited]
 
 
+def _asked(interrogations: Sequence[RecordEntry]) -> Iterator[tuple[str, dict[str, Any], RecordEntry]]:
+    """Each interrogation entry in order, with the role that was asked and its trace (an entry that
+    names no role is skipped)."""
+    for entry in interrogations:
+        trace = entry.summary.get("trace") or {}
+        role = trace.get("role") or (entry.roles[0] if entry.roles else None)
+        if role is not None:
+            yield role, trace, entry
+
+
 def fold_knowledge(key_facts: Sequence[KeyFact], interrogations: Sequence[RecordEntry]) -> dict[str, dict[str, str]]:
     """Role -> fact id -> cell, the newest answer that speaks to a fact winning. An entry whose text was
     dropped (a cited card was erased) can still show where a fact was known, never that it was unknown."""
     matrix: dict[str, dict[str, str]] = {}
-    for entry in interrogations:
-        trace = entry.summary.get("trace") or {}
-        role = trace.get("role") or (entry.roles[0] if entry.roles else None)
-        if role is None:
-            continue
+    for role, trace, entry in _asked(interrogations):
         conflicts = [conflict.get("topic") for conflict in trace.get("conflicts", []) or []]
         question = entry.body.get("question")
         certainty = trace.get("certainty", "known")
@@ -78,11 +84,7 @@ def fold_knowledge(key_facts: Sequence[KeyFact], interrogations: Sequence[Record
 def latest_answers(interrogations: Sequence[RecordEntry]) -> dict[str, dict[str, Any]]:
     """Role -> its newest answer as the console shows it: the text, the certainty and evidence, the trace."""
     answers: dict[str, dict[str, Any]] = {}
-    for entry in interrogations:
-        trace = entry.summary.get("trace") or {}
-        role = trace.get("role") or (entry.roles[0] if entry.roles else None)
-        if role is None:
-            continue
+    for role, trace, entry in _asked(interrogations):
         answers[role] = {
             "answer": entry.body.get("answer", ""),
             "certainty": trace.get("certainty", "unknown"),

@@ -11,10 +11,11 @@ import logging
 import secrets
 from collections import Counter
 
-from bureau.ledger.policy_audit import RETENTION_PURGED, PolicyDecision
+from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.repository import ACTIVE, Ledger
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.keys import SPACES, MemoryScope
+from bureau.scope.vocabulary import PolicyAction, PolicyCode
 
 log = logging.getLogger("bureau.retention")
 LEASE_NAME = "retention_sweeper"
@@ -58,7 +59,9 @@ class RetentionSweeper:
             await self.ledger.record_policy(
                 case_id,
                 [
-                    PolicyDecision(RETENTION_PURGED, "expired", memory_type, creator, space, count)
+                    PolicyDecision(
+                        PolicyAction.RETENTION_PURGED, PolicyCode.EXPIRED, memory_type, creator, space, count
+                    )
                     for (memory_type, creator), count in sorted(by_kind.items())
                 ],
             )

@@ -27,7 +27,7 @@ from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_view
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
-from bureau.ledger.policy_audit import WRITE_ACCEPTED, WRITE_REJECTED, PolicyDecision
+from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     ACTIVE,
@@ -44,7 +44,7 @@ from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
-from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, RecordKind
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode, RecordKind
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -242,7 +242,9 @@ class Bureau:
             raise
         event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
         await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
-        await self.audit(case_id, [PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, creator, role)])
+        await self.audit(
+            case_id, [PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)]
+        )
         return {"card": card_view(card)}
 
     async def interrogate(
@@ -412,13 +414,13 @@ def _rejected(
 ) -> PolicyDecision:
     """The audit row of a refused write: the rule's code and the screening's reason codes, never the text."""
     detail = ",".join(exc.reasons) if isinstance(exc, UnsafeInputError) else exc.detail
-    return PolicyDecision(WRITE_REJECTED, exc.code, memory_type, creator, space, detail=detail)
+    return PolicyDecision(PolicyAction.WRITE_REJECTED, exc.code, memory_type, creator, space, detail=detail)
 
 
 def loaded_decisions(written: Written) -> list[PolicyDecision]:
     """Scenario cards written: one accepted row per (space, type), with its count."""
     counts = Counter((scope.space, card.memory_type) for scope, card in written)
     return [
-        PolicyDecision(WRITE_ACCEPTED, "ok", memory_type, CreatedBy.SCENARIO, space, count)
+        PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, CreatedBy.SCENARIO, space, count)
         for (space, memory_type), count in sorted(counts.items())
     ]

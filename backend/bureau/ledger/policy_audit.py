@@ -12,19 +12,17 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow
 from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
-
-WRITE_ACCEPTED = "write_accepted"
-WRITE_REJECTED = "write_rejected"
-READ_FILTERED = "read_filtered"
-RETENTION_PURGED = "retention_purged"
+from bureau.scope.vocabulary import PolicyAction, PolicyCode
 
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
     """One decision (or `count` alike ones) as the audit trail keeps it: no content, by construction."""
 
-    action: str
-    code: str
+    action: PolicyAction
+    code: PolicyCode
+    # As the record says them, not enums: a read may filter a record whose type or creator this code does not
+    # know (kept as stored), and a foreign record's are not shown at all (empty).
     memory_type: str
     creator: str
     space: str
@@ -83,7 +81,9 @@ class PolicyAuditLedger(TransactionRunner):
                 PolicyDecisionRecord(
                     r.id,
                     r.case_id,
-                    PolicyDecision(r.action, r.code, r.memory_type, r.creator, r.space, r.count, r.detail),
+                    PolicyDecision(
+                        PolicyAction(r.action), PolicyCode(r.code), r.memory_type, r.creator, r.space, r.count, r.detail
+                    ),
                     aware(r.created_at),
                 )
                 for r in rows

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
+# The role names are written here once: every other list of them (spaces, principals) is built from `Role`.
 Role = Literal["detective", "informant", "suspect"]
-Space = Literal["detective", "informant", "suspect", "bulletin_board"]
+Space = Literal[Role, "bulletin_board"]
 
-ROLES: tuple[Role, ...] = ("detective", "informant", "suspect")
+ROLES: tuple[Role, ...] = get_args(Role)
 BOARD: Space = "bulletin_board"
-SPACES: tuple[Space, ...] = (*ROLES, BOARD)
+SPACES: tuple[Space, ...] = get_args(Space)
 
 TENANT = "case"
 USER = "chief"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from bureau.scope.content_policy import ContentPolicy
-from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
+from bureau.scope.content_policy import Screening
+from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode
 
 
 class WritePath(StrEnum):
@@ -23,16 +23,17 @@ class WritePath(StrEnum):
     AUDIT = "audit"  # only the audit trail in the ledger
 
 
-# Reason codes: on the wire (4xx codes) and in the audit trail.
-MEMORY_TYPE_FORBIDDEN = "MEMORY_TYPE_FORBIDDEN"
-PREFERENCE_KEY_UNKNOWN = "PREFERENCE_KEY_UNKNOWN"
-PREFERENCE_VALUE_INVALID = "PREFERENCE_VALUE_INVALID"
-UNSAFE_INPUT = "UNSAFE_INPUT"
-# Read exclusions (shown in the X-ray, counted in the audit trail).
-EXPIRED = MissReason.EXPIRED
-FAILED_VALIDATION = MissReason.FAILED_VALIDATION
-TYPE_NOT_EVIDENCE = MissReason.TYPE_NOT_EVIDENCE
-OWNER_MISMATCH = "owner_mismatch"  # counted only: nothing of a foreign record is shown
+# Reason codes (`PolicyCode`) under the names the rules use. Refusals: on the wire (4xx codes) and in the
+# audit trail.
+MEMORY_TYPE_FORBIDDEN = PolicyCode.MEMORY_TYPE_FORBIDDEN
+PREFERENCE_KEY_UNKNOWN = PolicyCode.PREFERENCE_KEY_UNKNOWN
+PREFERENCE_VALUE_INVALID = PolicyCode.PREFERENCE_VALUE_INVALID
+UNSAFE_INPUT = PolicyCode.UNSAFE_INPUT
+# Read exclusions (shown in the X-ray as `MissReason`s of the same value, counted in the audit trail).
+EXPIRED = PolicyCode.EXPIRED
+FAILED_VALIDATION = PolicyCode.FAILED_VALIDATION
+TYPE_NOT_EVIDENCE = PolicyCode.TYPE_NOT_EVIDENCE
+OWNER_MISMATCH = PolicyCode.OWNER_MISMATCH  # counted only: nothing of a foreign record is shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,7 @@ REPLAY_MIN_TRUST = CreatedBy.OPERATOR
 class MemoryPolicyError(ValueError):
     """A write the policy forbids. Carries a reason code only, never the text."""
 
-    def __init__(self, code: str, detail: str = "") -> None:
+    def __init__(self, code: PolicyCode, detail: str = "") -> None:
         super().__init__(code)
         self.code = code
         self.detail = detail  # reason codes of the screening, or the rule's name; never user text
@@ -152,7 +153,7 @@ def check_type(memory_type: MemoryType, creator: CreatedBy, path: WritePath, key
         raise MemoryPolicyError(PREFERENCE_KEY_UNKNOWN, "key_not_allowed_for_type")
 
 
-def check_content(memory_type: MemoryType, key: str | None, content: str, screening: ContentPolicy) -> None:
+def check_content(memory_type: MemoryType, key: str | None, content: str, screening: Screening) -> None:
     """Raise MemoryPolicyError unless the content passes what its type requires: the preference value's
     schema, the content screening. The detail names reason codes, never the text."""
     policy = POLICY[memory_type]
@@ -169,7 +170,7 @@ def check_write(
     path: WritePath,
     key: str | None,
     content: str,
-    screening: ContentPolicy,
+    screening: Screening,
 ) -> None:
     """The whole write rule: type, creator and path first, then the content."""
     check_type(memory_type, creator, path, key)
@@ -216,7 +217,7 @@ def parse_trust(value: str) -> CreatedBy:
         return CreatedBy.UNTRUSTED  # a record whose creator we cannot name is trusted least
 
 
-def read_exclusion(record: RecordFacts, now: datetime, screening: ContentPolicy) -> str | None:
+def read_exclusion(record: RecordFacts, now: datetime, screening: Screening) -> PolicyCode | None:
     """Why a record may not be evidence now, or None. Checked on every read, so a pattern added after the
     record was written (a delayed prompt injection found later) excludes it from then on."""
     if record.expires_at is not None and record.expires_at <= now:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from bureau.scope.vocabulary import Certainty
+from bureau.scope.vocabulary import Certainty, RelevancePolicyName
 
 Verdict = Certainty
 CAP_GAP = 0.001
@@ -40,7 +40,7 @@ class Cuts:
 
 class RelevancePolicy(Protocol):
     @property
-    def name(self) -> str: ...
+    def name(self) -> RelevancePolicyName: ...
 
     def judge(self, signals: Mapping[str, float], language: str) -> Judgement: ...
 
@@ -59,7 +59,7 @@ def _verdict(score: float, cuts: Cuts) -> Verdict:
 class ThresholdPolicy:
     threshold: float
     band: float
-    name: str = "cosine-threshold"
+    name: RelevancePolicyName = RelevancePolicyName.COSINE_THRESHOLD
 
     def cuts(self, language: str) -> Cuts:
         return Cuts(known=self.threshold, uncertain=round(self.threshold - self.band, 4))
@@ -91,7 +91,7 @@ class LanguageModel:
 @dataclass(frozen=True, slots=True)
 class LogisticPolicy:
     languages: Mapping[str, LanguageModel]
-    name: str = "logistic"
+    name: RelevancePolicyName
 
     def _model(self, language: str) -> LanguageModel:
         return self.languages.get(language) or self.languages["en"]
@@ -131,7 +131,11 @@ def policy_from_data(data: Mapping[str, object], embedder: str) -> LogisticPolic
         raise RelevanceModelError(f"relevance model for {embedder!r} is malformed") from exc
     if "en" not in languages:
         raise RelevanceModelError(f"relevance model for {embedder!r} has no English entry")
+    try:
+        name = RelevancePolicyName.logistic(embedder)
+    except ValueError:
+        raise RelevanceModelError(f"no relevance policy is named for the embedder {embedder!r}") from None
     for model in languages.values():
         if not 0.0 <= model.cuts.uncertain <= model.cuts.known <= 1.0:
             raise RelevanceModelError("cut points must satisfy 0 <= uncertain <= known <= 1")
-    return LogisticPolicy(languages=languages, name=f"logistic-{embedder}")
+    return LogisticPolicy(languages=languages, name=name)

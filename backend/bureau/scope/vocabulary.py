@@ -96,6 +96,31 @@ class HitStatus(StrEnum):
     BORDERLINE_CONFIRMED = "borderline_confirmed"
 
 
+class PolicyAction(StrEnum):
+    """What a memory-policy decision in the audit trail did (docs/memory-policy.md#audit-trail)."""
+
+    WRITE_ACCEPTED = "write_accepted"
+    WRITE_REJECTED = "write_rejected"
+    READ_FILTERED = "read_filtered"
+    RETENTION_PURGED = "retention_purged"
+
+
+class PolicyCode(StrEnum):
+    """The code of a memory-policy decision: `ok` for an accepted write; the rule a refused write broke (also
+    its error code on the wire); why a read left a record out (the X-ray's reasons, plus `owner_mismatch`,
+    only ever counted); `expired` for a retention purge."""
+
+    OK = "ok"
+    MEMORY_TYPE_FORBIDDEN = "MEMORY_TYPE_FORBIDDEN"
+    PREFERENCE_KEY_UNKNOWN = "PREFERENCE_KEY_UNKNOWN"
+    PREFERENCE_VALUE_INVALID = "PREFERENCE_VALUE_INVALID"
+    UNSAFE_INPUT = "UNSAFE_INPUT"
+    EXPIRED = "expired"
+    FAILED_VALIDATION = "failed_validation"
+    TYPE_NOT_EVIDENCE = "type_not_evidence"
+    OWNER_MISMATCH = "owner_mismatch"
+
+
 class MissReason(StrEnum):
     """Why a candidate in a trace is not evidence."""
 
@@ -105,10 +130,11 @@ class MissReason(StrEnum):
     DERIVED_CONTEXT = "derived_context"
     DUPLICATE = "duplicate"
     FILTERED_UNSAFE = "filtered_unsafe"
-    # The read policy (scope/memory_policy.py), applied to every search hit before classification:
-    TYPE_NOT_EVIDENCE = "type_not_evidence"
-    EXPIRED = "expired"
-    FAILED_VALIDATION = "failed_validation"
+    # The read policy (scope/memory_policy.py), applied to every search hit before classification; the audit
+    # trail counts the same exclusions under the same codes:
+    TYPE_NOT_EVIDENCE = PolicyCode.TYPE_NOT_EVIDENCE.value
+    EXPIRED = PolicyCode.EXPIRED.value
+    FAILED_VALIDATION = PolicyCode.FAILED_VALIDATION.value
 
 
 class PublicationState(StrEnum):
@@ -124,3 +150,36 @@ class CaseStatus(StrEnum):
     LOADING = "loading"
     ACTIVE = "active"
     ERASING = "erasing"
+
+
+class FallbackReason(StrEnum):
+    """Why an answer came from the evidence responder instead of the role voice (docs/answering.md)."""
+
+    # Set by the role voice when it falls back:
+    UNGROUNDED_CLAIM = "ungrounded_claim"
+    CITATION_OUTSIDE_EVIDENCE = "citation_outside_evidence"
+    CLAIMED_KNOWN_WITHOUT_EVIDENCE = "claimed_known_without_evidence"
+    MALFORMED_OUTPUT = "malformed_output"
+    PROVIDER_TIMEOUT = "provider_timeout"
+    PROVIDER_ERROR = "provider_error"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    BUSY = "busy"
+    # Set by the game's final check on any responder's answer (`validate_answer` in game/interrogation.py);
+    # the two "claimed"/"citation" reasons above apply there too.
+    KNOWN_WITHOUT_CITATION = "known_without_citation"
+    DECLINED_AVAILABLE_EVIDENCE = "declined_available_evidence"
+
+
+class RelevancePolicyName(StrEnum):
+    """Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
+    calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one."""
+
+    LOGISTIC_LOCAL = "logistic-local"
+    LOGISTIC_HASHING = "logistic-hashing"
+    LOGISTIC_OPENAI = "logistic-openai"
+    COSINE_THRESHOLD = "cosine-threshold"
+
+    @classmethod
+    def logistic(cls, embedder: str) -> RelevancePolicyName:
+        """The calibrated model of `embedder`; ValueError for an embedder this vocabulary does not name."""
+        return cls(f"logistic-{embedder}")

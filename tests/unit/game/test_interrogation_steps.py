@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bureau.answering.base import CLAIMED_KNOWN, Answer, AnswerRequest
+from bureau.answering.base import Answer, AnswerRequest
 from bureau.api.deps import Services
 from bureau.game.errors import VersionConflictError
 from bureau.game.interrogation import (
@@ -30,7 +30,7 @@ from bureau.game.interrogation import (
 from bureau.memory.types import Excluded, MemoryUnavailableError
 from bureau.scope.keys import role_scope
 from bureau.scope.relevance import Cuts, Judgement
-from bureau.scope.vocabulary import Certainty, EventType, MemoryType
+from bureau.scope.vocabulary import Certainty, EventType, FallbackReason, MemoryType
 from factories import candidate, card
 from helpers import NewCase, informant_secret_card
 
@@ -108,7 +108,7 @@ async def test_respond_holds_any_responder_to_what_retrieval_found(services: Ser
     lying = deps_of(services, responder=OverconfidentResponder())
     corrected = (await respond(lying, {**state, "classified": classified_with()}))["answer"]
     assert corrected.certainty == Certainty.UNKNOWN and corrected.evidence == ()
-    assert corrected.fallback_reason == CLAIMED_KNOWN and "9999" not in corrected.text
+    assert corrected.fallback_reason == FallbackReason.CLAIMED_KNOWN_WITHOUT_EVIDENCE and "9999" not in corrected.text
 
     # Evidence mode cites the hits; two on one topic that disagree are named as conflicting intel.
     tips = [candidate(card("t1", "The mole is Lin.", space="detective")), candidate(card("t2", "The mole is Park."))]

@@ -3,12 +3,14 @@ identity; sealed (nobody) absorbs; and the delivery rule admits a payload only w
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bureau.scope.audience import Principal, Readers, deliverable, narrowest, readers_of_space
+from bureau.scope.audience import PRINCIPALS, Principal, Readers, deliverable, narrowest, readers_of_space
+from bureau.scope.keys import ROLES
 
-audiences = st.frozensets(st.sampled_from(list(Principal))).map(Readers)
+audiences = st.frozensets(st.sampled_from(PRINCIPALS)).map(Readers)
 
 
 @given(audiences, audiences, audiences)
@@ -49,7 +51,16 @@ def test_two_roles_private_cards_give_the_sealed_audience() -> None:
     assert readers_of_space("bulletin_board").is_public
 
 
-@given(st.lists(audiences, max_size=6), st.sampled_from(list(Principal)))
+@given(st.lists(audiences, max_size=6), st.sampled_from(PRINCIPALS))
 def test_a_payload_is_deliverable_only_if_every_item_admits_the_recipient(items: list[Readers], who: Principal) -> None:
     assert deliverable(who, items) == all(who in item.principals for item in items)
     assert not deliverable(who, [*items, Readers.sealed()])
+
+
+def test_principals_are_the_roles_then_the_stage_and_nobody_else() -> None:
+    assert (*ROLES, "stage") == PRINCIPALS
+    for outsider in ("operator", "bulletin_board", "Detective", ""):
+        with pytest.raises(ValueError):
+            Readers.of(outsider)
+        with pytest.raises(ValueError):
+            Readers.from_label(f"detective+{outsider}")

@@ -4,14 +4,17 @@ role voice fallback all apply."""
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 import pytest
 
 from bureau.answering.base import AnswerRequest
 from bureau.answering.role_voice.packet import build_packet
 from bureau.game.interrogation import classify
 from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES, may_be_evidence, writable_types
-from bureau.scope.relevance import ThresholdPolicy
-from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason
+from bureau.scope.relevance import RelevanceModelError, ThresholdPolicy, policy_from_data
+from bureau.scope.vocabulary import CreatedBy, MemoryType, MissReason, PolicyCode, RelevancePolicyName
 from factories import CASE_ID, candidate, card
 
 
@@ -41,3 +44,22 @@ def test_every_layer_applies_the_same_evidence_rule(memory_type: MemoryType) -> 
         assert classified.hits == [] and request.hits == ()
         assert classified.misses == [(candidate(stored, 0.9), MissReason.DERIVED_CONTEXT)]
         assert packet.hits == () and stored.id in packet.filtered
+
+
+def test_every_embedder_with_a_fitted_model_has_a_relevance_policy_name_and_no_other_name_passes() -> None:
+    data = json.loads(resources.files("bureau.memory").joinpath("data/relevance_model.json").read_text("utf-8"))
+    for embedder in data["models"]:
+        policy = policy_from_data(data, embedder)
+        assert policy is not None and policy.name == f"logistic-{embedder}"
+        assert policy.name in set(RelevancePolicyName)
+    assert ThresholdPolicy(0.35, 0.05).name == RelevancePolicyName.COSINE_THRESHOLD
+    renamed = {"models": {"an-unnamed-embedder": data["models"]["local"]}}
+    with pytest.raises(RelevanceModelError):
+        policy_from_data(renamed, "an-unnamed-embedder")
+
+
+def test_the_read_policy_reports_the_same_codes_in_the_trace_and_in_the_audit_trail() -> None:
+    """A read exclusion is a `MissReason` in the X-ray and a `PolicyCode` in the audit trail: one value."""
+    read_policy = {MissReason.TYPE_NOT_EVIDENCE, MissReason.EXPIRED, MissReason.FAILED_VALIDATION}
+    assert {PolicyCode(reason) for reason in read_policy} <= set(PolicyCode)
+    assert {str(code) for code in PolicyCode} & {str(reason) for reason in MissReason} == {str(r) for r in read_policy}

@@ -669,6 +669,12 @@ export interface components {
             /** @description STARTING only: the start-up phase the server is in */
             phase?: components["schemas"]["Phase"] | null;
         };
+        /**
+         * FallbackReason
+         * @description Why an answer came from the evidence responder instead of the role voice (docs/answering.md).
+         * @enum {string}
+         */
+        FallbackReason: "ungrounded_claim" | "citation_outside_evidence" | "claimed_known_without_evidence" | "malformed_output" | "provider_timeout" | "provider_error" | "budget_exhausted" | "busy" | "known_without_citation" | "declined_available_evidence";
         /** FieldError */
         FieldError: {
             /**
@@ -759,8 +765,7 @@ export interface components {
              * @enum {string}
              */
             responder: "evidence" | "role_voice";
-            /** Fallback Reason */
-            fallback_reason: string | null;
+            fallback_reason: components["schemas"]["FallbackReason"] | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
             /**
@@ -963,6 +968,20 @@ export interface components {
          * @enum {string}
          */
         Phase: "settings" | "code" | "web" | "listening" | "ledger" | "worker_id" | "memory" | "responder" | "scenarios" | "ready" | "failed";
+        /**
+         * PolicyAction
+         * @description What a memory-policy decision in the audit trail did (docs/memory-policy.md#audit-trail).
+         * @enum {string}
+         */
+        PolicyAction: "write_accepted" | "write_rejected" | "read_filtered" | "retention_purged";
+        /**
+         * PolicyCode
+         * @description The code of a memory-policy decision: `ok` for an accepted write; the rule a refused write broke (also
+         *     its error code on the wire); why a read left a record out (the X-ray's reasons, plus `owner_mismatch`,
+         *     only ever counted); `expired` for a retention purge.
+         * @enum {string}
+         */
+        PolicyCode: "ok" | "MEMORY_TYPE_FORBIDDEN" | "PREFERENCE_KEY_UNKNOWN" | "PREFERENCE_VALUE_INVALID" | "UNSAFE_INPUT" | "expired" | "failed_validation" | "type_not_evidence" | "owner_mismatch";
         /** PolicyDecisionPage */
         PolicyDecisionPage: {
             /** Decisions */
@@ -985,10 +1004,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
-            /** Action */
-            action: string;
-            /** Code */
-            code: string;
+            action: components["schemas"]["PolicyAction"];
+            code: components["schemas"]["PolicyCode"];
             /** Detail */
             detail: string;
             /** Memory Type */
@@ -1063,6 +1080,13 @@ export interface components {
          * @enum {string}
          */
         RecordKind: "interrogation" | "cross_examination";
+        /**
+         * RelevancePolicyName
+         * @description Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
+         *     calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one.
+         * @enum {string}
+         */
+        RelevancePolicyName: "logistic-local" | "logistic-hashing" | "logistic-openai" | "cosine-threshold";
         /** ResetBody */
         ResetBody: {
             /** Expected Version */
@@ -1266,8 +1290,7 @@ export interface components {
              * @enum {string}
              */
             responder: "evidence" | "role_voice";
-            /** Fallback Reason */
-            fallback_reason: string | null;
+            fallback_reason: components["schemas"]["FallbackReason"] | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
             /**
@@ -1302,8 +1325,7 @@ export interface components {
              * @enum {string}
              */
             responder: "evidence" | "role_voice";
-            /** Fallback Reason */
-            fallback_reason: string | null;
+            fallback_reason: components["schemas"]["FallbackReason"] | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
             /**
@@ -1322,8 +1344,7 @@ export interface components {
             threshold: number;
             /** Borderline Floor */
             borderline_floor: number;
-            /** Relevance Policy */
-            relevance_policy: string;
+            relevance_policy: components["schemas"]["RelevancePolicyName"];
             /** Question Language */
             question_language: string;
             /** Duration Ms */
@@ -1458,8 +1479,7 @@ export interface components {
              * @enum {string}
              */
             responder: "evidence" | "role_voice";
-            /** Fallback Reason */
-            fallback_reason: string | null;
+            fallback_reason: components["schemas"]["FallbackReason"] | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
             /**
@@ -1617,8 +1637,7 @@ export interface components {
              * @enum {string}
              */
             responder: "evidence" | "role_voice";
-            /** Fallback Reason */
-            fallback_reason: string | null;
+            fallback_reason: components["schemas"]["FallbackReason"] | null;
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
             role: components["schemas"]["Role"];
@@ -1632,8 +1651,7 @@ export interface components {
             threshold: number;
             /** Borderline Floor */
             borderline_floor: number;
-            /** Relevance Policy */
-            relevance_policy: string;
+            relevance_policy: components["schemas"]["RelevancePolicyName"];
             /** Question Language */
             question_language: string;
             /** Duration Ms */
@@ -1981,6 +1999,7 @@ export type CrossExaminationResult = components['schemas']['CrossExaminationResu
 export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
+export type FallbackReason = components['schemas']['FallbackReason'];
 export type FieldError = components['schemas']['FieldError'];
 export type Health = components['schemas']['Health'];
 export type HeldCard = components['schemas']['HeldCard'];
@@ -2003,6 +2022,8 @@ export type MemoryType = components['schemas']['MemoryType'];
 export type MissReason = components['schemas']['MissReason'];
 export type OperatorSnapshot = components['schemas']['OperatorSnapshot'];
 export type Phase = components['schemas']['Phase'];
+export type PolicyAction = components['schemas']['PolicyAction'];
+export type PolicyCode = components['schemas']['PolicyCode'];
 export type PolicyDecisionPage = components['schemas']['PolicyDecisionPage'];
 export type PolicyDecisionView = components['schemas']['PolicyDecisionView'];
 export type Provenance = components['schemas']['Provenance'];
@@ -2012,6 +2033,7 @@ export type PublicationBody = components['schemas']['PublicationBody'];
 export type PublicationResult = components['schemas']['PublicationResult'];
 export type Ready = components['schemas']['Ready'];
 export type RecordKind = components['schemas']['RecordKind'];
+export type RelevancePolicyName = components['schemas']['RelevancePolicyName'];
 export type ResetBody = components['schemas']['ResetBody'];
 export type Role = components['schemas']['Role'];
 export type RoleAnswers = components['schemas']['RoleAnswers'];
@@ -4279,6 +4301,7 @@ export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
+export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
 export const healthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["status"]> = ["ok", "degraded"];
 export const healthModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["mode"]> = ["evidence", "role_voice"];
 export const healthAccessValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["access"]> = ["open", "passcodes"];
@@ -4295,7 +4318,10 @@ export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
 export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
+export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
+export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];
 export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
+export const relevancePolicyNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelevancePolicyName"]> = ["logistic-local", "logistic-hashing", "logistic-openai", "cosine-threshold"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
 export const stageCrossExaminationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExamination"]["kind"]> = ["cross_examination"];

@@ -3,10 +3,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   certaintyValues,
   createdByValues,
+  fallbackReasonValues,
   interrogationResponderValues,
   kindValues,
   knowledgeDetectiveValues,
   memoryTypeValues,
+  policyActionValues,
   trustValues,
 } from "../api/schema";
 import { HIT_STATUSES, MISS_REASONS, ROLES, type StageRetrieval } from "../api/types";
@@ -28,18 +30,20 @@ const CONTEXT_REASONS = new Set(["derived_context", "type_not_evidence"]);
 describe.each(LANGUAGES)("every server enum value has words (%s)", (language) => {
   const has = (key: string) => key in messages[language] && messages[language][key as MessageKey].trim() !== "";
 
-  it("has a label for every role, outcome, certainty, responder, card vocabulary and matrix cell", () => {
+  it("has a label for every role, outcome, certainty, responder, fallback, card vocabulary, matrix cell and policy action", () => {
     const keys = [
       ...ROLES.map((role) => `role.${role}`),
       ...HIT_STATUSES.map((status) => `kind.${status}`),
       ...MISS_REASONS.map((reason) => `reason.${reason}`),
       ...certaintyValues.map((certainty) => `certainty.${certainty}`),
       ...interrogationResponderValues.map((mode) => `mode.${mode}`),
+      ...fallbackReasonValues.map((reason) => `fallback.${reason}`),
       ...kindValues.map((kind) => `cardKind.${kind}`),
       ...memoryTypeValues.map((type) => `memoryType.${type}`),
       ...trustValues.map((trust) => `trust.${trust}`),
       ...createdByValues.map((creator) => `createdBy.${creator}`),
       ...knowledgeDetectiveValues.map((cell) => `cell.${cell}`),
+      ...policyActionValues.map((action) => `policyLog.action.${action}`),
     ];
     expect(keys.filter((key) => !has(key))).toEqual([]);
   });

@@ -60,8 +60,8 @@ describe("buildXray lanes", () => {
   });
 
   it("carries threshold, floor, latency and responder through", () => {
-    const xray = buildXray(trace({ threshold: 0.4, borderline_floor: 0.3, duration_ms: 17, responder: "role_voice", fallback_reason: "llm_timeout" }));
-    expect(xray).toMatchObject({ threshold: 0.4, borderlineFloor: 0.3, durationMs: 17, responder: "role_voice", fallbackReason: "llm_timeout" });
+    const xray = buildXray(trace({ threshold: 0.4, borderline_floor: 0.3, duration_ms: 17, responder: "role_voice", fallback_reason: "provider_timeout" }));
+    expect(xray).toMatchObject({ threshold: 0.4, borderlineFloor: 0.3, durationMs: 17, responder: "role_voice", fallbackReason: "provider_timeout" });
   });
 });
 

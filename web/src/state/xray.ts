@@ -68,7 +68,7 @@ export interface Xray {
   verdict: XrayVerdict;
   durationMs: number;
   responder: Trace["responder"];
-  fallbackReason: string | null;
+  fallbackReason: Trace["fallback_reason"];
 }
 
 /** Axis distance a bare mark occupies; a second mark closer than this moves up a row. */

@@ -34,7 +34,7 @@ export function trace(overrides: Partial<Trace> = {}): Trace {
     threshold: 0.35,
     borderline_floor: 0.25,
     duration_ms: 42,
-    relevance_policy: "cosine",
+    relevance_policy: "logistic-local",
     question_language: "en",
     certainty: "unknown",
     evidence: [],

@@ -26,10 +26,10 @@ from typing import Any
 import httpx
 from langgraph.errors import GraphRecursionError
 
-from bureau.answering.base import MALFORMED, PROVIDER_ERROR, TIMEOUT
 from bureau.answering.role_voice.prompt import system_prompt
 from bureau.answering.role_voice.reply import REPLY_SCHEMA, MalformedOutputError
 from bureau.config import Settings
+from bureau.scope.vocabulary import FallbackReason
 
 PROVIDER_KEY = "bureau_role_voice"
 BUILTIN_TOOL_NAMES: frozenset[str] = frozenset(
@@ -172,15 +172,15 @@ def last_ai_content(result: Any) -> Any:
     raise MalformedOutputError("no model message")
 
 
-def classify_error(exc: BaseException) -> str:
+def classify_error(exc: BaseException) -> FallbackReason:
     import openai
 
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
-        return TIMEOUT
+        return FallbackReason.PROVIDER_TIMEOUT
     if isinstance(exc, ToolCallAttemptError):
-        return MALFORMED
+        return FallbackReason.MALFORMED_OUTPUT
     if isinstance(exc, httpx.TimeoutException):
-        return TIMEOUT
+        return FallbackReason.PROVIDER_TIMEOUT
     if isinstance(exc, GraphRecursionError):  # the model tried to use a tool
-        return MALFORMED
-    return PROVIDER_ERROR
+        return FallbackReason.MALFORMED_OUTPUT
+    return FallbackReason.PROVIDER_ERROR

@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bureau.answering.base import CITATION_OUTSIDE, CLAIMED_KNOWN, UNGROUNDED, Answer, AnswerRequest
+from bureau.answering.base import Answer, AnswerRequest
 from bureau.answering.grounding import ungrounded_claims
 from bureau.answering.role_voice.packet import EvidencePacket
-from bureau.scope.vocabulary import Certainty
+from bureau.scope.vocabulary import Certainty, FallbackReason
 
 
 class MalformedOutputError(ValueError):
@@ -89,7 +89,7 @@ def parse_reply(content: Any) -> ModelReply:
 
 
 class ValidationFailure(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: FallbackReason) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -104,18 +104,18 @@ def validate_reply(request: AnswerRequest, packet: EvidencePacket, reply: ModelR
     borderline_verdicts = {borderline_refs[ref].card_id: ok for ref, ok in verdicts.items()}
 
     if reply.certainty == Certainty.KNOWN and not usable:
-        raise ValidationFailure(CLAIMED_KNOWN)
+        raise ValidationFailure(FallbackReason.CLAIMED_KNOWN_WITHOUT_EVIDENCE)
     if any(ref not in usable for ref in reply.cited):
-        raise ValidationFailure(CITATION_OUTSIDE)
+        raise ValidationFailure(FallbackReason.CITATION_OUTSIDE_EVIDENCE)
     if reply.certainty == Certainty.KNOWN:
         if not reply.cited:
-            raise ValidationFailure(UNGROUNDED)
+            raise ValidationFailure(FallbackReason.UNGROUNDED_CLAIM)
         sources = [usable[ref].candidate.card.content for ref in reply.cited]
     else:
         # "I don't know" may echo the question and mention usable evidence, but invent nothing.
         sources = [request.question, *(i.candidate.card.content for i in usable.values())]
     if ungrounded_claims(reply.answer, sources):
-        raise ValidationFailure(UNGROUNDED)
+        raise ValidationFailure(FallbackReason.UNGROUNDED_CLAIM)
     evidence = tuple(usable[ref].card_id for ref in reply.cited) if reply.certainty == Certainty.KNOWN else ()
     return Answer(
         text=reply.answer,

@@ -9,7 +9,7 @@ import logging
 import threading
 from typing import Any
 
-from bureau.answering.base import BUDGET, BUSY, MALFORMED, PROVIDER_ERROR, Answer, AnswerRequest, ResponderName
+from bureau.answering.base import Answer, AnswerRequest, ResponderName
 from bureau.answering.evidence import evidence_answer
 from bureau.answering.role_voice.agent import (
     RECURSION_LIMIT,
@@ -28,6 +28,7 @@ from bureau.config import Settings
 from bureau.memory.types import Candidate
 from bureau.scope import ROLES
 from bureau.scope.phrases import LANGUAGES, spoken_language
+from bureau.scope.vocabulary import FallbackReason
 
 log = logging.getLogger("bureau.answering.role_voice")
 
@@ -99,23 +100,23 @@ class RoleVoiceResponder:
             raise
         except Exception as exc:  # never raise to the caller
             log.warning("role voice failed unexpectedly (%s); falling back", type(exc).__name__)
-            return self._fallback(request, packet, PROVIDER_ERROR)
+            return self._fallback(request, packet, FallbackReason.PROVIDER_ERROR)
 
     async def _answer(self, request: AnswerRequest, packet: EvidencePacket) -> Answer:
         if self.budget.exhausted:
-            return self._fallback(request, packet, BUDGET)
+            return self._fallback(request, packet, FallbackReason.BUDGET_EXHAUSTED)
         slots = await self.budget.acquire_slot()
         if slots is None:
-            return self._fallback(request, packet, BUSY)
+            return self._fallback(request, packet, FallbackReason.BUSY)
         try:
             if not await self.budget.take():
-                return self._fallback(request, packet, BUDGET)
+                return self._fallback(request, packet, FallbackReason.BUDGET_EXHAUSTED)
             try:
                 content = await self._call_model(request, packet)
                 reply = parse_reply(content)
             except MalformedOutputError:
                 self.budget.record(False)
-                return self._fallback(request, packet, MALFORMED)
+                return self._fallback(request, packet, FallbackReason.MALFORMED_OUTPUT)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -159,7 +160,7 @@ class RoleVoiceResponder:
                 continue
             return last_ai_content(result)
 
-    def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: str) -> Answer:
+    def _fallback(self, request: AnswerRequest, packet: EvidencePacket, reason: FallbackReason) -> Answer:
         log.info("role voice fell back to evidence: %s (case=%s role=%s)", reason, request.case_id, request.role)
 
         # Withheld cards (unsafe content, derived session / task-state memories) are not evidence in the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Request, Response
 
@@ -26,12 +26,12 @@ Passcode = Annotated[
 
 
 @router.get("", response_model=SessionInfo, responses=declare_errors(*STORAGE_FAULTS))
-async def who_am_i(request: Request, access: AccessDep, principal: PrincipalDep) -> dict[str, Any]:
-    return {
-        "audience": principal.audience.value if principal.audience else None,
-        "csrf_token": access.csrf_for_page(request, principal),
-        "passcodes_enabled": not access.open_mode,
-    }
+async def who_am_i(request: Request, access: AccessDep, principal: PrincipalDep) -> SessionInfo:
+    return SessionInfo(
+        audience=principal.audience,
+        csrf_token=access.csrf_for_page(request, principal),
+        passcodes_enabled=not access.open_mode,
+    )
 
 
 @router.post(

@@ -76,7 +76,7 @@ export function AnswerCard({ answer, cards }: AnswerCardProps) {
           {answer.fallback_reason && (
             <p className="answer__meta muted">
               {t("answer.responder", { responder: t(answer.responder === "role_voice" ? "mode.role_voice" : "mode.evidence") })} ·{" "}
-              {t("answer.fallback", { reason: answer.fallback_reason })}
+              {t("answer.fallback", { reason: t(`fallback.${answer.fallback_reason}`) })}
             </p>
           )}
         </div>

@@ -416,7 +416,7 @@ export function MemoryXray({ trace, role, cardCounts = {}, title }: MemoryXrayPr
             {t("xray.latency", { ms: Math.round(xray.durationMs) })}
           </li>
           <li>{t("xray.responder", { responder })}</li>
-          {xray.fallbackReason && <li>{t("xray.fallback", { reason: xray.fallbackReason })}</li>}
+          {xray.fallbackReason && <li>{t("xray.fallback", { reason: t(`fallback.${xray.fallbackReason}`) })}</li>}
         </ul>
       </div>
       <ScoreChart xray={xray} labelId={labelId} />

@@ -3,7 +3,6 @@ import { api } from "../../api/client";
 import type { PolicyDecision } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
-import { knownKey } from "./WhisperBox";
 
 interface PolicyLogProps {
   caseId: string;
@@ -49,21 +48,18 @@ export function PolicyLog({ caseId, refreshKey }: PolicyLogProps) {
         <>
           <p className="policy-log__count">{t("policyLog.count", { n: decisions.length })}</p>
           <ol className="policy-log__rows" data-testid="policy-log">
-            {[...decisions].reverse().map((d) => {
-              const action = knownKey("policyLog.action.", d.action);
-              return (
-                <li key={d.id} data-action={d.action} data-code={d.code}>
-                  {t("policyLog.row", {
-                    action: action ? t(action) : d.action,
-                    code: d.detail ? `${d.code} (${d.detail})` : d.code,
-                    type: d.memory_type,
-                    creator: d.creator,
-                    space: d.space,
-                    count: d.count,
-                  })}
-                </li>
-              );
-            })}
+            {[...decisions].reverse().map((d) => (
+              <li key={d.id} data-action={d.action} data-code={d.code}>
+                {t("policyLog.row", {
+                  action: t(`policyLog.action.${d.action}`),
+                  code: d.detail ? `${d.code} (${d.detail})` : d.code,
+                  type: d.memory_type,
+                  creator: d.creator,
+                  space: d.space,
+                  count: d.count,
+                })}
+              </li>
+            ))}
           </ol>
         </>
       )}
