@@ -158,7 +158,12 @@ class Delivery:
     missed: int
     duplicated: int
     lags_ms: list[float]
-    slowest_ms: dict[int, float]  # per event: the lag of the last screen to receive it
+    by_event: dict[int, list[float]]  # per live event: every screen's lag, in order of receipt
+
+    @property
+    def slowest_ms(self) -> dict[int, float]:
+        """Per event: the lag of the last screen to receive it."""
+        return {event_id: max(lags) for event_id, lags in self.by_event.items()}
 
 
 def delivery(streams: list[Received], committed: dict[int, tuple[str, float, bool]], live_after: int) -> Delivery:
@@ -166,7 +171,7 @@ def delivery(streams: list[Received], committed: dict[int, tuple[str, float, boo
     screens were live (id > `live_after`; earlier ones were replayed)."""
     public = {i for i, (_, _, visible) in committed.items() if visible}
     lags: list[float] = []
-    slowest: dict[int, float] = {}
+    by_event: dict[int, list[float]] = {}
     missed = duplicated = frames = 0
     for got in streams:
         ids = [i for i, _ in got]
@@ -177,5 +182,5 @@ def delivery(streams: list[Received], committed: dict[int, tuple[str, float, boo
             if event_id > live_after and event_id in committed:
                 lag = (received - committed[event_id][1]) * 1000
                 lags.append(lag)
-                slowest[event_id] = max(slowest.get(event_id, 0.0), lag)
-    return Delivery(frames, missed, duplicated, lags, slowest)
+                by_event.setdefault(event_id, []).append(lag)
+    return Delivery(frames, missed, duplicated, lags, by_event)

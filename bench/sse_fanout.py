@@ -4,6 +4,12 @@ public event exactly once. Lag is measured from the event's commit (its `created
 receipt by each screen (wall clock, same machine); the screens run in worker processes (bench/screens.py).
 
     .venv/bin/python bench/sse_fanout.py --subscribers 500 --events 20 [--chart]
+    .venv/bin/python bench/sse_fanout.py --events 200 --probe --slowest 10   # what delayed the slowest
+
+`--slowest N` lists the N events whose last screen got them latest (first, median and last screen). With
+`--probe` the server runs with bench/stall_probe loaded, and each of those events is shown with what the
+server did while it was delivered (garbage collections, store calls, event-loop stalls, maintenance jobs),
+followed by a summary of the whole live phase.
 """
 
 from __future__ import annotations
@@ -26,18 +32,24 @@ from harness import (
     verdict,
 )
 from screens import Screens, commit_times, delivery
+from stalls import SLOWEST_HEADER, SUMMARY_HEADER, probe_env, read, slowest_rows, summary
 
 TARGET_P99_MS = 100.0
 
 
-def measure(subscribers: int, events: int, gap_s: float, workers: int) -> dict[str, Any]:
+def measure(subscribers: int, events: int, gap_s: float, workers: int, probe: bool = False) -> dict[str, Any]:
     server = Server(env=PASSCODE_MODE)
-    progress(f"starting bureau serve (passcode mode) in {server.data_dir}")
+    probe_file = server.data_dir / "stall-probe.jsonl"
+    if probe:
+        server.env = {**PASSCODE_MODE, **probe_env(probe_file)}
+    progress(f"starting bureau serve (passcode mode{', probed' if probe else ''}) in {server.data_dir}")
     server.start()
     try:
-        return _run(server, subscribers, events, gap_s, workers)
+        row = _run(server, subscribers, events, gap_s, workers)
     finally:
         server.stop()
+    row["probe"] = read(probe_file) if probe else []
+    return row
 
 
 def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: int) -> dict[str, Any]:
@@ -59,7 +71,8 @@ def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: i
                 await asyncio.sleep(gap_s)
 
     asyncio.run(play())
-    result = delivery(screens.results(), asyncio.run(commit_times(server, case_id)), live_after)
+    committed = asyncio.run(commit_times(server, case_id))
+    result = delivery(screens.results(), committed, live_after)
     return {
         "subscribers": subscribers,
         "events": events,
@@ -72,6 +85,8 @@ def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: i
         "max": max(result.lags_ms),
         "last_screen_p50": percentile(list(result.slowest_ms.values()), 0.5),
         "rss_mb": rss,
+        "by_event": result.by_event,
+        "committed": committed,
     }
 
 
@@ -82,9 +97,11 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=0.25, help="seconds between whispers")
     parser.add_argument("--workers", type=int, default=2, help="subscriber processes")
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'sse-fanout.svg'}")
+    parser.add_argument("--probe", action="store_true", help="load bench/stall_probe into the server")
+    parser.add_argument("--slowest", type=int, default=0, metavar="N", help="list the N slowest events")
     args = parser.parse_args()
     load_before = load_line()
-    row = measure(args.subscribers, args.events, args.gap, args.workers)
+    row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe)
     print(f"before: {load_before}\nafter:  {load_line()}")
     header = ["screens", "events", "frames", "missed", "duplicated", "p50 ms", "p95 ms", "p99 ms", "max ms"]
     header += ["last screen p50 ms", "server RSS MB"]
@@ -92,6 +109,15 @@ def main() -> None:
     cells += [f"{row[k]:.1f}" for k in ("p50", "p95", "p99", "max", "last_screen_p50", "rss_mb")]
     print(markdown_table(header, [cells]))
     print(verdict("p99", row["p99"], TARGET_P99_MS, "ms"))
+    if args.slowest:
+        print(f"\nslowest {args.slowest} events (by their last screen):")
+        rows = slowest_rows(row["by_event"], row["committed"], row["probe"], args.slowest)
+        print(markdown_table(SLOWEST_HEADER, rows))
+    if args.probe:
+        times = [row["committed"][i][1] for i in row["by_event"]]
+        end = max(times) + max(row["max"], 0) / 1000
+        print("\nserver while the screens were live (bench/stall_probe):")
+        print(markdown_table(SUMMARY_HEADER, summary(row["probe"], min(times), end)))
     if args.chart:
         title = f"SSE delivery lag, commit → receipt, {row['subscribers']} stage screens"
         bars = [(name, row[key]) for name, key in (("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))]

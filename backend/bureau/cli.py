@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import uvicorn
 
+from bureau.bootstrap.collector import settle_after_start
 from bureau.bootstrap.phases import PHASE_LABELS, STEPS, Phase, Startup
 from bureau.config import Settings, UnsafeSettingsError
 
@@ -117,6 +118,7 @@ class _Server(uvicorn.Server):
     async def _announce(self) -> None:
         if not await self.progress.finished():
             return
+        settle_after_start()  # before the first client: nothing that start-up made is ever walked again
         url = local_url(self.settings.host, self.settings.port)
         deadline = time.monotonic() + ANNOUNCE_DEADLINE_S
         async with httpx.AsyncClient(timeout=2.0) as http:

@@ -20,6 +20,7 @@ from bureau.api import events
 from bureau.api.delivery import project_event
 from bureau.api.deps import Services
 from bureau.api.events import event_stream
+from bureau.ledger.repository import EventRecord, LedgerError
 from bureau.scope.audience import Audience
 from helpers import NewCase, informant_secret_card, signed_in_headers
 from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer
@@ -151,3 +152,53 @@ async def test_a_stream_further_behind_than_the_feed_keeps_still_gets_everything
     assert behind == first
     assert at_head == first[-1:]
     assert case_id not in services.hub._feeds  # the last stream to leave dropped the feed
+
+
+async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_others_read_again(
+    monkeypatch: pytest.MonkeyPatch, services: Services, new_case: NewCase
+) -> None:
+    """Five streams of one case share each read. The first read after a whisper fails (the real ledger,
+    made to refuse once): the stream that made it ends with the error, the four that waited on it read
+    again themselves and get the whisper, once."""
+    case_id = (await new_case())["case"]["id"]
+    collected: list[list[int]] = [[] for _ in range(5)]
+    live = asyncio.Event()
+
+    async def never_gone() -> bool:
+        return False
+
+    async def collect(ids: list[int]) -> None:
+        stream = event_stream(services.hub, case_id, Audience.OPERATOR, 0, DEADLINE_S, never_gone)
+        try:
+            async with asyncio.timeout(DEADLINE_S):
+                async for chunk in stream:
+                    ids += [int(f.split("\n", 1)[0][4:]) for f in chunk.split("\n\n") if f.startswith("id: ")]
+                    if all(collected):
+                        live.set()
+                    if len(ids) >= 2:  # case.created, then the whisper
+                        return
+        finally:
+            await stream.aclose()
+
+    streams = [asyncio.create_task(collect(ids)) for ids in collected]
+    async with asyncio.timeout(DEADLINE_S):
+        await live.wait()
+    ledger = services.hub._ledger
+    real_read = ledger.events_after
+    refusals = [LedgerError("OperationalError")]
+
+    async def refuse_once(case: str, after: int, limit: int = 500) -> list[EventRecord]:
+        if case == case_id and refusals:
+            raise refusals.pop()
+        return await real_read(case, after, limit=limit)
+
+    monkeypatch.setattr(ledger, "events_after", refuse_once)
+    await services.bureau.whisper(case_id, "detective", "Ledger line: crates at dock nine.", None)
+    outcomes = await asyncio.gather(*streams, return_exceptions=True)
+
+    assert not refusals  # the refusal was met
+    failed = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(failed) == 1 and isinstance(failed[0], LedgerError)
+    survivors = [ids for ids, o in zip(collected, outcomes, strict=True) if o is None]
+    assert len(survivors) == 4
+    assert all(len(ids) == 2 and ids == sorted(set(ids)) and ids == survivors[0] for ids in survivors)

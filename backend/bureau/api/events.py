@@ -73,7 +73,7 @@ class CaseFeed:
         self._entries: list[_Entry] = []
         self._wakes = 1  # the first read is due at once
         self._read_wakes = 0  # wake-ups that a finished (or running) read covers
-        self._reading = asyncio.Lock()
+        self._reading: asyncio.Event | None = None  # set when the read in flight ends; None while none runs
         self._wakeup = asyncio.Event()
         self.streams = 0
 
@@ -95,23 +95,28 @@ class CaseFeed:
         return [(entry.event, entry.frame(audience)) for entry in self._entries[start:]]
 
     async def _catch_up(self) -> None:
-        # A read that is running may be the one covering this stream's wake-up: wait for it to finish.
-        if self._read_wakes >= self._wakes and not self._reading.locked():
+        """Return once a read that began after this stream's last wake-up has finished. Every stream that
+        finds a read running waits for that read, and all of them are woken together when it ends: one round
+        of the event loop for the whole case, not a hand-over from one stream to the next."""
+        while (running := self._reading) is not None:  # it may be the read covering this stream's wake-up
+            await running.wait()  # then look again: it may have failed, or a wake-up came during it
+        if self._read_wakes >= self._wakes:
             return
-        async with self._reading:
-            covered = self._read_wakes
-            if covered >= self._wakes:
-                return  # another stream read while this one waited for the lock
-            self._read_wakes = self._wakes  # taken before the read: later wake-ups make another read due
-            try:
-                while True:
-                    batch = await self._ledger.events_after(self.case_id, self.head, limit=FEED_READ_BATCH)
-                    self._append(batch)
-                    if len(batch) < FEED_READ_BATCH:
-                        return
-            except BaseException:
-                self._read_wakes = covered  # the next stream tries again
-                raise
+        self._reading = done = asyncio.Event()
+        covered = self._read_wakes
+        self._read_wakes = self._wakes  # taken before the read: later wake-ups make another read due
+        try:
+            while True:
+                batch = await self._ledger.events_after(self.case_id, self.head, limit=FEED_READ_BATCH)
+                self._append(batch)
+                if len(batch) < FEED_READ_BATCH:
+                    return
+        except BaseException:
+            self._read_wakes = covered  # a stream that waited for this read tries again
+            raise
+        finally:
+            self._reading = None
+            done.set()
 
     def _append(self, batch: list[EventRecord]) -> None:
         for event in batch:
