@@ -32,7 +32,7 @@ from harness import (
     verdict,
 )
 from screens import Screens, commit_times, delivery
-from stalls import SLOWEST_HEADER, SUMMARY_HEADER, probe_env, read, slowest_rows, summary
+from stalls import SLOWEST_HEADER, SUMMARY_HEADER, loop_cpu, probe_env, read, slowest_rows, summary
 
 TARGET_P99_MS = 100.0
 
@@ -84,8 +84,11 @@ def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: i
         "p99": percentile(result.lags_ms, 0.99),
         "max": max(result.lags_ms),
         "last_screen_p50": percentile(list(result.slowest_ms.values()), 0.5),
+        "arrival_p50": percentile(result.arrival_lags_ms, 0.5),
+        "arrival_p99": percentile(result.arrival_lags_ms, 0.99),
         "rss_mb": rss,
         "by_event": result.by_event,
+        "arrival_by_event": result.arrival_by_event,
         "committed": committed,
     }
 
@@ -104,20 +107,23 @@ def main() -> None:
     row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe)
     print(f"before: {load_before}\nafter:  {load_line()}")
     header = ["screens", "events", "frames", "missed", "duplicated", "p50 ms", "p95 ms", "p99 ms", "max ms"]
-    header += ["last screen p50 ms", "server RSS MB"]
+    header += ["last screen p50 ms", "arrival p50 ms", "arrival p99 ms", "server RSS MB"]
     cells = [f"{row[k]:,}" for k in ("subscribers", "events", "frames", "missed", "duplicated")]
-    cells += [f"{row[k]:.1f}" for k in ("p50", "p95", "p99", "max", "last_screen_p50", "rss_mb")]
+    keys = ("p50", "p95", "p99", "max", "last_screen_p50", "arrival_p50", "arrival_p99", "rss_mb")
+    cells += [f"{row[k]:.1f}" for k in keys]
     print(markdown_table(header, [cells]))
     print(verdict("p99", row["p99"], TARGET_P99_MS, "ms"))
     if args.slowest:
         print(f"\nslowest {args.slowest} events (by their last screen):")
-        rows = slowest_rows(row["by_event"], row["committed"], row["probe"], args.slowest)
+        rows = slowest_rows(row["by_event"], row["arrival_by_event"], row["committed"], row["probe"], args.slowest)
         print(markdown_table(SLOWEST_HEADER, rows))
     if args.probe:
         times = [row["committed"][i][1] for i in row["by_event"]]
         end = max(times) + max(row["max"], 0) / 1000
         print("\nserver while the screens were live (bench/stall_probe):")
         print(markdown_table(SUMMARY_HEADER, summary(row["probe"], min(times), end)))
+        if (cpu := loop_cpu(row["probe"], set(row["by_event"]))) is not None:
+            print(f"event loop thread per event (median): ran {cpu[0]:.1f} ms, waited for a CPU {cpu[1]:.1f} ms")
     if args.chart:
         title = f"SSE delivery lag, commit → receipt, {row['subscribers']} stage screens"
         bars = [(name, row[key]) for name, key in (("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))]
