@@ -37,11 +37,15 @@ from stalls import SLOWEST_HEADER, SUMMARY_HEADER, loop_cpu, probe_env, read, sl
 TARGET_P99_MS = 100.0
 
 
-def measure(subscribers: int, events: int, gap_s: float, workers: int, probe: bool = False) -> dict[str, Any]:
-    server = Server(env=PASSCODE_MODE)
+def measure(
+    subscribers: int, events: int, gap_s: float, workers: int, probe: bool = False, heartbeat_s: float | None = None
+) -> dict[str, Any]:
+    server = Server(env=dict(PASSCODE_MODE))
     probe_file = server.data_dir / "stall-probe.jsonl"
     if probe:
-        server.env = {**PASSCODE_MODE, **probe_env(probe_file)}
+        server.env |= probe_env(probe_file)
+    if heartbeat_s is not None:
+        server.env["BUREAU_HEARTBEAT_S"] = str(heartbeat_s)
     progress(f"starting bureau serve (passcode mode{', probed' if probe else ''}) in {server.data_dir}")
     server.start()
     try:
@@ -102,9 +106,16 @@ def main() -> None:
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'sse-fanout.svg'}")
     parser.add_argument("--probe", action="store_true", help="load bench/stall_probe into the server")
     parser.add_argument("--slowest", type=int, default=0, metavar="N", help="list the N slowest events")
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        metavar="S",
+        help="the server's BUREAU_HEARTBEAT_S (a little under --gap: "
+        "every stream's heartbeat, and its sign-in check, falls just before each event)",
+    )
     args = parser.parse_args()
     load_before = load_line()
-    row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe)
+    row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe, args.heartbeat)
     print(f"before: {load_before}\nafter:  {load_line()}")
     header = ["screens", "events", "frames", "missed", "duplicated", "p50 ms", "p95 ms", "p99 ms", "max ms"]
     header += ["last screen p50 ms", "arrival p50 ms", "arrival p99 ms", "server RSS MB"]
