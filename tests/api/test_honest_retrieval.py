@@ -87,6 +87,8 @@ async def test_per_card_features_do_not_outlive_the_card(
     case_id = (await new_case())["case"]["id"]
     card = await _whisper(client, case_id, "detective", PORTER)
     assert card["id"] in services.gateway.relevance_feature_ids()
+    assert case_id in services.gateway.relevance_vector_cases()
     response = await client.delete(f"/api/cases/{case_id}")
     assert response.status_code == 204
     assert card["id"] not in services.gateway.relevance_feature_ids()
+    assert case_id not in services.gateway.relevance_vector_cases()

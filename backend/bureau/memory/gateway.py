@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,12 +24,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
+from sqlalchemy import create_engine
+from sqlalchemy.pool import StaticPool
+from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedders import self_check
 from bureau.memory.relevance import RelevanceScorer, policy_for
+from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.types import (
     Candidate,
     CardDraft,
@@ -36,9 +41,11 @@ from bureau.memory.types import (
     MemoryUnavailableError,
     Retrieval,
     StoredCard,
+    StoreDiskTooSmallError,
     WorkerIdLostError,
 )
 from bureau.scope.audience import visibility_of_space
+from bureau.scope.content_policy import ContentPolicy
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
 from bureau.scope.vocabulary import CreatedBy
@@ -54,6 +61,9 @@ _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and e
 _DELETE_BATCH = 500
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
 _PING_TIMEOUT_S = 3.0
+# pylibseekdb starts embedded seekdb with log_disk_size=2G: a new store fails to bootstrap on a smaller filesystem
+# (measured: 2000 MiB fails, 2048 MiB starts), and PowerMem then opens it a second time, which never returns.
+_NEW_STORE_MIN_FS_BYTES = 2 << 30
 _REOPEN_TIMEOUT_S = 120.0  # a new PowerMem client starts seekdb (2 s) and reflects its schema (3 s); far less than this
 
 
@@ -77,7 +87,7 @@ def _isolated_from_working_directory() -> Iterator[None]:
 
 # Their errors carry SQL parameters and store messages, i.e. card text and questions. Our own log lines
 # name the failed operation and the exception class instead.
-_STORE_LOGGERS = ("powermem", "pyobvector", "pyseekdb", "sqlglot", "sqlalchemy.engine")
+_STORE_LOGGERS = ("powermem", "pyobvector", "pyseekdb", "sqlglot", "sqlalchemy.engine", "sqlalchemy.pool")
 
 
 def _silence_store_loggers() -> None:
@@ -202,8 +212,7 @@ class MemoryGateway:
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
         self.relevance_policy = policy_for(settings, self.embedder_name)
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
-        # The read policy in force. Replaced only at start-up (settings) or by a test that adds a pattern.
-        self.screening = settings.content_policy
+        self._screening = RememberedScreening(settings.content_policy)  # see the `screening` property
         self.retention = settings.retention
         self.foreign_hits_dropped = 0
         self.expired_purged = 0
@@ -218,6 +227,16 @@ class MemoryGateway:
         return "seekdb-remote" if self._settings.seekdb_host else "seekdb-embedded"
 
     @property
+    def screening(self) -> ContentPolicy:
+        """The read and write screening in force. Replaced only at start-up (settings) or by a test that adds
+        a pattern; each text is screened once per policy (memory/screening_memo.py)."""
+        return self._screening.policy
+
+    @screening.setter
+    def screening(self, policy: ContentPolicy) -> None:
+        self._screening = RememberedScreening(policy)
+
+    @property
     def embedder_name(self) -> str:
         return getattr(self._embedder, "name", type(self._embedder).__name__)
 
@@ -227,12 +246,17 @@ class MemoryGateway:
         await asyncio.get_running_loop().run_in_executor(self._executor, self._start_blocking)
 
     def _start_blocking(self) -> None:
+        # Every vector operation of this process (embedding, rotation, signals) runs on the memory worker, one
+        # at a time: BLAS threads of their own would only wait for a core and spin (docs/performance.md).
+        threadpool_limits(limits=1, user_api="blas")
         self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
         logs = self._settings.data_dir.resolve() / "logs"
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self.backend_name == "seekdb-embedded":
+            _check_room_for_a_new_store(self._settings.data_dir.resolve() / "seekdb")
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
             (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
@@ -251,6 +275,7 @@ class MemoryGateway:
                 "telemetry": {"enabled": False},
             }
             self._memory = Memory(config=config)
+        _share_one_connection(self._memory)
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
     async def close(self) -> None:
@@ -335,6 +360,8 @@ class MemoryGateway:
 
     def _purge_blocking(self, scope: MemoryScope, cards: Sequence[StoredCard]) -> None:
         """Expired records are invisible and purged on the read that finds them (on the memory worker)."""
+        if cards:
+            self._relevance.forget(scope.case_id, [card.id for card in cards])
         for card in cards:
             if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
@@ -382,6 +409,10 @@ class MemoryGateway:
         """Card ids whose derived relevance features this process holds (in memory only): for erasure checks."""
         return self._relevance.cached_card_ids()
 
+    def relevance_vector_cases(self) -> set[str]:
+        """Cases whose embedded texts this process holds (in memory only): for erasure checks."""
+        return self._relevance.cached_vector_cases()
+
     # ----- operations ----------------------------------------------------------------------------------
 
     def fence(self) -> None:
@@ -397,7 +428,7 @@ class MemoryGateway:
         Every draft passes the policy table first (type × creator × path, preference key and value,
         screening), here at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
         for draft in drafts:
-            check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self.screening)
+            check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
         await self._ciphers.load(scope.case_id, create=True)
@@ -408,7 +439,7 @@ class MemoryGateway:
 
         def undo(cards: builtins.list[StoredCard]) -> None:
             ids = [card.id for card in cards]
-            self._relevance.forget(ids)
+            self._relevance.forget(scope.case_id, ids)
             try:
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, ids)
             except Exception as exc:
@@ -424,8 +455,8 @@ class MemoryGateway:
         # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
         storage = self._store().storage
         cipher = self._cipher(scope.case_id)
-        texts = list(dict.fromkeys(d.content for d in drafts))  # embed each distinct text once, in one batch
-        vectors = dict(zip(texts, self._embedder.embed_documents(texts), strict=True))
+        # Each distinct text once, in one encoder batch with the pieces its relevance features need.
+        vectors = self._relevance.card_vectors(scope.case_id, list(dict.fromkeys(d.content for d in drafts)))
         written: list[StoredCard] = []
         try:
             for draft in drafts:
@@ -480,7 +511,8 @@ class MemoryGateway:
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         store = self._store()
-        question = self._relevance.question(query)  # sentence and word vectors in one batch
+        # Sentence and word vectors in one batch (what this case embedded before comes from the cache).
+        question = self._relevance.question(query, scopes[0].case_id if scopes else "")
         vector = question.vector
         now = datetime.now(UTC)
         result = Retrieval()
@@ -506,7 +538,7 @@ class MemoryGateway:
                     continue
                 if reason == EXPIRED:
                     expired.append(card)
-                reason = reason or read_exclusion(card.facts, now, self.screening) or ""
+                reason = reason or read_exclusion(card.facts, now, self._screening) or ""
                 if reason:
                     result.excluded.append(Excluded(card, card.space, score, reason))
                 else:
@@ -604,12 +636,12 @@ class MemoryGateway:
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
         if self._get_blocking(scope, card_id) is None:
             return False
-        self._relevance.forget([card_id])
+        self._relevance.forget(scope.case_id, [card_id])
         return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
 
     async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
         """Delete many cards of one space in batches (a reset removes a whole space this way)."""
-        self._relevance.forget(card_ids)
+        self._relevance.forget(scope.case_id, card_ids)
         await self._run(self._delete_ids_blocking, scope.user_id, scope.agent_id, list(card_ids))
 
     def _delete_ids_blocking(self, user_id: str, agent_id: str | None, card_ids: Sequence[str]) -> None:
@@ -725,6 +757,21 @@ class MemoryGateway:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
 
 
+def _check_room_for_a_new_store(store_dir: Path) -> None:
+    """Refuse, saying why, to create an embedded store where seekdb cannot bootstrap (see
+    _NEW_STORE_MIN_FS_BYTES); an existing store keeps the log size it was created with and starts anywhere."""
+    if store_dir.is_dir() and any(store_dir.iterdir()):
+        return
+    existing = next(path for path in (store_dir, *store_dir.parents) if path.exists())
+    total = shutil.disk_usage(existing).total
+    if total < _NEW_STORE_MIN_FS_BYTES:
+        raise StoreDiskTooSmallError(
+            f"{store_dir} is on a filesystem of {total >> 20} MiB; a new embedded seekdb store needs one of at "
+            f"least {_NEW_STORE_MIN_FS_BYTES >> 20} MiB (seekdb reserves 2 GiB for its redo log). Put "
+            "BUREAU_DATA_DIR on a larger filesystem, or use a seekdb server (BUREAU_SEEKDB_HOST)."
+        )
+
+
 def _name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", "call")
 
@@ -754,7 +801,30 @@ def _dead_children(comm: str) -> builtins.list[int]:
     return found
 
 
+def _share_one_connection(memory: Any) -> None:
+    """Embedded seekdb: one connection for every statement. pyobvector builds its embedded engine without a
+    pool, so each statement opened a connection (running the MySQL dialect's `SET NAMES` round trip) and
+    closing it closed the embedded client's connection too: about a seventh of the memory worker's time.
+    Safe because every store call of a gateway runs on its one worker thread. A remote server keeps
+    pyobvector's own connection pool."""
+    client = getattr(memory.storage.vector_store, "obvector", None)
+    if client is None:
+        return  # PowerMem's sqlite store
+    engine = client.engine
+    server = engine.get_execution_options().get("seekdb_server")
+    if server is None:
+        return
+    shared = create_engine(engine.url, creator=engine.pool._creator, poolclass=StaticPool)
+    shared.update_execution_options(seekdb_server=server)
+    client.engine = shared
+    engine.dispose()
+
+
 def _close_quietly(memory: Any) -> None:
+    """Close the client, and its embedded connection (the store may be gone: closing then fails quietly)."""
     close = getattr(memory, "close", None)
     if callable(close):
         close()
+    engine = getattr(getattr(memory.storage.vector_store, "obvector", None), "engine", None)
+    if engine is not None:
+        engine.dispose()

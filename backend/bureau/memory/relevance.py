@@ -24,6 +24,13 @@ allergic to shellfish?" against the peanut card (none is). Each candidate theref
 names, persons, literal terms) are computed once, when the card is written, and cached **in this process
 only**, keyed by card id, bounded (least recently used out; a miss is recomputed, never skipped) and dropped
 when a card is deleted or its case erased or reset: nothing derived from a card is ever written to disk.
+
+Every text the encoder sees (a sentence, a card's content words, a single word) is embedded once per case
+and process: `vectors` keeps them in a bounded LRU keyed by (case, text), so a word that recurs across
+questions and cards, or a question asked again, costs no encoder time. The vectors are the encoder's own,
+stored as they came; a case's entries go when any of its cards is deleted (they are recomputed on demand)
+and when the case is erased. The session-record retention deletes without dropping them: those records say
+only the questions, which the case record keeps until the erase anyway.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ SIGNALS: tuple[str, ...] = (
     "type_miss",
 )
 CARD_CACHE_SIZE = 20_000
+VECTOR_CACHE_SIZE = 8_192  # texts (sentences, content words, words); 4 KB each as float64
 _EMBED_BATCH = 256
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -372,7 +380,42 @@ class RelevanceScorer:
         self._embedder = embedder
         self._words = words  # word vectors need a local embedder: never one remote call per word
         self._cards: OrderedDict[str, CardFeatures] = OrderedDict()
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+
+    # -- vectors ----------------------------------------------------------------------------------------
+    def vectors(self, case_id: str, texts: Iterable[str]) -> dict[str, list[float]]:
+        """The encoder's vector of each text; the ones this case has not embedded before go through the
+        encoder together, in one batch (per 256 texts)."""
+        wanted = list(dict.fromkeys(texts))
+        found: dict[str, list[float]] = {}
+        with self._lock:
+            for text in wanted:
+                cached = self._vectors.get((case_id, text))
+                if cached is not None:
+                    self._vectors.move_to_end((case_id, text))
+                    found[text] = cached.tolist()
+        missing = [text for text in wanted if text not in found]
+        for start in range(0, len(missing), _EMBED_BATCH):
+            batch = missing[start : start + _EMBED_BATCH]
+            embedded = dict(zip(batch, self._embed(batch), strict=True))
+            found.update(embedded)
+            with self._lock:
+                for text, vector in embedded.items():
+                    self._vectors[(case_id, text)] = np.asarray(vector, dtype=np.float64)
+                while len(self._vectors) > VECTOR_CACHE_SIZE:
+                    self._vectors.popitem(last=False)
+        return found
+
+    def _pieces(self, text: str, features: TextFeatures) -> list[str]:
+        """What the signals embed of a text besides its sentence: its content words, together and one by one."""
+        return [_content_text(features.words, text), *features.words] if self._words else []
+
+    def card_vectors(self, case_id: str, contents: Sequence[str]) -> dict[str, list[float]]:
+        """The sentence vectors of texts about to be stored, with every piece their features will need
+        embedded in the same encoder batch (so `remember_many` finds them all)."""
+        pieces = [piece for content in contents for piece in self._pieces(content, analyse(content))]
+        return self.vectors(case_id, [*contents, *pieces])
 
     # -- per-card features ------------------------------------------------------------------------------
     def remember(self, card: StoredCard) -> CardFeatures:
@@ -382,17 +425,16 @@ class RelevanceScorer:
         """Features of many cards; each distinct word is embedded once, in batches (a reset writes many)."""
         texts = {card.content: analyse(card.content) for card in cards}
         contents = {content: _content_text(text.words, content) for content, text in texts.items()}
-        pieces = [*(w for text in texts.values() for w in text.words), *contents.values()] if self._words else []
-        pieces = list(dict.fromkeys(pieces))
-        vectors: dict[str, list[float]] = {}
-        for start in range(0, len(pieces), _EMBED_BATCH):
-            batch = pieces[start : start + _EMBED_BATCH]
-            vectors.update(zip(batch, self._embed(batch), strict=True))
+        vectors: dict[tuple[str, str], list[float]] = {}
+        for case_id in dict.fromkeys(card.case_id for card in cards):
+            mine = {card.content for card in cards if card.case_id == case_id}
+            pieces = [piece for content in mine for piece in self._pieces(content, texts[content])]
+            vectors.update(((case_id, t), v) for t, v in self.vectors(case_id, pieces).items())
         out = []
         for card in cards:
             text = texts[card.content]
-            rows = [vectors[w] for w in text.words] if self._words else []
-            whole = _unit_rows([vectors[contents[card.content]]] if self._words else [])
+            rows = [vectors[card.case_id, w] for w in text.words] if self._words else []
+            whole = _unit_rows([vectors[card.case_id, contents[card.content]]] if self._words else [])
             persons = _persons(unicodedata.normalize("NFKC", card.content))
             literal = frozenset(text.terms) | frozenset(_CJK.findall(card.content))
             out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal, whole))
@@ -412,15 +454,28 @@ class RelevanceScorer:
                 return cached
         return self.remember(card)
 
-    def forget(self, card_ids: Iterable[str]) -> None:
+    def forget(self, case_id: str, card_ids: Iterable[str]) -> None:
+        """Cards of one case were deleted: their features go, and the case's cached vectors with them
+        (which of those a card's words fed cannot be told apart; they are recomputed when next needed)."""
         with self._lock:
             for card_id in card_ids:
                 self._cards.pop(card_id, None)
+            self._drop_vectors(case_id)
 
     def forget_case(self, case_id: str) -> None:
         with self._lock:
             for card_id in [k for k, v in self._cards.items() if v.case_id == case_id]:
                 del self._cards[card_id]
+            self._drop_vectors(case_id)
+
+    def _drop_vectors(self, case_id: str) -> None:
+        for key in [key for key in self._vectors if key[0] == case_id]:
+            del self._vectors[key]
+
+    def cached_vector_cases(self) -> set[str]:
+        """Cases with vectors in the cache (in memory only): for erasure checks."""
+        with self._lock:
+            return {case_id for case_id, _ in self._vectors}
 
     def cached_card_ids(self) -> set[str]:
         with self._lock:
@@ -430,12 +485,13 @@ class RelevanceScorer:
         return self._embedder.embed_documents(texts) if texts else []
 
     # -- per question -----------------------------------------------------------------------------------
-    def question(self, text: str) -> Question:
-        """The question's sentence vector, its content words' vector and its word vectors, from one batch
-        through the embedder."""
+    def question(self, text: str, case_id: str = "") -> Question:
+        """The question's sentence vector, its content words' vector and its word vectors; what the case has
+        not embedded yet goes through the embedder in one batch."""
         features = analyse(text)
-        extra = [_content_text(features.words, text), *features.words] if self._words else []
-        vectors = self._embed([text, *extra])
+        pieces = self._pieces(text, features)
+        found = self.vectors(case_id, [text, *pieces])
+        vectors = [found[piece] for piece in [text, *pieces]]
         return Question(
             text,
             question_language(text),

@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from bureau.scope.personal_data import DETECTORS
 
@@ -129,6 +130,13 @@ def _has_injection(text: str) -> bool:
     compact = _WS.sub("", _CJK_GAP.sub("", folded))
     compact = re.sub(r"[\s\"'“”‘’「」『』《》()（）【】\[\],，。!！?？、·…~]+", "", compact)
     return any(p.search(compact) for p in _ZH_INJECTION)
+
+
+class Screening(Protocol):
+    """What the memory policy needs of a screening: the reason codes for one text (empty when safe). A
+    `ContentPolicy`, or the memory gateway's remembered one (the same codes, each text screened once)."""
+
+    def screen(self, text: str) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from bureau.scope.content_policy import ContentPolicy
+from bureau.scope.content_policy import Screening
 from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode
 
 
@@ -153,7 +153,7 @@ def check_type(memory_type: MemoryType, creator: CreatedBy, path: WritePath, key
         raise MemoryPolicyError(PREFERENCE_KEY_UNKNOWN, "key_not_allowed_for_type")
 
 
-def check_content(memory_type: MemoryType, key: str | None, content: str, screening: ContentPolicy) -> None:
+def check_content(memory_type: MemoryType, key: str | None, content: str, screening: Screening) -> None:
     """Raise MemoryPolicyError unless the content passes what its type requires: the preference value's
     schema, the content screening. The detail names reason codes, never the text."""
     policy = POLICY[memory_type]
@@ -170,7 +170,7 @@ def check_write(
     path: WritePath,
     key: str | None,
     content: str,
-    screening: ContentPolicy,
+    screening: Screening,
 ) -> None:
     """The whole write rule: type, creator and path first, then the content."""
     check_type(memory_type, creator, path, key)
@@ -217,7 +217,7 @@ def parse_trust(value: str) -> CreatedBy:
         return CreatedBy.UNTRUSTED  # a record whose creator we cannot name is trusted least
 
 
-def read_exclusion(record: RecordFacts, now: datetime, screening: ContentPolicy) -> PolicyCode | None:
+def read_exclusion(record: RecordFacts, now: datetime, screening: Screening) -> PolicyCode | None:
     """Why a record may not be evidence now, or None. Checked on every read, so a pattern added after the
     record was written (a delayed prompt injection found later) excludes it from then on."""
     if record.expires_at is not None and record.expires_at <= now:
