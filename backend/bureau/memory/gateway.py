@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,6 +41,7 @@ from bureau.memory.types import (
     MemoryUnavailableError,
     Retrieval,
     StoredCard,
+    StoreDiskTooSmallError,
     WorkerIdLostError,
 )
 from bureau.scope.audience import visibility_of_space
@@ -59,6 +61,9 @@ _PAGE_SIZE = 500  # rows per store round trip; every listing, count, reset and e
 _DELETE_BATCH = 500
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
 _PING_TIMEOUT_S = 3.0
+# pylibseekdb starts embedded seekdb with log_disk_size=2G: a new store fails to bootstrap on a smaller filesystem
+# (measured: 2000 MiB fails, 2048 MiB starts), and PowerMem then opens it a second time, which never returns.
+_NEW_STORE_MIN_FS_BYTES = 2 << 30
 _REOPEN_TIMEOUT_S = 120.0  # a new PowerMem client starts seekdb (2 s) and reflects its schema (3 s); far less than this
 
 
@@ -250,6 +255,8 @@ class MemoryGateway:
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
+        if self.backend_name == "seekdb-embedded":
+            _check_room_for_a_new_store(self._settings.data_dir.resolve() / "seekdb")
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
             (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
@@ -748,6 +755,21 @@ class MemoryGateway:
 
     def _ping_blocking(self) -> None:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _check_room_for_a_new_store(store_dir: Path) -> None:
+    """Refuse, saying why, to create an embedded store where seekdb cannot bootstrap (see
+    _NEW_STORE_MIN_FS_BYTES); an existing store keeps the log size it was created with and starts anywhere."""
+    if store_dir.is_dir() and any(store_dir.iterdir()):
+        return
+    existing = next(path for path in (store_dir, *store_dir.parents) if path.exists())
+    total = shutil.disk_usage(existing).total
+    if total < _NEW_STORE_MIN_FS_BYTES:
+        raise StoreDiskTooSmallError(
+            f"{store_dir} is on a filesystem of {total >> 20} MiB; a new embedded seekdb store needs one of at "
+            f"least {_NEW_STORE_MIN_FS_BYTES >> 20} MiB (seekdb reserves 2 GiB for its redo log). Put "
+            "BUREAU_DATA_DIR on a larger filesystem, or use a seekdb server (BUREAU_SEEKDB_HOST)."
+        )
 
 
 def _name(fn: Callable[..., Any]) -> str:

@@ -94,3 +94,8 @@ class MemoryUnavailableError(RuntimeError):
 class WorkerIdLostError(MemoryUnavailableError):
     """This process lost its Snowflake worker id: a new card could overwrite another process's card.
     Mapped to 503 WORKER_ID_LOST; the process stays fenced (no store writes) until it is restarted."""
+
+
+class StoreDiskTooSmallError(RuntimeError):
+    """A new embedded seekdb store cannot be created on this filesystem (it reserves 2 GiB for its redo log);
+    raised at start-up, before seekdb is started, instead of the hang that follows its failed bootstrap."""
