@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import html
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -38,6 +39,12 @@ def percentile(values: list[float], q: float) -> float:
 def load_line() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min) on {os.cpu_count()} cores"
+
+
+def own_cpu_ms() -> float:
+    """CPU time (user + system) this benchmark process has used so far: what its clients cost."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def progress(message: str) -> None:
@@ -98,6 +105,12 @@ class Server:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
         return float("nan")
+
+    def cpu_ms(self) -> float:
+        """CPU time (user + system) the server process has used so far, all its threads (Linux /proc)."""
+        assert self.process is not None
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
     def log_tail(self) -> str:
         path = self.data_dir / "server.log"

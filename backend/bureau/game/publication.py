@@ -28,6 +28,7 @@ from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
 PENDING_POLL_S = 0.05
+FIRST_POLL_S = 0.005  # a waiter reads the row after 5 ms, then 10, 20, 40, 50, 50 … (a read takes no lock)
 
 # Test seam: the named steps of the Saga where a fault can be injected. A hook may raise to simulate a
 # failure or a crash at that point; `BUREAU_TEST_KILL_AT` (test settings only) kills the process there.
@@ -46,7 +47,8 @@ class Publisher:
     async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
         """Returns (public card view, idempotent). Concurrent publishes of one card in this process share one
         run of the Saga (the others answer as a repeat would): 25 at once must not each read the card,
-        contend for the reservation and poll the pending row. Other processes still contend in the ledger."""
+        contend for the reservation and poll the pending row. Other processes meet in the ledger: the first
+        to reserve publishes, the others wait by reading its row."""
         key = (case_id, role, card_id)
         running = self._running.get(key)
         if running is not None:
@@ -63,20 +65,47 @@ class Publisher:
             done.exception()  # retrieved here: every caller still awaiting it re-raises it
 
     async def _publish_card(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+        deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
+        record = await self.ledger.get_publication(case_id, card_id)
+        if record is not None and record.role == role:
+            copy, record = await self._published_copy(case_id, card_id, record, deadline)
+            if copy is not None:
+                return card_view(copy), True
         source = await self.gateway.get(role_scope(case_id, role), card_id)
         if source is None or not source.may_be_evidence:
             raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
         try:
-            return await self._publish(source)
+            return await self._publish(source, record, deadline)  # past the check, a row is this card's
         except CaseMissingError as exc:  # erased while we were publishing
             raise CaseNotFoundError(case_id) from exc
 
-    async def _publish(self, source: StoredCard) -> tuple[dict[str, Any], bool]:
+    async def _published_copy(
+        self, case_id: str, card_id: str, record: PublicationRecord | None, deadline: float
+    ) -> tuple[StoredCard | None, PublicationRecord | None]:
+        """This role's card has a publication row: a repeat, or another attempt (maybe in another process)
+        is publishing it. Wait for it by reading the row, then answer with the copy it names, without
+        reading the source card or writing to the ledger: the row exists only while the card is published
+        by this role (erasing the card, a reset or an erase of the case delete it with their own change).
+        (None, latest row) when the Saga must decide: no row any more, a lease that ran out, a lost copy."""
+        delay = FIRST_POLL_S
+        while record is not None:
+            if record.state == PublicationState.READY and record.public_card_id:
+                return await self.gateway.get(board_scope(case_id), record.public_card_id), record
+            if record.state != PublicationState.PENDING or not record.lease_live():
+                return None, record
+            if asyncio.get_running_loop().time() >= deadline:
+                raise self._pending()
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, PENDING_POLL_S)
+            record = await self.ledger.get_publication(case_id, card_id)
+        return None, None
+
+    async def _publish(
+        self, source: StoredCard, record: PublicationRecord | None, deadline: float
+    ) -> tuple[dict[str, Any], bool]:
         # Ledger keys use the stored card's own id, never the request's spelling of it.
         case_id, card_id, role = source.case_id, source.id, source.space
         owner = secrets.token_hex(8)
-        deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
-        record: PublicationRecord | None = None
         while True:
             if record is None:  # nobody holds it (any more): try to reserve it
                 reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from bureau.api.deps import Services
-from bureau.memory.types import MemoryUnavailableError
-from bureau.scope.keys import board_scope
+from bureau.memory.types import CardDraft, MemoryUnavailableError
+from bureau.scope.keys import MemoryScope, board_scope
 from helpers import NewCase, informant_secret_card, publish, snapshot
 from live_server import LiveServer
 
@@ -281,5 +281,97 @@ async def test_concurrent_publishes_of_one_card_in_one_process_share_one_run_of_
     # Once it has finished, the next publish is an ordinary repeat through the ledger.
     again = await publish(client, case_id, "informant", secret["id"])
     assert again.status_code == 200 and again.json()["idempotent"] is True
-    assert reservations == 2
+    assert reservations == 1  # a repeat reads the row; it never attempts a reservation
     assert services.bureau.publisher._running == {}
+
+
+@pytest.fixture
+def store_reads(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The space of every card read by id (`MemoryGateway.get`) while the test runs."""
+    spaces: list[str] = []
+    real_get = services.gateway.get
+
+    async def recorded(scope: MemoryScope, card_id: str) -> Any:
+        spaces.append(scope.space)
+        return await real_get(scope, card_id)
+
+    monkeypatch.setattr(services.gateway, "get", recorded)
+    return spaces
+
+
+async def test_a_repeat_is_answered_from_the_publication_row_and_its_copy_without_reading_the_source(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, store_reads: list[str]
+) -> None:
+    """The row names the copy: a repeat reads it and the copy, nothing else (no reservation attempt, no read
+    of the private card). It is still the source's own role only, and only while the card exists."""
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    first = await publish(client, case_id, "informant", secret["id"])
+    assert first.status_code == 201
+    store_reads.clear()
+    events_before = (await services.ledger.get_case(case_id)).version
+
+    again = await publish(client, case_id, "informant", secret["id"])
+    assert again.status_code == 200 and again.json() == {**first.json(), "idempotent": True}
+    assert store_reads == ["bulletin_board"]
+    assert (await services.ledger.get_case(case_id)).version == events_before
+
+    wrong_role = await publish(client, case_id, "detective", secret["id"])
+    assert wrong_role.status_code == 404 and wrong_role.json()["detail"]["code"] == "CARD_NOT_FOUND"
+    assert (await client.delete(f"/api/cases/{case_id}/cards/{secret['id']}")).status_code == 204
+    gone = await publish(client, case_id, "informant", secret["id"])
+    assert gone.status_code == 404 and gone.json() == wrong_role.json()
+    assert await board(client, case_id) == []
+
+
+async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_without_reading_the_source(
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    services: Services,
+    store_reads: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process holds the reservation (a live lease): the request waits by reading the row and
+    answers with that attempt's copy once it is ready; it writes nothing and never reads the private card."""
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    ledger = services.ledger
+    reserved, _ = await ledger.reserve_publication(case_id, secret["id"], "informant", "elsewhere", 30.0)
+    assert reserved
+    row_reads = 0
+    real_read = ledger.get_publication
+
+    async def counted(*args: Any) -> Any:
+        nonlocal row_reads
+        row_reads += 1
+        return await real_read(*args)
+
+    monkeypatch.setattr(ledger, "get_publication", counted)
+    reserve_attempts = 0
+
+    async def no_reservation(*args: Any, **kwargs: Any) -> Any:
+        nonlocal reserve_attempts
+        reserve_attempts += 1
+        raise AssertionError("a waiter must not attempt the reservation")
+
+    monkeypatch.setattr(ledger, "reserve_publication", no_reservation)
+    waiting = asyncio.create_task(publish(client, case_id, "informant", secret["id"]))
+    deadline = time.monotonic() + 10
+    while row_reads < 3 and not waiting.done() and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)
+    assert row_reads >= 3 and not waiting.done()  # waiting on the pending row, by reading it
+
+    draft = CardDraft(
+        content=secret["content"],
+        topic=secret["topic"],
+        kind=secret["kind"],
+        source_role="informant",
+        source_card_id=secret["id"],
+    )
+    copy = await services.gateway.write(board_scope(case_id), draft)  # "the other process" writes its copy
+    assert await ledger.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
+    answered = await asyncio.wait_for(waiting, 10)
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["idempotent"] is True and answered.json()["public_card"]["id"] == copy.id
+    assert store_reads == ["bulletin_board"] and reserve_attempts == 0
+    assert [c["id"] for c in await board(client, case_id)] == [copy.id]

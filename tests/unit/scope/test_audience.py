@@ -7,7 +7,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bureau.scope.audience import PRINCIPALS, Principal, Readers, deliverable, narrowest, readers_of_space
+from bureau.scope.audience import (
+    PRINCIPALS,
+    STAGE,
+    Audience,
+    Principal,
+    Readers,
+    deliverable,
+    narrowest,
+    readers_of_space,
+)
 from bureau.scope.keys import ROLES
 
 audiences = st.frozensets(st.sampled_from(PRINCIPALS)).map(Readers)
@@ -59,6 +68,7 @@ def test_a_payload_is_deliverable_only_if_every_item_admits_the_recipient(items:
 
 def test_principals_are_the_roles_then_the_stage_and_nobody_else() -> None:
     assert (*ROLES, "stage") == PRINCIPALS
+    assert Audience.STAGE == STAGE  # the stage audience receives what the stage principal may read
     for outsider in ("operator", "bulletin_board", "Detective", ""):
         with pytest.raises(ValueError):
             Readers.of(outsider)
