@@ -9,14 +9,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pymysql
-import pytest
 
-from helpers import QUESTION, informant_secret_card
+from filesystems import fill, tmpfs, used_kb
+from helpers import QUESTION, informant_secret_card, wait_until
 from live_server import LiveServer
 from process_tree import is_gone, seekdb_child
 
@@ -25,45 +24,6 @@ CALL_TIMEOUT_S = 4.0  # BUREAU_MEMORY_CALL_TIMEOUT_S in the full-disk test
 RECOVERY_DEADLINE_S = 90.0
 SLACK_KB = 100 * 1024  # left above what seekdb uses when the filesystem is shrunk, then filled: a restarted
 # seekdb creates its next 64 MiB redo log file, so freeing this much lets it start again
-
-
-@contextlib.contextmanager
-def tmpfs(path: Path, size: str) -> Iterator[Path]:
-    path.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "--lazy", str(path)], check=True)
-
-
-def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
-        time.sleep(0.2)
-
-
-def used_kb(path: Path) -> int:
-    stat = os.statvfs(path)
-    return (stat.f_blocks - stat.f_bfree) * stat.f_frsize // 1024
-
-
-def fill(directory: Path) -> Path:
-    """Take every free byte of the filesystem, down to the last partial block."""
-    filler = directory / "filler"
-    with filler.open("wb", buffering=0) as handle:
-        for chunk in (bytes(1 << 20), bytes(4096), bytes(1)):
-            with contextlib.suppress(OSError):
-                while True:
-                    handle.write(chunk)
-    assert os.statvfs(directory).f_bavail == 0
-    return filler
 
 
 def test_a_new_store_on_a_filesystem_too_small_for_seekdb_is_refused_at_start(tmp_path: Path) -> None:
