@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,16 +34,20 @@ from harness import (
     verdict,
 )
 from screens import Screens, commit_times, delivery
-from stalls import SLOWEST_HEADER, SUMMARY_HEADER, probe_env, read, slowest_rows, summary
+from stalls import SLOWEST_HEADER, SUMMARY_HEADER, loop_cpu, probe_env, read, slowest_rows, summary
 
 TARGET_P99_MS = 100.0
 
 
-def measure(subscribers: int, events: int, gap_s: float, workers: int, probe: bool = False) -> dict[str, Any]:
-    server = Server(env=PASSCODE_MODE)
+def measure(
+    subscribers: int, events: int, gap_s: float, workers: int, probe: bool = False, heartbeat_s: float | None = None
+) -> dict[str, Any]:
+    server = Server(env=dict(PASSCODE_MODE))
     probe_file = server.data_dir / "stall-probe.jsonl"
     if probe:
-        server.env = {**PASSCODE_MODE, **probe_env(probe_file)}
+        server.env |= probe_env(probe_file)
+    if heartbeat_s is not None:
+        server.env["BUREAU_HEARTBEAT_S"] = str(heartbeat_s)
     progress(f"starting bureau serve (passcode mode{', probed' if probe else ''}) in {server.data_dir}")
     server.start()
     try:
@@ -84,8 +90,11 @@ def _run(server: Server, subscribers: int, events: int, gap_s: float, workers: i
         "p99": percentile(result.lags_ms, 0.99),
         "max": max(result.lags_ms),
         "last_screen_p50": percentile(list(result.slowest_ms.values()), 0.5),
+        "arrival_p50": percentile(result.arrival_lags_ms, 0.5),
+        "arrival_p99": percentile(result.arrival_lags_ms, 0.99),
         "rss_mb": rss,
         "by_event": result.by_event,
+        "arrival_by_event": result.arrival_by_event,
         "committed": committed,
     }
 
@@ -99,28 +108,44 @@ def main() -> None:
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'sse-fanout.svg'}")
     parser.add_argument("--probe", action="store_true", help="load bench/stall_probe into the server")
     parser.add_argument("--slowest", type=int, default=0, metavar="N", help="list the N slowest events")
+    parser.add_argument("--save", type=Path, metavar="FILE", help="write every event's lags and commit time (JSON)")
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        metavar="S",
+        help="the server's BUREAU_HEARTBEAT_S (a little under --gap: "
+        "every stream's heartbeat, and its sign-in check, falls just before each event)",
+    )
     args = parser.parse_args()
     load_before = load_line()
-    row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe)
+    row = measure(args.subscribers, args.events, args.gap, args.workers, args.probe, args.heartbeat)
     print(f"before: {load_before}\nafter:  {load_line()}")
     header = ["screens", "events", "frames", "missed", "duplicated", "p50 ms", "p95 ms", "p99 ms", "max ms"]
-    header += ["last screen p50 ms", "server RSS MB"]
+    header += ["last screen p50 ms", "arrival p50 ms", "arrival p99 ms", "server RSS MB"]
     cells = [f"{row[k]:,}" for k in ("subscribers", "events", "frames", "missed", "duplicated")]
-    cells += [f"{row[k]:.1f}" for k in ("p50", "p95", "p99", "max", "last_screen_p50", "rss_mb")]
+    keys = ("p50", "p95", "p99", "max", "last_screen_p50", "arrival_p50", "arrival_p99", "rss_mb")
+    cells += [f"{row[k]:.1f}" for k in keys]
     print(markdown_table(header, [cells]))
     print(verdict("p99", row["p99"], TARGET_P99_MS, "ms"))
+    if args.save:
+        keys = ("by_event", "arrival_by_event", "committed", "probe")
+        args.save.write_text(json.dumps({"load": [load_before, load_line()], **{k: row[k] for k in keys}}))
     if args.slowest:
         print(f"\nslowest {args.slowest} events (by their last screen):")
-        rows = slowest_rows(row["by_event"], row["committed"], row["probe"], args.slowest)
+        rows = slowest_rows(row["by_event"], row["arrival_by_event"], row["committed"], row["probe"], args.slowest)
         print(markdown_table(SLOWEST_HEADER, rows))
     if args.probe:
         times = [row["committed"][i][1] for i in row["by_event"]]
         end = max(times) + max(row["max"], 0) / 1000
         print("\nserver while the screens were live (bench/stall_probe):")
         print(markdown_table(SUMMARY_HEADER, summary(row["probe"], min(times), end)))
+        if (cpu := loop_cpu(row["probe"], set(row["by_event"]))) is not None:
+            print(f"event loop thread per event (median): ran {cpu[0]:.1f} ms, waited for a CPU {cpu[1]:.1f} ms")
     if args.chart:
         title = f"SSE delivery lag, commit → receipt, {row['subscribers']} stage screens"
-        bars = [(name, row[key]) for name, key in (("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))]
+        names = (("p50", "p50"), ("p95", "p95"), ("p99", "p99"), ("max", "max"))
+        names += (("arrival p50 (screen's socket)", "arrival_p50"), ("arrival p99 (screen's socket)", "arrival_p99"))
+        bars = [(name, row[key]) for name, key in names]
         print(f"chart: {bar_chart(CHART_DIR / 'sse-fanout.svg', title, bars, 'ms', TARGET_P99_MS)}")
 
 

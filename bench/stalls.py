@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import defaultdict
@@ -9,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 PROBE_DIR = Path(__file__).resolve().parent / "stall_probe"
-LEAD_S = 0.05  # records that began this long before a commit can still delay its delivery
 
 
 def probe_env(path: Path) -> dict[str, str]:
@@ -45,7 +45,11 @@ Committed = dict[int, tuple[str, float, bool]]
 
 
 def slowest_rows(
-    by_event: dict[int, list[float]], committed: Committed, records: list[dict[str, Any]], n: int
+    by_event: dict[int, list[float]],
+    arrivals: dict[int, list[float]],
+    committed: Committed,
+    records: list[dict[str, Any]],
+    n: int,
 ) -> list[list[str]]:
     """The `n` events whose last screen got them latest, with what the server did meanwhile (if probed)."""
     fed = {i: r["t"] for r in records if r["kind"] == "commit" for i in r["ids"]}
@@ -54,15 +58,16 @@ def slowest_rows(
     for event_id in sorted(by_event, key=lambda i: -max(by_event[i]))[:n]:
         lags = sorted(by_event[event_id])
         at = committed[event_id][1]
-        meanwhile = overlapping(records, at - LEAD_S, at + lags[-1] / 1000)
+        meanwhile = overlapping(records, at, at + lags[-1] / 1000)
         to_feed = f"{(fed[event_id] - at) * 1000:.1f}" if event_id in fed else "–"
         cells = [str(event_id), f"{at - first_commit:.2f}", to_feed]
-        cells += [f"{lags[0]:.1f}", f"{lags[len(lags) // 2]:.1f}", f"{lags[-1]:.1f}"]
+        cells += [f"{lags[0]:.1f}", f"{lags[len(lags) // 2]:.1f}", f"{lags[-1]:.1f}", f"{max(arrivals[event_id]):.1f}"]
         rows.append([*cells, "; ".join(describe(r) for r in meanwhile) or "–"])
     return rows
 
 
-SLOWEST_HEADER = ["event", "at s", "commit → feed ms", "first screen ms", "median ms", "last screen ms", "meanwhile"]
+SLOWEST_HEADER = ["event", "at s", "commit → feed ms", "first screen ms", "median ms", "last screen ms"]
+SLOWEST_HEADER += ["last arrival ms", "meanwhile"]
 
 
 def summary(records: list[dict[str, Any]], start: float, end: float) -> list[list[str]]:
@@ -76,3 +81,13 @@ def summary(records: list[dict[str, Any]], start: float, end: float) -> list[lis
 
 
 SUMMARY_HEADER = ["while live", "count", "longest ms", "total ms"]
+
+
+def loop_cpu(records: list[dict[str, Any]], live_ids: set[int]) -> tuple[float, float] | None:
+    """Median CPU time the event loop's thread ran, and waited for a CPU, from one live commit to the next."""
+    commits = [r for r in records if r["kind"] == "commit" and set(r["ids"]) & live_ids and "ran_ms" in r]
+    if len(commits) < 2:
+        return None
+    ran = sorted(b["ran_ms"] - a["ran_ms"] for a, b in itertools.pairwise(commits))
+    waited = sorted(b["runnable_ms"] - a["runnable_ms"] for a, b in itertools.pairwise(commits))
+    return ran[len(ran) // 2], waited[len(waited) // 2]

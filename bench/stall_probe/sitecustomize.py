@@ -8,7 +8,8 @@ process only); nothing in the product imports it. It writes JSON lines to $BENCH
   break, e.g. by a C extension that does not release it);
 - `gc`: each collection of generation 1 or 2, or longer than 5 ms, and on which thread it ran;
 - `store`: each call on the memory worker (queued, ran), `job`: each maintenance job, `commit`: each batch
-  of events handed to the live feeds.
+  of events handed to the live feeds, with the event loop thread's CPU time so far (ran, runnable = waited
+  for a CPU), so the difference between two commits says how much CPU the loop got, and waited for, between.
 
 Times are wall-clock seconds, comparable with the ledger's `created_at` and the screens' receipt times.
 """
@@ -115,7 +116,8 @@ def _install() -> None:
 
         def timed_notify(self, events):  # type: ignore[no-untyped-def]
             if events:
-                write("commit", t=time.time(), ids=[e.id for e in events])
+                ran, runnable = cpu_ms(threading.get_native_id())
+                write("commit", t=time.time(), ids=[e.id for e in events], ran_ms=ran, runnable_ms=runnable)
             return notify(self, events)
 
         transactions.TransactionRunner._notify = timed_notify

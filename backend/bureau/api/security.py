@@ -15,6 +15,7 @@ from fastapi import Request, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bureau.api.errors import ApiError, error_response
+from bureau.api.session_checks import SessionChecks
 from bureau.api.state import services_of
 from bureau.api.transport import is_api_path
 from bureau.config import Settings
@@ -85,6 +86,7 @@ class AccessControl:
         self.settings = settings
         self.ledger = ledger
         self.throttle = PasscodeThrottle(ledger)
+        self._session_checks = SessionChecks(ledger)  # streams' heartbeat checks, many per ledger read
 
     @property
     def open_mode(self) -> bool:
@@ -120,8 +122,7 @@ class AccessControl:
         """For long-lived streams: a revoked or expired session's streams end at their next heartbeat."""
         if self.open_mode or principal.session_hash is None:
             return True
-        record = await self.ledger.get_session(principal.session_hash)
-        return record is not None and record.active
+        return await self._session_checks.signed_in(principal.session_hash)
 
     @staticmethod
     def require(principal: Principal, needed: Audience) -> None:

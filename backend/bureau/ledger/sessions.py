@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -10,6 +11,8 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.models import SessionRow
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
+
+ACTIVE_CHECK_BATCH = 500  # session hashes per IN (...) list
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,23 @@ class SessionLedger(TransactionRunner):
                 aware(row.expires_at),
                 row.revoked_at is not None,
             )
+
+        return await self._read(work)
+
+    async def active_sessions(self, token_hashes: Collection[str]) -> set[str]:
+        """Which of these sessions are still signed in (not revoked, not expired): one read for many."""
+        wanted = list(token_hashes)
+
+        def work(session: Session) -> set[str]:
+            active: set[str] = set()
+            for start in range(0, len(wanted), ACTIVE_CHECK_BATCH):
+                stmt = select(SessionRow.token_hash).where(
+                    SessionRow.token_hash.in_(wanted[start : start + ACTIVE_CHECK_BATCH]),
+                    SessionRow.revoked_at.is_(None),
+                    SessionRow.expires_at > utcnow(),
+                )
+                active.update(session.scalars(stmt))
+            return active
 
         return await self._read(work)
 

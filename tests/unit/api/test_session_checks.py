@@ -1,0 +1,83 @@
+"""Heartbeat sign-in checks of many streams share one ledger read (api/session_checks.py), over a real
+SQLite ledger: the answers are each session's own, and a ledger fault reaches every waiting stream."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from bureau.api.session_checks import SessionChecks
+from bureau.ledger.database import create_ledger_engine, migrate
+from bureau.ledger.repository import Ledger, LedgerError
+from bureau.ledger.sessions import ACTIVE_CHECK_BATCH
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = create_ledger_engine(f"sqlite:///{tmp_path / 'bureau.db'}")
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+async def _sessions(ledger: Ledger, count: int, prefix: str, ttl_s: int = 3600) -> list[str]:
+    hashes = [f"{prefix}-{i:04d}" for i in range(count)]
+    for token_hash in hashes:
+        await ledger.create_session(token_hash, f"csrf-{token_hash}", "stage", "tag", ttl_s)
+    return hashes
+
+
+async def test_active_sessions_names_only_those_neither_revoked_nor_expired(engine: Engine) -> None:
+    ledger = Ledger(engine)
+    active = await _sessions(ledger, ACTIVE_CHECK_BATCH + 20, "active")  # more than one IN (...) list
+    [revoked] = await _sessions(ledger, 1, "revoked")
+    await ledger.revoke_session(revoked)
+    [expired] = await _sessions(ledger, 1, "expired", ttl_s=-1)
+    asked = [*active, revoked, expired, "never-signed-in"]
+    assert await ledger.active_sessions(asked) == set(active)
+    assert await ledger.active_sessions([]) == set()
+
+
+async def test_checks_made_together_share_one_read_and_each_gets_its_own_answer(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger(engine)
+    active = await _sessions(ledger, 300, "active")
+    revoked = await _sessions(ledger, 300, "revoked")
+    for token_hash in revoked:
+        await ledger.revoke_session(token_hash)
+    reads: list[int] = []
+    real_read = ledger.active_sessions
+
+    async def counted(token_hashes: list[str]) -> set[str]:
+        reads.append(len(token_hashes))
+        return await real_read(token_hashes)
+
+    monkeypatch.setattr(ledger, "active_sessions", counted)
+    checks = SessionChecks(ledger)
+    asked = [*active, *revoked, *active[:10]]  # two streams of one session ask once
+    leaving = asyncio.ensure_future(checks.signed_in(active[0]))  # a stream that goes away meanwhile
+    answers = asyncio.gather(*(checks.signed_in(h) for h in asked))
+    await asyncio.sleep(0)
+    leaving.cancel()
+    assert await answers == [True] * 300 + [False] * 300 + [True] * 10
+    assert reads == [600]
+    assert await checks.signed_in(revoked[0]) is False  # a later check is a new read
+    assert len(reads) == 2
+
+
+async def test_a_ledger_fault_reaches_every_waiting_check(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = Ledger(engine)
+    hashes = await _sessions(ledger, 5, "active")
+
+    async def refuse(token_hashes: list[str]) -> set[str]:
+        raise LedgerError("OperationalError")
+
+    monkeypatch.setattr(ledger, "active_sessions", refuse)
+    checks = SessionChecks(ledger)
+    outcomes = await asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True)
+    assert all(isinstance(o, LedgerError) for o in outcomes)
