@@ -4,6 +4,12 @@ Real HTTP into an in-process app over real PowerMem (embedded seekdb, or the sql
 the offline embedder. One backend per process (embedded seekdb allows one path per process), so
 `--backend both` runs each in a child process. Prints a markdown table; numbers, not assertions.
 
+By default the same question is asked again and again (what a presenter does with the preset questions;
+the gateway embeds a text once per case, so a repeated question costs no encoder time). `--distinct` asks a
+question never asked before each time (its sentence is new; most of its words are not). Each row stops
+asking after `--row-seconds` (at least 5 questions): PowerMem's sqlite store searches by brute force, so its
+10 000-card row would take many minutes; the table says how many questions each row asked.
+
     .venv/bin/python bench/interrogation.py --sizes 100,1000 --backend both --questions 60
 """
 
@@ -29,7 +35,13 @@ TARGET_P99_MS = 100.0
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
 
 
-async def measure(backend: str, sizes: list[int], questions: int) -> list[dict[str, Any]]:
+def question_for(n: int, distinct: bool) -> str:
+    return f"What is the safe combination of locker {n}?" if distinct else QUESTION
+
+
+async def measure(
+    backend: str, sizes: list[int], questions: int, distinct: bool, row_seconds: float
+) -> list[dict[str, Any]]:
     for name in [n for n in os.environ if n.startswith("BUREAU_")]:
         del os.environ[name]
     from bureau.api.app import create_app
@@ -42,54 +54,81 @@ async def measure(backend: str, sizes: list[int], questions: int) -> list[dict[s
     rows = []
     async with app.router.lifespan_context(app):
         gateway = app.state.services.gateway
-        spent: dict[str, list[float]] = defaultdict(list)
+        spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
         run = gateway._run
+        embedder = gateway._embedder
+        encode = embedder.embed_documents
+        encoding = [0.0]
+
+        def timed_encode(texts):  # time every encoder call, wherever it happens
+            started = time.perf_counter()
+            try:
+                return encode(texts)
+            finally:
+                encoding[0] += (time.perf_counter() - started) * 1000
 
         async def timed(fn, *args, **kwargs):  # time every store call by what it does
-            started = time.perf_counter()
+            started, encoded = time.perf_counter(), encoding[0]
             try:
                 return await run(fn, *args, **kwargs)
             finally:
                 spent[fn.__name__].append((time.perf_counter() - started) * 1000)
+                spent[f"{fn.__name__}:encoder"].append(encoding[0] - encoded)
 
         gateway._run = timed
+        embedder.embed_documents = timed_encode
         transport = httpx.ASGITransport(app=app)
+        asked = 0
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=120) as http:
+
+            async def ask(case_id: str) -> float:
+                nonlocal asked
+                asked += 1
+                body = {"role": "detective", "question": question_for(asked, distinct)}
+                started = time.perf_counter()
+                response = await http.post(f"/api/cases/{case_id}/interrogations", json=body)
+                assert response.status_code == 200, response.text
+                return (time.perf_counter() - started) * 1000
+
             for size in sizes:
                 case_id = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
                 drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(size)]
                 for start in range(0, size, 1000):
                     await gateway.write_many(role_scope(case_id, "detective"), drafts[start : start + 1000])
-                progress(f"{backend}: {size:,} cards in the space; asking {questions} questions")
+                progress(f"{backend}: {size:,} cards in the space; asking up to {questions} questions")
                 for _ in range(5):  # warm caches
-                    await http.post(
-                        f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": QUESTION}
-                    )
+                    await ask(case_id)
                 spent.clear()
-                totals = []
-                for _ in range(questions):
+                totals, encoder = [], []
+                deadline = time.perf_counter() + row_seconds
+                while len(totals) < questions and (len(totals) < 5 or time.perf_counter() < deadline):
+                    encoded = encoding[0]
+                    totals.append(await ask(case_id))
+                    encoder.append(encoding[0] - encoded)
+                if len(totals) < questions:
+                    progress(f"{backend}: {size:,} cards: stopped after {len(totals)} questions ({row_seconds:g} s)")
+                own = []
+                for _ in range(len(totals)):
                     started = time.perf_counter()
-                    response = await http.post(
-                        f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": QUESTION}
-                    )
-                    totals.append((time.perf_counter() - started) * 1000)
-                    assert response.status_code == 200, response.text
-                embed = []
-                for _ in range(questions):
-                    started = time.perf_counter()
-                    gateway._embedder.embed_query(QUESTION)
-                    embed.append((time.perf_counter() - started) * 1000)
-                search = [s - e for s, e in zip(spent["_search_blocking"], embed, strict=False)]
-                persist = [w + t for w, t in zip(spent["_write_many_blocking"], spent["_trim_blocking"], strict=False)]
-                rest = [t - s - e - p for t, s, e, p in zip(totals, search, embed, persist, strict=False)]
+                    encode([question_for(0, distinct)])
+                    own.append((time.perf_counter() - started) * 1000)
+
+                def call(name: str) -> list[float]:  # wall time of one store call, minus its encoder time
+                    return [t - e for t, e in zip(spent[name], spent[f"{name}:encoder"], strict=True)]
+
+                search = call("_search_blocking")
+                persist = [w + t for w, t in zip(call("_write_many_blocking"), call("_trim_blocking"), strict=False)]
+                rest = [t - s - e - p for t, s, e, p in zip(totals, search, encoder, persist, strict=False)]
                 rows.append(
                     {
                         "backend": gateway.backend_name,
                         "cards": size,
+                        "questions": f"{len(totals)} {'distinct' if distinct else 'same'}",
                         "p50": percentile(totals, 0.5),
                         "p95": percentile(totals, 0.95),
                         "p99": percentile(totals, 0.99),
-                        "embedding": percentile(embed, 0.5),
+                        "embedder": percentile(own, 0.5),
+                        "encoder": percentile(encoder, 0.5),
                         "search": percentile(search, 0.5),
                         "persist": percentile(persist, 0.5),
                         "policy_response_ledger": percentile(rest, 0.5),
@@ -101,10 +140,12 @@ async def measure(backend: str, sizes: list[int], questions: int) -> list[dict[s
 COLUMNS = (
     ("backend", "backend", "{}"),
     ("cards", "cards in space", "{:,}"),
+    ("questions", "questions", "{}"),
     ("p50", "p50 ms", "{:.1f}"),
     ("p95", "p95 ms", "{:.1f}"),
     ("p99", "p99 ms", "{:.1f}"),
-    ("embedding", "embedding p50", "{:.1f}"),
+    ("embedder", "embedder alone p50", "{:.1f}"),
+    ("encoder", "encoder in the question p50", "{:.1f}"),
     ("search", "search p50", "{:.1f}"),
     ("persist", "session write + retention p50", "{:.1f}"),
     ("policy_response_ledger", "policy, response, ledger, HTTP p50", "{:.1f}"),
@@ -112,10 +153,10 @@ COLUMNS = (
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    header = [title for _, title, _ in COLUMNS] + ["p50 ÷ embedding"]
+    header = [title for _, title, _ in COLUMNS] + ["p50 ÷ embedder"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [fmt.format(row[key]) for key, _, fmt in COLUMNS] + [f"{row['p50'] / row['embedding']:.1f}×"]
+        cells = [fmt.format(row[key]) for key, _, fmt in COLUMNS] + [f"{row['p50'] / row['embedder']:.1f}×"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -124,7 +165,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--backend", choices=["seekdb", "sqlite", "both"], default="both")
-    parser.add_argument("--questions", type=int, default=60)
+    parser.add_argument("--questions", type=int, default=60, help="per row, at most")
+    parser.add_argument("--distinct", action="store_true", help="a new question each time (default: the same one)")
+    parser.add_argument("--row-seconds", type=float, default=60.0, help="stop a row's questions after this")
     parser.add_argument("--json", action="store_true", help="print rows as JSON (used for the child processes)")
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'interrogation.svg'}")
     args = parser.parse_args()
@@ -136,11 +179,12 @@ def main() -> None:
         for backend in ("seekdb", "sqlite"):
             progress(f"measuring {backend} at {sizes} cards per space …")
             child = [sys.executable, __file__, "--sizes", args.sizes, "--backend", backend]
-            child += ["--questions", str(args.questions), "--json"]
-            out = subprocess.run(child, check=True, capture_output=True, text=True).stdout  # noqa: S603 - our own script
+            child += ["--questions", str(args.questions), "--row-seconds", str(args.row_seconds), "--json"]
+            child += ["--distinct"] if args.distinct else []
+            out = subprocess.run(child, check=True, stdout=subprocess.PIPE, text=True).stdout  # noqa: S603 - our own script
             rows += json.loads(out.strip().splitlines()[-1])
     else:
-        rows = asyncio.run(measure(args.backend, sizes, args.questions))
+        rows = asyncio.run(measure(args.backend, sizes, args.questions, args.distinct, args.row_seconds))
     if args.json:
         print(json.dumps(rows))
         return

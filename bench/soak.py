@@ -136,6 +136,10 @@ def main() -> None:
     print(f"statuses: {dict(sorted(row['statuses'].items()))}")
     clean = errors == 0 and result.missed == 0 and result.duplicated == 0 and row["ended"] == args.subscribers
     print("no errors, no event lost or repeated" if clean else "PROBLEMS: see the table")
+    kept_up = row["skipped"] == 0 and row["rate"] >= 0.95 * args.rate
+    behind = f"did NOT keep up: {row['skipped']} sends skipped while {MAX_IN_FLIGHT} were in flight"
+    verdict = "kept up" if kept_up else behind
+    print(f"rate: {row['rate']:.1f} interrogations/s answered of {args.rate:g}/s asked ({verdict})")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ client (`client` fixture) or a client of a live `bureau serve` process.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,17 @@ NewCase = Callable[..., Awaitable[dict[str, Any]]]
 
 QUESTION = "What is the safe combination?"
 SECRET = "0427"  # the informant's secret in the "safe-combination" scenario (both languages)
+
+
+def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.2) -> Any:
+    """Poll until `predicate` returns something truthy (and return it); fail after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
+        time.sleep(every_s)
 
 
 def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:

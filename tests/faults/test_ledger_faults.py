@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from contract import OpenApiContract
+from filesystems import fill, tmpfs
 from helpers import QUESTION, informant_secret_card
 from live_server import LiveServer
 
@@ -117,30 +118,8 @@ def test_a_read_only_ledger_is_503_ledger_read_only(tmp_path: Path) -> None:
         server.stop()
 
 
-@contextlib.contextmanager
-def small_filesystem(path: Path, size: str) -> Iterator[Path]:
-    path.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {done.stderr.decode().strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "--lazy", str(path)], check=True)
-
-
-def fill(directory: Path) -> Path:
-    """Take every free byte of the filesystem."""
-    filler = directory / "filler"
-    with filler.open("wb") as handle, contextlib.suppress(OSError):
-        while True:
-            handle.write(b"\0" * 65536)
-            handle.flush()
-    return filler
-
-
 def test_a_full_disk_under_the_ledger_is_503_storage_full(tmp_path: Path) -> None:
-    with small_filesystem(tmp_path / "ledger-disk", "32m") as disk:
+    with tmpfs(tmp_path / "ledger-disk", "32m") as disk:
         ledger = disk / "bureau.db"
         server = LiveServer(tmp_path, BUREAU_DATABASE_URL=f"sqlite:///{ledger}").start()
         try:

@@ -12,22 +12,12 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, informant_secret_card
+from helpers import QUESTION, informant_secret_card, wait_until
 from live_server import REPO, LiveServer
 from servers import SeekdbServer
 
 ANSWER_BOUND_S = 10.0  # a request to a dead store must be answered within this (no hang)
 RECOVERY_DEADLINE_S = 90.0
-
-
-def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
-        time.sleep(0.2)
 
 
 def test_a_killed_remote_seekdb_server_is_503_and_the_instance_is_ready_by_itself_once_it_runs_again(

@@ -15,22 +15,12 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, informant_secret_card
+from helpers import QUESTION, informant_secret_card, wait_until
 from live_server import LiveServer
 from process_tree import is_gone, live_children, seekdb_child
 
 WHISPERS_EACH = 20
 RECOVERY_DEADLINE_S = 90.0
-
-
-def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
-        time.sleep(0.2)
 
 
 def ready(server: LiveServer) -> bool:

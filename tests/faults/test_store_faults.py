@@ -14,23 +14,13 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, informant_secret_card
+from helpers import QUESTION, informant_secret_card, wait_until
 from live_server import LiveServer
 from process_tree import is_gone, is_stopped, seekdb_child
 
 ANSWER_BOUND_S = 10.0  # a request to a dead store must be answered within this (no hang)
 RECOVERY_DEADLINE_S = 90.0
 CALL_TIMEOUT_S = 4.0  # BUREAU_MEMORY_CALL_TIMEOUT_S for the hung-store test
-
-
-def wait_until(predicate, timeout_s: float, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not reached in {timeout_s} s"
-        time.sleep(0.1)
 
 
 def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itself(tmp_path: Path) -> None:

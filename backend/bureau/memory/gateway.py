@@ -201,6 +201,8 @@ class MemoryGateway:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self._call_timeout_s = settings.memory_call_timeout_s
+        self._store_dir = settings.data_dir.resolve() / "seekdb"  # embedded seekdb's directory
+        self._server_pid: int | None = None  # the embedded seekdb server this process's client talks to
         # A call ran past its deadline (the store hangs, or one call is far too slow): later calls fail at once
         # instead of queueing behind it, until the supervisor's next ping gets an answer (docs/faults.md).
         self.stalled = False
@@ -256,7 +258,7 @@ class MemoryGateway:
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
         if self.backend_name == "seekdb-embedded":
-            _check_room_for_a_new_store(self._settings.data_dir.resolve() / "seekdb")
+            _check_room_for_a_new_store(self._store_dir)
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
             (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
@@ -276,6 +278,7 @@ class MemoryGateway:
             }
             self._memory = Memory(config=config)
         _share_one_connection(self._memory)
+        self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
     async def close(self) -> None:
@@ -716,7 +719,9 @@ class MemoryGateway:
         except TimeoutError:
             return False  # slow or stuck, not gone: reopening a hung store would not make it answer
         except Exception:
-            self.store_lost = True
+            # Gone, or wedged? The embedded server this client opened still running means wedged (a full
+            # disk does that): restarting it is the operator's call, as for a hung store (docs/faults.md).
+            self.store_lost = self._server_pid is None or _embedded_server_pid(self._store_dir) != self._server_pid
             return False
         self.store_lost = False
         if self.stalled:
@@ -755,6 +760,17 @@ class MemoryGateway:
 
     def _ping_blocking(self) -> None:
         self._store().get_all(user_id=_PING_SCOPE.user_id, agent_id=_PING_SCOPE.agent_id, limit=1)
+
+
+def _embedded_server_pid(store_dir: Path) -> int | None:
+    """The running embedded seekdb server of a store directory (its pid file, checked in /proc), or None."""
+    try:
+        pid = int((store_dir / "run" / "seekdb.pid").read_text().strip())
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    alive = raw[raw.index("(") + 1 : raw.rindex(")")] == "seekdb" and raw[raw.rindex(")") + 2] != "Z"
+    return pid if alive else None
 
 
 def _check_room_for_a_new_store(store_dir: Path) -> None:
