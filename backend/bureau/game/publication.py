@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from bureau.game.compensation import discard_card
@@ -34,6 +34,7 @@ FIRST_POLL_S = 0.005  # a waiter reads the row after 5 ms, then 10, 20, 40, 50, 
 # failure or a crash at that point; `BUREAU_TEST_KILL_AT` (test settings only) kills the process there.
 SAGA_STEPS = ("after_reserve", "after_board_write", "before_mark_ready", "after_mark_ready")
 FaultHook = Callable[[str], None]
+CaseCheck = Callable[[str], Awaitable[object]]
 
 
 class Publisher:
@@ -44,17 +45,20 @@ class Publisher:
         self.fault: FaultHook = lambda step: None
         self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[dict[str, Any], bool]]] = {}
 
-    async def publish(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+    async def publish(
+        self, case_id: str, role: Role, card_id: str, check_case: CaseCheck
+    ) -> tuple[dict[str, Any], bool]:
         """Returns (public card view, idempotent). Concurrent publishes of one card in this process share one
-        run of the Saga (the others answer as a repeat would): 25 at once must not each read the card,
-        contend for the reservation and poll the pending row. Other processes meet in the ledger: the first
-        to reserve publishes, the others wait by reading its row."""
+        run of the Saga, `check_case` (a missing or erased case raises) included, and the others answer as a
+        repeat would: 25 at once must not each read the case and the card, contend for the reservation and
+        poll the pending row. Other processes meet in the ledger: the first to reserve publishes, the others
+        wait by reading its row."""
         key = (case_id, role, card_id)
         running = self._running.get(key)
         if running is not None:
             view, _ = await asyncio.shield(running)
             return view, True
-        run = asyncio.ensure_future(self._publish_card(case_id, role, card_id))
+        run = asyncio.ensure_future(self._publish_card(case_id, role, card_id, check_case))
         self._running[key] = run
         run.add_done_callback(lambda done: self._forget(key, done))
         return await asyncio.shield(run)
@@ -64,7 +68,10 @@ class Publisher:
         if not done.cancelled():
             done.exception()  # retrieved here: every caller still awaiting it re-raises it
 
-    async def _publish_card(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+    async def _publish_card(
+        self, case_id: str, role: Role, card_id: str, check_case: CaseCheck
+    ) -> tuple[dict[str, Any], bool]:
+        await check_case(case_id)
         deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
         record = await self.ledger.get_publication(case_id, card_id)
         if record is not None and record.role == role:

@@ -299,8 +299,10 @@ class Bureau:
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None
     ) -> tuple[dict[str, Any], bool]:
-        await self._check_version(case_id, expected_version)
-        return await self.publisher.publish(case_id, role, card_id)
+        if expected_version is not None:  # a conditional publish checks its own version
+            await self._check_version(case_id, expected_version)
+        # Otherwise the case is checked once per run of the Saga, which concurrent publishes of the card share.
+        return await self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
 
     async def run_cleanups(self) -> int:
         """Retry deletes that failed earlier. Returns how many tasks finished."""

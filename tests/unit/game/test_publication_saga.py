@@ -272,17 +272,43 @@ async def test_concurrent_publishes_of_one_card_in_one_process_share_one_run_of_
         return await reserve(*args, **kwargs)
 
     monkeypatch.setattr(services.ledger, "reserve_publication", counted)
+    case_reads = 0
+    get_case = services.ledger.get_case
+
+    async def counted_case(*args: Any) -> Any:
+        nonlocal case_reads
+        case_reads += 1
+        return await get_case(*args)
+
+    monkeypatch.setattr(services.ledger, "get_case", counted_case)
     responses = await asyncio.gather(*(publish(client, case_id, "informant", secret["id"]) for _ in range(25)))
     assert sorted(r.status_code for r in responses) == [200] * 24 + [201]
     assert sum(1 for r in responses if not r.json()["idempotent"]) == 1
     assert len({r.json()["public_card"]["id"] for r in responses}) == 1
     assert reservations == 1
+    assert case_reads == 1  # the run checks the case once for all who share it
     assert [c["source"]["card_id"] for c in await board(client, case_id)] == [secret["id"]]
     # Once it has finished, the next publish is an ordinary repeat through the ledger.
     again = await publish(client, case_id, "informant", secret["id"])
     assert again.status_code == 200 and again.json()["idempotent"] is True
     assert reservations == 1  # a repeat reads the row; it never attempts a reservation
     assert services.bureau.publisher._running == {}
+
+
+async def test_a_conditional_publish_checks_its_own_version_while_a_run_of_the_card_is_in_flight(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case = await new_case()
+    case_id, secret = case["case"]["id"], informant_secret_card(case)
+    stale = case["case"]["version"] - 1
+    body = {"role": "informant", "card_id": secret["id"], "expected_version": stale}
+    plain = [publish(client, case_id, "informant", secret["id"]) for _ in range(5)]
+    conditional = client.post(f"/api/cases/{case_id}/publications", json=body)
+    *shared, refused = await asyncio.gather(*plain, conditional)
+    assert sorted(r.status_code for r in shared) == [200] * 4 + [201]
+    assert refused.status_code == 409 and refused.json()["detail"]["code"] == "VERSION_CONFLICT"
+    gone = await client.post(f"/api/cases/{'0' * 24}/publications", json={"role": "informant", "card_id": secret["id"]})
+    assert gone.status_code == 404 and gone.json()["detail"]["code"] == "CASE_NOT_FOUND"
 
 
 @pytest.fixture
