@@ -4,24 +4,13 @@ SQLite ledger: the answers are each session's own, and a ledger fault reaches ev
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
 from bureau.api.session_checks import SessionChecks
-from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger, LedgerError
 from bureau.ledger.sessions import ACTIVE_CHECK_BATCH
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = create_ledger_engine(f"sqlite:///{tmp_path / 'bureau.db'}")
-    migrate(engine)
-    yield engine
-    engine.dispose()
 
 
 async def _sessions(ledger: Ledger, count: int, prefix: str, ttl_s: int = 3600) -> list[str]:

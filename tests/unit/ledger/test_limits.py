@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from sqlalchemy import Engine
 
 from bureau.answering.role_voice.budget import CallBudget
 from bureau.config import Settings
-from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[Engine]:
-    engine = create_ledger_engine(f"sqlite:///{tmp_path / 'bureau.db'}")
-    migrate(engine)
-    yield engine
-    engine.dispose()
 
 
 async def test_passcode_failures_are_counted_for_every_instance_and_never_store_the_address(engine) -> None:
