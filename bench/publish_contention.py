@@ -4,9 +4,10 @@ round; a 409 PUBLICATION_PENDING is retried after its Retry-After, as a client s
 sending to the final success, retries included.
 
 Each client has its own keep-alive connection, opened before its round, and is the lean HTTP/1.1 client of
-`bench/http1.py` (`--client httpx` for httpx's AsyncClient: it costs ~3 ms of CPU per request on this machine,
-so 100 at once from one process measure mostly the client). A warm-up round (not counted) first lets every
-process serve the route once: FastAPI builds a router's route table on its first request.
+`bench/http1.py` (`--client httpx` for httpx's AsyncClient: it costs the client process 7–9 ms of CPU per
+publish on this machine, so 100 at once from one process measure mostly the client). A warm-up round (not
+counted) first lets every process serve the route once: FastAPI builds a router's route table on its first
+request.
 
     .venv/bin/python bench/publish_contention.py --processes 4 --concurrency 25 --rounds 5 [--chart]
 """

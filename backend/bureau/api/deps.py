@@ -26,7 +26,7 @@ class Services(Runtime):
 
 
 # Every dependency is `async def`, even where nothing is awaited: FastAPI runs a plain `def` dependency in its
-# thread pool, a thread hop per dependency per request (a fifth of the event loop's time under 100
+# thread pool, a thread hop per dependency per request (a third of the event loop's busy time under 100
 # concurrent publishes, profiled with py-spy).
 
 

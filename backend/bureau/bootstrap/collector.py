@@ -21,3 +21,12 @@ def settle_after_start() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
+
+
+def settle_after_reopen() -> None:
+    """The store client a reopen replaced was frozen with start-up's objects: a frozen cycle is never
+    collected, so each reopen would keep the old client for good. Thaw, collect, freeze again (one full
+    collection, while readiness is red anyway); a process that never settled is left as it is."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        settle_after_start()
