@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from harness import CHART_DIR, Server, bar_chart, load_line, markdown_table, progress, verdict
+from harness import CHART_DIR, Server, bar_chart, load_line, markdown_table, progress, scratch_dir, verdict
 
 TARGET_READY_S = 10.0
 
@@ -46,7 +45,7 @@ def main() -> None:
     print(f"before: {load_line()}")
     results: dict[str, list[tuple[float, float]]] = {"fresh data dir": [], "restart, same data dir": []}
     for run in range(args.runs):
-        data_dir = Path(tempfile.mkdtemp(prefix="bureau-bench-start-"))
+        data_dir = scratch_dir("bureau-bench-start-")
         for kind in results:
             ready, answered = one_start(data_dir)
             results[kind].append((ready, answered))

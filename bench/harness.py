@@ -7,9 +7,11 @@ No plotting library is a dependency of the project, so the charts are plain SVG 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import html
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,6 +54,13 @@ def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def scratch_dir(prefix: str) -> Path:
+    """A data directory for one benchmark run, removed when the script exits (each holds a ~200 MB store)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -63,7 +72,7 @@ class Server:
     """`bureau serve` on a free loopback port over its own data directory, `BUREAU_*` from `env` only."""
 
     env: dict[str, str] = field(default_factory=dict)
-    data_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bureau-bench-")))
+    data_dir: Path = field(default_factory=lambda: scratch_dir("bureau-bench-"))
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0

@@ -21,14 +21,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import httpx
-from harness import CHART_DIR, bar_chart, load_line, percentile, progress
+from harness import CHART_DIR, bar_chart, load_line, percentile, progress, scratch_dir
 
 QUESTION = "What is the safe combination?"
 TARGET_P99_MS = 100.0
@@ -49,7 +47,7 @@ async def measure(
     from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
 
-    settings = Settings(_env_file=None, data_dir=Path(tempfile.mkdtemp(prefix="bench-")), memory_backend=backend)
+    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-"), memory_backend=backend)
     app = create_app(settings)
     rows = []
     async with app.router.lifespan_context(app):

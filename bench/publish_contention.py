@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -33,6 +31,7 @@ from harness import (
     own_cpu_ms,
     percentile,
     progress,
+    scratch_dir,
     verdict,
 )
 from http1 import Connection
@@ -141,7 +140,7 @@ async def contend(servers: list[Server], concurrency: int, rounds: int, client: 
 
 
 def measure(processes: int, concurrency: int, rounds: int, client: str) -> dict[str, Any]:
-    data_dir = Path(tempfile.mkdtemp(prefix="bureau-bench-publish-"))
+    data_dir = scratch_dir("bureau-bench-publish-")
     servers = [Server(data_dir=data_dir) for _ in range(processes)]
     try:
         for i, server in enumerate(servers):

@@ -25,7 +25,8 @@ def read(path: Path) -> list[dict[str, Any]]:
 def describe(record: dict[str, Any]) -> str:
     kind, ms = record["kind"], record.get("ms", 0)
     if kind == "gc":
-        return f"gc gen{record['gen']} {ms:.0f} ms ({record['thread']})"
+        walked = f", {record['objects']:,} objects" if "objects" in record else ""
+        return f"gc gen{record['gen']} {ms:.0f} ms ({record['thread']}{walked})"
     if kind == "store":
         return f"store {record['name']} {ms:.0f} ms"
     if kind == "loop":

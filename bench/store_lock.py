@@ -17,13 +17,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
-from harness import load_line, markdown_table, percentile, progress
+from harness import load_line, markdown_table, percentile, progress, scratch_dir
 
 TICK_S = 0.001
 LATE_S = 0.0005  # a tick this much later than asked counts as held off
@@ -75,7 +73,7 @@ async def measure(calls: int) -> list[list[str]]:
     from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
 
-    settings = Settings(_env_file=None, data_dir=Path(tempfile.mkdtemp(prefix="bench-lock-")))
+    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-lock-"))
     progress(f"opening the store in {settings.data_dir}")
     async with running(settings) as runtime:
         gateway = runtime.gateway

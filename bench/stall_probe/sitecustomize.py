@@ -6,7 +6,8 @@ process only); nothing in the product imports it. It writes JSON lines to $BENCH
   thread was blocked, e.g. on the interpreter lock held by another thread;
 - `held`: this probe's own thread could not run for more than 20 ms (the interpreter lock held without a
   break, e.g. by a C extension that does not release it);
-- `gc`: each collection of generation 1 or 2, or longer than 5 ms, and on which thread it ran;
+- `gc`: each collection of generation 1 or 2, or longer than 5 ms, on which thread it ran, and for a full
+  collection how many tracked objects it walked;
 - `store`: each call on the memory worker (queued, ran), `job`: each maintenance job, `commit`: each batch
   of events handed to the live feeds, with the event loop thread's CPU time so far (ran, runnable = waited
   for a CPU), so the difference between two commits says how much CPU the loop got, and waited for, between.
@@ -69,12 +70,15 @@ def _install() -> None:
 
     def collections(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
+            if info["generation"] == 2:  # how many objects a full collection walks (counted before timing it)
+                started["objects"] = sum(len(gc.get_objects(generation)) for generation in range(3))
             started["t"] = time.time()
             return
         took = time.time() - started.get("t", time.time())
         if info["generation"] > 0 or took > 0.005:
             name = threading.current_thread().name
-            write("gc", t=started["t"], ms=round(took * 1000, 1), gen=info["generation"], thread=name)
+            walked = {"objects": started.pop("objects")} if "objects" in started else {}
+            write("gc", t=started["t"], ms=round(took * 1000, 1), gen=info["generation"], thread=name, **walked)
 
     def instrument() -> None:
         from bureau.bootstrap import runtime

@@ -20,7 +20,7 @@ class SessionChecks:
     def __init__(self, ledger: Ledger, window_s: float = WINDOW_S) -> None:
         self._ledger = ledger
         self._window_s = window_s
-        self._due: dict[str, asyncio.Future[bool | LedgerError]] | None = None  # the batch being gathered
+        self._due: dict[str, asyncio.Future[bool | Exception]] | None = None  # the batch being gathered
         self._reads: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
 
     async def signed_in(self, token_hash: str) -> bool:
@@ -35,6 +35,8 @@ class SessionChecks:
         result = await asyncio.shield(answer)  # a stream that leaves meanwhile must not cancel the others'
         if isinstance(result, LedgerError):
             raise LedgerError(str(result), result.fault)
+        if isinstance(result, Exception):  # each waiter raises its own error, as its own read would have
+            raise RuntimeError("the session check failed") from result
         return result
 
     def _read_due(self) -> None:
@@ -43,10 +45,10 @@ class SessionChecks:
         self._reads.add(task)
         task.add_done_callback(self._reads.discard)
 
-    async def _answer(self, due: dict[str, asyncio.Future[bool | LedgerError]]) -> None:
+    async def _answer(self, due: dict[str, asyncio.Future[bool | Exception]]) -> None:
         try:
             active = await self._ledger.active_sessions(due)
-        except LedgerError as exc:
+        except Exception as exc:  # any failure reaches every waiter: none may wait for ever
             for answer in due.values():
                 answer.set_result(exc)  # a result, not an exception: nobody may be left to retrieve it
             return

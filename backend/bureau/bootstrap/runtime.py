@@ -16,6 +16,7 @@ from typing import Any
 
 from bureau.answering.base import Responder
 from bureau.answering.selection import build_responder
+from bureau.bootstrap.collector import settle_after_reopen
 from bureau.bootstrap.phases import Phase, Startup
 from bureau.config import Settings, UnsafeSettingsError
 from bureau.game.publication import SAGA_STEPS
@@ -202,6 +203,7 @@ async def _reopen_store(runtime: Runtime) -> None:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, REOPEN_BACKOFF_S[1])
             continue
+        settle_after_reopen()
         runtime.last_ping_ok = await runtime.gateway.probe()
         log.warning("memory store reopened (answering: %s)", runtime.last_ping_ok)
         return

@@ -639,13 +639,18 @@ class MemoryGateway:
     def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
         if self._get_blocking(scope, card_id) is None:
             return False
+        deleted = bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
+        # After the delete, on the worker: a search queued before it has run and cached what it read.
         self._relevance.forget(scope.case_id, [card_id])
-        return bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
+        return deleted
 
     async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
         """Delete many cards of one space in batches (a reset removes a whole space this way)."""
-        self._relevance.forget(scope.case_id, card_ids)
-        await self._run(self._delete_ids_blocking, scope.user_id, scope.agent_id, list(card_ids))
+        await self._run(self._delete_many_blocking, scope, list(card_ids))
+
+    def _delete_many_blocking(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
+        self._delete_ids_blocking(scope.user_id, scope.agent_id, card_ids)
+        self._relevance.forget(scope.case_id, card_ids)  # after the deletes, as in `_delete_blocking`
 
     def _delete_ids_blocking(self, user_id: str, agent_id: str | None, card_ids: Sequence[str]) -> None:
         """Batched deletes by id, restricted to the case (and the space, when given) in the store itself."""
@@ -670,7 +675,7 @@ class MemoryGateway:
     async def erase_case(self, case_id: str) -> None:
         """Remove every card of a case, in every space (role spaces and board copies alike), at any size,
         and every relevance feature derived from them."""
-        self._relevance.forget_case(case_id)
+        self._relevance.forget_case(case_id)  # from now on nothing of the case is cached, even by a running search
         await self._run(self._erase_blocking, board_scope(case_id).user_id)
         self._ciphers.forget(case_id)
 

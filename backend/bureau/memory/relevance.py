@@ -381,6 +381,9 @@ class RelevanceScorer:
         self._words = words  # word vectors need a local embedder: never one remote call per word
         self._cards: OrderedDict[str, CardFeatures] = OrderedDict()
         self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        # Erased cases: nothing of theirs is cached again, not even by a search that was already running when
+        # the erase began (it would otherwise refill the caches after they were dropped).
+        self._erased: set[str] = set()
         self._lock = threading.Lock()
 
     # -- vectors ----------------------------------------------------------------------------------------
@@ -401,6 +404,8 @@ class RelevanceScorer:
             embedded = dict(zip(batch, self._embed(batch), strict=True))
             found.update(embedded)
             with self._lock:
+                if case_id in self._erased:
+                    continue
                 for text, vector in embedded.items():
                     self._vectors[(case_id, text)] = np.asarray(vector, dtype=np.float64)
                 while len(self._vectors) > VECTOR_CACHE_SIZE:
@@ -440,6 +445,8 @@ class RelevanceScorer:
             out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal, whole))
         with self._lock:
             for card, features in zip(cards, out, strict=True):
+                if card.case_id in self._erased:
+                    continue
                 self._cards[card.id] = features
                 self._cards.move_to_end(card.id)
             while len(self._cards) > CARD_CACHE_SIZE:
@@ -463,7 +470,9 @@ class RelevanceScorer:
             self._drop_vectors(case_id)
 
     def forget_case(self, case_id: str) -> None:
+        """The case is being erased: its features and vectors go, and none are kept for it from now on."""
         with self._lock:
+            self._erased.add(case_id)
             for card_id in [k for k, v in self._cards.items() if v.case_id == case_id]:
                 del self._cards[card_id]
             self._drop_vectors(case_id)

@@ -70,3 +70,18 @@ async def test_a_ledger_fault_reaches_every_waiting_check(engine: Engine, monkey
     checks = SessionChecks(ledger)
     outcomes = await asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True)
     assert all(isinstance(o, LedgerError) for o in outcomes)
+
+
+async def test_any_other_failure_of_the_read_also_reaches_every_waiting_check(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger(engine)
+    hashes = await _sessions(ledger, 5, "other")
+
+    async def break_down(token_hashes: list[str]) -> set[str]:
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+    monkeypatch.setattr(ledger, "active_sessions", break_down)
+    checks = SessionChecks(ledger)
+    outcomes = await asyncio.wait_for(asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True), 5)
+    assert all(isinstance(o, RuntimeError) and not isinstance(o, LedgerError) for o in outcomes)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
+import time
 
 import pytest
 
@@ -128,3 +130,45 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(gate
         assert len(stored) == 60
         assert all(card.space == scope.space and card.case_id == case for card in stored)
     assert await gateway.ping()
+
+
+async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
+    """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
+    hold = threading.Event()
+    blocker = gateway._executor.submit(hold.wait)  # stands for any call already running on the worker
+    queue = gateway._executor._work_queue
+    tasks = []
+    for call in calls:
+        tasks.append(asyncio.ensure_future(call))
+        deadline = time.monotonic() + 10
+        while queue.qsize() < len(tasks):  # each call is on the worker's queue before the next is made
+            assert time.monotonic() < deadline, "the call never reached the memory worker"
+            await asyncio.sleep(0.001)
+    hold.set()
+    blocker.result(timeout=10)
+    return await asyncio.gather(*tasks)
+
+
+async def test_a_search_queued_before_an_erase_leaves_nothing_of_the_case_cached(gateway: MemoryGateway) -> None:
+    case = fresh_case()
+    card = await write_secret(gateway, role_scope(case, "detective"))
+    found, _ = await _behind_a_held_call(
+        gateway, gateway.search(readable_scopes(case, "detective"), QUESTION, 10), gateway.erase_case(case)
+    )
+    assert [c.card.id for c in found] == [card.id]  # the search ran first, and read the card
+    assert case not in gateway.relevance_vector_cases()
+    assert card.id not in gateway.relevance_feature_ids()
+    await gateway.search(readable_scopes(case, "detective"), QUESTION, 10)  # asked again after the erase
+    assert case not in gateway.relevance_vector_cases()
+
+
+async def test_a_search_queued_before_a_delete_leaves_the_card_uncached(gateway: MemoryGateway) -> None:
+    case = fresh_case()
+    scope = role_scope(case, "informant")
+    card = await write_secret(gateway, scope)
+    found, _ = await _behind_a_held_call(
+        gateway, gateway.search([scope], QUESTION, 10), gateway.delete_many(scope, [card.id])
+    )
+    assert [c.card.id for c in found] == [card.id]
+    assert card.id not in gateway.relevance_feature_ids()
+    assert case not in gateway.relevance_vector_cases()
