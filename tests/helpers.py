@@ -33,6 +33,15 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, every_
         time.sleep(every_s)
 
 
+def case_with_one_whisper(http: httpx.Client) -> tuple[str, str, dict[str, Any]]:
+    """A new case whose detective has been told one thing: its id, its whispers path and its snapshot then."""
+    case_id = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()["case"]["id"]
+    whispers = f"/api/cases/{case_id}/whispers"
+    kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
+    assert http.post(whispers, json=kept).status_code == 201
+    return case_id, whispers, http.get(f"/api/cases/{case_id}").json()
+
+
 def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:
     return snapshot["spaces"][space]
 

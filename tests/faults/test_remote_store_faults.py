@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, informant_secret_card, wait_until
+from helpers import QUESTION, case_with_one_whisper, informant_secret_card, wait_until
 from live_server import REPO, LiveServer
 from servers import SeekdbServer
 
@@ -35,12 +35,7 @@ def test_a_killed_remote_seekdb_server_is_503_and_the_instance_is_ready_by_itsel
         server.start()
         with httpx.Client(base_url=server.url, timeout=60) as http:
             assert http.get("/api/health").json()["memory"]["backend"] == "seekdb-remote"
-            case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
-            case_id = case["case"]["id"]
-            whispers = f"/api/cases/{case_id}/whispers"
-            kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
-            assert http.post(whispers, json=kept).status_code == 201
-            before = http.get(f"/api/cases/{case_id}").json()
+            case_id, whispers, before = case_with_one_whisper(http)
             stored_before = seekdb.query("SELECT COUNT(*) FROM bureau_cards WHERE user_id = %s", f"case:{case_id}")
 
             assert seekdb.process is not None

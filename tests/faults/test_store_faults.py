@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, informant_secret_card, wait_until
+from helpers import QUESTION, case_with_one_whisper, informant_secret_card, wait_until
 from live_server import LiveServer
 from process_tree import is_gone, is_stopped, seekdb_child
 
@@ -28,12 +28,7 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
     assert server.process is not None
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
-            case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
-            case_id = case["case"]["id"]
-            whispers = f"/api/cases/{case_id}/whispers"
-            kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
-            assert http.post(whispers, json=kept).status_code == 201
-            before = http.get(f"/api/cases/{case_id}").json()
+            case_id, whispers, before = case_with_one_whisper(http)
 
             child = seekdb_child(server.process.pid)
             os.kill(child, signal.SIGKILL)
@@ -81,12 +76,7 @@ def test_a_hung_seekdb_child_is_503_in_bounded_time_and_the_service_recovers_whe
     child = 0
     try:
         with httpx.Client(base_url=server.url, timeout=60) as http:
-            case = http.post("/api/cases", json={"scenario_id": "safe-combination"}).json()
-            case_id = case["case"]["id"]
-            whispers = f"/api/cases/{case_id}/whispers"
-            kept = {"role": "detective", "text": "The gardener saw a blue van at midnight."}
-            assert http.post(whispers, json=kept).status_code == 201
-            before = http.get(f"/api/cases/{case_id}").json()
+            case_id, whispers, before = case_with_one_whisper(http)
 
             child = seekdb_child(server.process.pid)
             os.kill(child, signal.SIGSTOP)  # alive and holding its socket, answering nothing
