@@ -42,6 +42,35 @@ def case_with_one_whisper(http: httpx.Client) -> tuple[str, str, dict[str, Any]]
     return case_id, whispers, http.get(f"/api/cases/{case_id}").json()
 
 
+# What the store-fault tests try to whisper while the store is down; it must leave nothing behind.
+REFUSED_WHISPER = {"role": "suspect", "text": "I was at the cinema all evening."}
+
+
+def refused_as_unavailable(http: httpx.Client, path: str, body: dict[str, Any]) -> tuple[httpx.Response, float]:
+    """POST `body`, which the store's fault must refuse with 503 MEMORY_UNAVAILABLE; the answer and its seconds."""
+    started = time.monotonic()
+    refused = http.post(path, json=body)
+    took_s = time.monotonic() - started
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+    return refused, took_s
+
+
+def assert_case_as_before_and_answering(
+    http: httpx.Client, case_id: str, whispers: str, before: dict[str, Any]
+) -> None:
+    """After a store fault: the acknowledged whisper is there and the refused one is not, the refused
+    whisper now goes through, and the informant still answers from its secret."""
+    after = http.get(f"/api/cases/{case_id}").json()
+    assert after["spaces"] == before["spaces"]
+    assert after["case"]["version"] == before["case"]["version"]
+    assert http.post(whispers, json=REFUSED_WHISPER).status_code == 201
+    asked = http.post(f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION})
+    assert asked.status_code == 200, asked.text
+    assert asked.json()["certainty"] == "known"
+    assert asked.json()["evidence"] == [informant_secret_card(before)["id"]]
+
+
 def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:
     return snapshot["spaces"][space]
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, case_with_one_whisper, informant_secret_card, wait_until
+from helpers import (
+    QUESTION,
+    REFUSED_WHISPER,
+    assert_case_as_before_and_answering,
+    case_with_one_whisper,
+    refused_as_unavailable,
+    wait_until,
+)
 from live_server import REPO, LiveServer
 from servers import SeekdbServer
 
@@ -42,12 +49,7 @@ def test_a_killed_remote_seekdb_server_is_503_and_the_instance_is_ready_by_itsel
             seekdb.process.send_signal(signal.SIGKILL)  # as the OOM killer would; no shutdown of any kind
             seekdb.process.wait(timeout=30)
 
-            lost = {"role": "suspect", "text": "I was at the cinema all evening."}
-            started = time.monotonic()
-            refused = http.post(whispers, json=lost)
-            refused_after_s = time.monotonic() - started
-            assert refused.status_code == 503, refused.text
-            assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            _, refused_after_s = refused_as_unavailable(http, whispers, REFUSED_WHISPER)
             assert refused_after_s < ANSWER_BOUND_S
             asked = http.post(f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION})
             assert asked.status_code == 503 and asked.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
@@ -66,15 +68,9 @@ def test_a_killed_remote_seekdb_server_is_503_and_the_instance_is_ready_by_itsel
                 f"[faults] remote seekdb killed: 503 after {refused_after_s:.3f} s; instance ready "
                 f"{time.monotonic() - restarted:.1f} s after the server was back"
             )
-            after = http.get(f"/api/cases/{case_id}").json()
-            assert after["spaces"] == before["spaces"]  # the acknowledged whisper is there, the refused one is not
-            assert after["case"]["version"] == before["case"]["version"]
             stored = seekdb.query("SELECT COUNT(*) FROM bureau_cards WHERE user_id = %s", f"case:{case_id}")
-            assert stored == stored_before
-            assert http.post(whispers, json=lost).status_code == 201
-            asked = http.post(f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION})
-            assert asked.status_code == 200
-            assert asked.json()["evidence"] == [informant_secret_card(before)["id"]]
+            assert stored == stored_before  # the refused whisper is not in the server either
+            assert_case_as_before_and_answering(http, case_id, whispers, before)
             assert http.get("/api/health").json()["memory"]["status"] == "up"
     finally:
         server.stop()

@@ -16,7 +16,7 @@ import httpx
 import pymysql
 
 from filesystems import fill, tmpfs, used_kb
-from helpers import wait_until
+from helpers import REFUSED_WHISPER, refused_as_unavailable, wait_until
 from live_server import LiveServer
 from process_tree import is_gone, seekdb_child
 
@@ -104,12 +104,7 @@ def test_a_full_disk_under_the_store_is_503_in_bounded_time_and_the_wedged_store
                 before = http.get(f"/api/cases/{case_id}").json()
                 padded_mb = fill_redo_log(store)
 
-                refused_text = {"role": "suspect", "text": "I was at the cinema all evening."}
-                started = time.monotonic()
-                refused = http.post(whispers, json=refused_text)
-                refused_after_s = time.monotonic() - started
-                assert refused.status_code == 503, refused.text
-                assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+                _, refused_after_s = refused_as_unavailable(http, whispers, REFUSED_WHISPER)
                 assert refused_after_s < CALL_TIMEOUT_S + 10  # the call deadline, not a hang
                 assert http.get("/api/ready").status_code == 503
                 assert http.get(f"/api/cases/{case_id}").status_code == 503  # reads too: the store is wedged

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import httpx
 
-from helpers import QUESTION, case_with_one_whisper, informant_secret_card, wait_until
+from helpers import (
+    QUESTION,
+    REFUSED_WHISPER,
+    assert_case_as_before_and_answering,
+    case_with_one_whisper,
+    refused_as_unavailable,
+    wait_until,
+)
 from live_server import LiveServer
 from process_tree import is_gone, is_stopped, seekdb_child
 
@@ -34,13 +41,9 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
             os.kill(child, signal.SIGKILL)
             wait_until(lambda: is_gone(child), 10, "the seekdb child's death")
 
-            lost = {"role": "suspect", "text": "I was at the cinema all evening."}
             started = time.monotonic()
-            refused = http.post(whispers, json=lost)
-            refused_after_s = time.monotonic() - started
+            refused, refused_after_s = refused_as_unavailable(http, whispers, REFUSED_WHISPER)
             assert refused_after_s < ANSWER_BOUND_S
-            assert refused.status_code == 503, refused.text
-            assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
             assert refused.headers["Retry-After"] == "2"
             not_ready = http.get("/api/ready")
             assert not_ready.status_code == 503
@@ -53,15 +56,7 @@ def test_a_killed_seekdb_child_is_503_then_the_service_reopens_the_store_by_itse
                 f"{time.monotonic() - started:.1f} s after that request"
             )
             assert seekdb_child(server.process.pid) != child  # a new embedded server
-            after = http.get(f"/api/cases/{case_id}").json()
-            assert after["spaces"] == before["spaces"]  # the acknowledged whisper is there, the refused one is not
-            assert after["case"]["version"] == before["case"]["version"]
-            assert http.post(whispers, json=lost).status_code == 201
-            asked = http.post(
-                f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION}
-            ).json()
-            assert asked["certainty"] == "known"
-            assert asked["evidence"] == [informant_secret_card(before)["id"]]
+            assert_case_as_before_and_answering(http, case_id, whispers, before)
             assert http.get("/api/health").json()["memory"]["status"] == "up"
     finally:
         server.stop()
@@ -82,12 +77,8 @@ def test_a_hung_seekdb_child_is_503_in_bounded_time_and_the_service_recovers_whe
             os.kill(child, signal.SIGSTOP)  # alive and holding its socket, answering nothing
             wait_until(lambda: is_stopped(child), 10, "the seekdb child stopped")
 
-            stuck = {"role": "suspect", "text": "I was at the cinema all evening."}
-            started = time.monotonic()
-            refused = http.post(whispers, json=stuck)  # its card write hangs in the store
-            first_after_s = time.monotonic() - started
-            assert refused.status_code == 503, refused.text
-            assert refused.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
+            # Its card write hangs in the store.
+            _, first_after_s = refused_as_unavailable(http, whispers, REFUSED_WHISPER)
             assert first_after_s < CALL_TIMEOUT_S + ANSWER_BOUND_S  # the call deadline, not a hang
 
             # The call is still stuck on the memory worker. Everything after it is refused at once instead
@@ -128,15 +119,7 @@ def test_a_hung_seekdb_child_is_503_in_bounded_time_and_the_service_recovers_whe
             assert seekdb_child(server.process.pid) == child  # the same server, never reopened
             # The stuck whisper's write landed once the store ran again, and was undone: the ledger never
             # recorded it and the store does not hold it.
-            after = http.get(f"/api/cases/{case_id}").json()
-            assert after["spaces"] == before["spaces"]
-            assert after["case"]["version"] == before["case"]["version"]
-            assert http.post(whispers, json=stuck).status_code == 201
-            asked = http.post(
-                f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION}
-            ).json()
-            assert asked["certainty"] == "known"
-            assert asked["evidence"] == [informant_secret_card(before)["id"]]
+            assert_case_as_before_and_answering(http, case_id, whispers, before)
     finally:
         if child:
             with contextlib.suppress(ProcessLookupError):
