@@ -59,29 +59,24 @@ async def test_checks_made_together_share_one_read_and_each_gets_its_own_answer(
     assert len(reads) == 2
 
 
-async def test_a_ledger_fault_reaches_every_waiting_check(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("failure", "raised"),
+    [
+        (LedgerError("OperationalError"), LedgerError),
+        (RuntimeError("cannot schedule new futures after shutdown"), RuntimeError),  # not a ledger error either
+    ],
+    ids=["ledger-fault", "other-failure"],
+)
+async def test_a_failed_read_reaches_every_waiting_check(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, failure: Exception, raised: type[Exception]
+) -> None:
     ledger = Ledger(engine)
-    hashes = await _sessions(ledger, 5, "active")
+    hashes = await _sessions(ledger, 5, type(failure).__name__)
 
     async def refuse(token_hashes: list[str]) -> set[str]:
-        raise LedgerError("OperationalError")
+        raise failure
 
     monkeypatch.setattr(ledger, "active_sessions", refuse)
     checks = SessionChecks(ledger)
-    outcomes = await asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True)
-    assert all(isinstance(o, LedgerError) for o in outcomes)
-
-
-async def test_any_other_failure_of_the_read_also_reaches_every_waiting_check(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ledger = Ledger(engine)
-    hashes = await _sessions(ledger, 5, "other")
-
-    async def break_down(token_hashes: list[str]) -> set[str]:
-        raise RuntimeError("cannot schedule new futures after shutdown")
-
-    monkeypatch.setattr(ledger, "active_sessions", break_down)
-    checks = SessionChecks(ledger)
     outcomes = await asyncio.wait_for(asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True), 5)
-    assert all(isinstance(o, RuntimeError) and not isinstance(o, LedgerError) for o in outcomes)
+    assert all(type(o) is raised for o in outcomes)  # none left waiting, each with its own error
