@@ -441,13 +441,11 @@ class MemoryGateway:
         """For a write that landed after its caller got a 503: the cards and their relevance features go."""
 
         def undo(cards: builtins.list[StoredCard]) -> None:
-            ids = [card.id for card in cards]
-            self._relevance.forget(scope.case_id, ids)
             try:
-                self._delete_ids_blocking(scope.user_id, scope.agent_id, ids)
+                self._delete_many_blocking(scope, [card.id for card in cards])
             except Exception as exc:
                 log.error(
-                    "a late write's undo failed (%s): %d card(s) left in %s", type(exc).__name__, len(ids), scope.key
+                    "a late write's undo failed (%s): %d card(s) left in %s", type(exc).__name__, len(cards), scope.key
                 )
 
         return undo
