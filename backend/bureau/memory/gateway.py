@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
-from sqlalchemy import create_engine
-from sqlalchemy.pool import StaticPool
 from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
+from bureau.memory.embedded_seekdb import share_one_connection
 from bureau.memory.embedders import self_check
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.screening_memo import RememberedScreening
@@ -277,7 +276,7 @@ class MemoryGateway:
                 "telemetry": {"enabled": False},
             }
             self._memory = Memory(config=config)
-        _share_one_connection(self._memory)
+        share_one_connection(self._memory)
         self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
@@ -818,25 +817,6 @@ def _dead_children(comm: str) -> builtins.list[int]:
             if name == comm and state == "Z" and int(ppid) == os.getpid():
                 found.append(int(stat.parent.name))
     return found
-
-
-def _share_one_connection(memory: Any) -> None:
-    """Embedded seekdb: one connection for every statement. pyobvector builds its embedded engine without a
-    pool, so each statement opened a connection (running the MySQL dialect's `SET NAMES` round trip) and
-    closing it closed the embedded client's connection too: about a seventh of the memory worker's time.
-    Safe because every store call of a gateway runs on its one worker thread. A remote server keeps
-    pyobvector's own connection pool."""
-    client = getattr(memory.storage.vector_store, "obvector", None)
-    if client is None:
-        return  # PowerMem's sqlite store
-    engine = client.engine
-    server = engine.get_execution_options().get("seekdb_server")
-    if server is None:
-        return
-    shared = create_engine(engine.url, creator=engine.pool._creator, poolclass=StaticPool)
-    shared.update_execution_options(seekdb_server=server)
-    client.engine = shared
-    engine.dispose()
 
 
 def _close_quietly(memory: Any) -> None:
