@@ -405,9 +405,11 @@ def xray(state: InterrogationState) -> dict[str, Any]:
 
 
 async def remember_being_asked(gateway: MemoryGateway, scope: MemoryScope, question: str, language: str) -> StoredCard:
-    """Session memory in the role's own space (its narrowest audience): context for later, never evidence."""
+    """Session memory in the role's own space (its narrowest audience): context for later, never evidence.
+    Indexed by the question itself, whose vector the search has just computed: no second encoder call."""
     draft = CardDraft(
         content=phrasebook(language).session_record.format(question=question),
+        index_text=question,
         topic="session",
         kind=Kind.NOTE,
         memory_type=MemoryType.SESSION,

@@ -46,7 +46,14 @@ from bureau.memory.types import (
 from bureau.scope.audience import visibility_of_space
 from bureau.scope.content_policy import ContentPolicy
 from bureau.scope.keys import BOARD, TENANT, MemoryScope, board_scope
-from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, check_write, read_exclusion
+from bureau.scope.memory_policy import (
+    EXPIRED,
+    OWNER_MISMATCH,
+    Retention,
+    check_write,
+    may_be_evidence,
+    read_exclusion,
+)
 from bureau.scope.vocabulary import CreatedBy
 from bureau.sealing import CaseCipher, SealError, is_sealed
 
@@ -455,17 +462,20 @@ class MemoryGateway:
         # layer: nothing the store (or its redo log) receives is readable once the key is destroyed.
         storage = self._store().storage
         cipher = self._cipher(scope.case_id)
-        # Each distinct text once, in one encoder batch with the pieces its relevance features need.
-        vectors = self._relevance.card_vectors(scope.case_id, list(dict.fromkeys(d.content for d in drafts)))
+        # Each distinct text once, in one encoder batch with the pieces its relevance features need. Only a
+        # card that may be evidence is ever judged, so only its features are measured.
+        featured = [d.content for d in drafts if may_be_evidence(d.memory_type)]
+        others = [d.indexed_by for d in drafts if not may_be_evidence(d.memory_type)]
+        vectors = self._relevance.card_vectors(scope.case_id, _distinct(featured), _distinct(others))
         written: list[StoredCard] = []
         try:
             for draft in drafts:
-                written.append(self._add_blocking(storage, cipher, scope, draft, vectors[draft.content]))
+                written.append(self._add_blocking(storage, cipher, scope, draft, vectors[draft.indexed_by]))
         except BaseException:
             with contextlib.suppress(Exception):
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
             raise
-        self._relevance.remember_many(written)  # per-card features once, at write time, in one batch
+        self._relevance.remember_many([c for c in written if c.may_be_evidence])  # once, at write time
         return written
 
     def _add_blocking(
@@ -788,6 +798,10 @@ def _check_room_for_a_new_store(store_dir: Path) -> None:
             f"least {_NEW_STORE_MIN_FS_BYTES >> 20} MiB (seekdb reserves 2 GiB for its redo log). Put "
             "BUREAU_DATA_DIR on a larger filesystem, or use a seekdb server (BUREAU_SEEKDB_HOST)."
         )
+
+
+def _distinct(texts: Sequence[str]) -> builtins.list[str]:
+    return builtins.list(dict.fromkeys(texts))
 
 
 def _name(fn: Callable[..., Any]) -> str:

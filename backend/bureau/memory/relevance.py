@@ -21,9 +21,10 @@ allergic to shellfish?" against the peanut card (none is). Each candidate theref
                    reason) in words the question does not already say.
 
 `scope.relevance` turns the signals into a verdict. Per-card features (terms, content words, word vectors,
-names, persons, literal terms) are computed once, when the card is written, and cached **in this process
-only**, keyed by card id, bounded (least recently used out; a miss is recomputed, never skipped) and dropped
-when a card is deleted or its case erased or reset: nothing derived from a card is ever written to disk.
+names, persons, literal terms) are computed once, when a card that may be evidence is written (no other card
+is ever judged), and cached **in this process only**, keyed by card id, bounded (least recently used out; a
+miss is recomputed, never skipped) and dropped when a card is deleted or its case erased or reset: nothing
+derived from a card is ever written to disk.
 
 Every text the encoder sees (a sentence, a card's content words, a single word) is embedded once per case
 and process: `vectors` keeps them in a bounded LRU keyed by (case, text), so a word that recurs across
@@ -416,11 +417,14 @@ class RelevanceScorer:
         """What the signals embed of a text besides its sentence: its content words, together and one by one."""
         return [_content_text(features.words, text), *features.words] if self._words else []
 
-    def card_vectors(self, case_id: str, contents: Sequence[str]) -> dict[str, list[float]]:
+    def card_vectors(
+        self, case_id: str, contents: Sequence[str], unfeatured: Sequence[str] = ()
+    ) -> dict[str, list[float]]:
         """The sentence vectors of texts about to be stored, with every piece their features will need
-        embedded in the same encoder batch (so `remember_many` finds them all)."""
+        embedded in the same encoder batch (so `remember_many` finds them all); `unfeatured` texts get their
+        sentence vector only."""
         pieces = [piece for content in contents for piece in self._pieces(content, analyse(content))]
-        return self.vectors(case_id, [*contents, *pieces])
+        return self.vectors(case_id, [*contents, *unfeatured, *pieces])
 
     # -- per-card features ------------------------------------------------------------------------------
     def remember(self, card: StoredCard) -> CardFeatures:

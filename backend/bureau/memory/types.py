@@ -25,6 +25,13 @@ class CardDraft:
     expires_at: datetime | None = None  # None: the type's configured retention decides
     source_role: str | None = None
     source_card_id: str | None = None
+    # The text whose sentence vector indexes the card; None: its content. A session record is indexed by the
+    # question it records, whose vector the search has just computed.
+    index_text: str | None = None
+
+    @property
+    def indexed_by(self) -> str:
+        return self.index_text or self.content
 
 
 @dataclass(frozen=True, slots=True)

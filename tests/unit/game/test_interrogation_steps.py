@@ -169,6 +169,27 @@ def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded
     assert [(m["card_id"], m["reason"]) for m in trace["misses"]] == [("x1", "expired")]
 
 
+async def test_a_session_record_is_indexed_by_its_question_at_no_encoder_cost_and_never_measured(
+    services: Services, new_case: NewCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session records are never evidence, so their relevance features are never needed; their vector is the
+    question's own, which the search has just computed."""
+    case = await new_case()
+    question = f"Which door did the porter lock at {time.time_ns()}?"  # never asked before
+    state = await loaded(services, asked(case, "suspect", question))
+    embedded: list[str] = []
+    encoder = services.gateway._embedder
+    embed = encoder.embed_documents
+    monkeypatch.setattr(encoder, "embed_documents", lambda texts: embedded.extend(texts) or embed(texts))
+    session = await remember_being_asked(services.gateway, role_scope(state["case_id"], "suspect"), question, "en")
+    assert embedded == []
+    assert session.id not in services.gateway.relevance_feature_ids()
+    retrieval = await services.gateway.retrieve([role_scope(state["case_id"], "suspect")], question, 10)
+    [found] = [e for e in retrieval.excluded if e.card is not None and e.card.id == session.id]
+    assert found.reason == "type_not_evidence" and found.score == pytest.approx(1.0, abs=1e-4)
+    assert embedded == []  # the question again: from the cache
+
+
 async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_there_is_not_an_error(
     services: Services, new_case: NewCase
 ) -> None:
