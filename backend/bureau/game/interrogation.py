@@ -312,7 +312,6 @@ def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: Stor
 # `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far.
 
 Commit = Callable[..., Awaitable[CaseRecord]]
-Audit = Callable[[str, list[PolicyDecision]], Awaitable[None]]
 
 
 class InterrogationState(TypedDict, total=False):
@@ -337,13 +336,12 @@ class InterrogationState(TypedDict, total=False):
 @dataclass(frozen=True, slots=True)
 class InterrogationDeps:
     """What the steps use besides the state: the store, the responder, and the service's commit (which undoes
-    the written cards if the ledger commit fails) and policy audit."""
+    the written cards if the ledger commit fails)."""
 
     settings: Settings
     gateway: MemoryGateway
     responder: Responder
     commit: Commit
-    audit: Audit | None = None
 
 
 async def load_context(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
@@ -376,8 +374,8 @@ async def respond(deps: InterrogationDeps, state: InterrogationState) -> Interro
 
 async def persist(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
     """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
-    events and the case-record entry commit together (the card is undone if the commit fails). Then, best
-    effort: the policy audit and the session-record retention."""
+    events, the case-record entry and the policy audit commit together (the card is undone if the commit
+    fails). Then, best effort: the session-record retention."""
     case_id, role, answer = state["case_id"], state["role"], state["answer"]
     scope = role_scope(case_id, role)
     session_card = await remember_being_asked(deps.gateway, scope, state["question"], state["language"])
@@ -388,9 +386,8 @@ async def persist(deps: InterrogationDeps, state: InterrogationState) -> Interro
         _events(role, trace, answer, session_card),
         expected_version=state.get("expected_version"),
         record=interrogation_entry(role, state["question"], answer.text, trace),
+        decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
-    if deps.audit is not None:
-        await deps.audit(case_id, read_decisions(role, session_card, state.get("excluded", [])))
     await keep_recent_session_records(deps.gateway, scope)
     return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
@@ -438,9 +435,8 @@ class Interrogation:
         gateway: MemoryGateway,
         responder: Responder,
         commit: Commit,
-        audit: Audit | None = None,
     ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit, audit)
+        self.deps = InterrogationDeps(settings, gateway, responder, commit)
         graph = StateGraph(InterrogationState)
         graph.add_node("load_context", partial(load_context, self.deps))
         graph.add_node("respond", partial(respond, self.deps))

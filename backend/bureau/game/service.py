@@ -71,7 +71,7 @@ class Bureau:
         self.gateway = gateway
         self.ledger = ledger
         self.scenarios = load_builtin_scenarios()
-        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, audit=self.audit)
+        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
         self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
         self.sweeper = RetentionSweeper(gateway, ledger)
@@ -143,11 +143,10 @@ class Bureau:
         try:
             written = await self._load_cards(case_id, scenario)
             event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
-            await self._commit(case_id, [event], status=ACTIVE)
+            await self._commit(case_id, [event], status=ACTIVE, decisions=loaded_decisions(written))
         except BaseException:
             await self._purge_quietly(case_id)
             raise
-        await self.audit(case_id, loaded_decisions(written))
         return await self.snapshot(case_id)
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
@@ -169,7 +168,13 @@ class Bureau:
                 try:
                     # The version read before listing: a command that commits in between makes this one retry.
                     event = PendingEvent(EventType.CASE_RESET, {})
-                    await self.ledger.change_case(case_id, [event], expected_version=version, forget_state=True)
+                    await self.ledger.change_case(
+                        case_id,
+                        [event],
+                        expected_version=version,
+                        decisions=loaded_decisions(written),
+                        forget_state=True,
+                    )
                     break
                 except VersionMismatchError:
                     if expected_version is not None or time.monotonic() > deadline:
@@ -188,7 +193,6 @@ class Bureau:
             raise
         for scope, card_ids in old.items():
             await self._discard_many(scope, card_ids, "reset")
-        await self.audit(case_id, loaded_decisions(written))
         return await self.snapshot(case_id)
 
     async def _was_reset_since(self, case_id: str, cursor: int) -> bool:
@@ -241,9 +245,9 @@ class Bureau:
             await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
             raise
         event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
-        await self._commit_or_undo(case_id, [(scope, card)], [event], expected_version=expected_version)
-        await self.audit(
-            case_id, [PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)]
+        accepted = PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)
+        await self._commit_or_undo(
+            case_id, [(scope, card)], [event], expected_version=expected_version, decisions=[accepted]
         )
         return {"card": card_view(card)}
 
@@ -322,8 +326,8 @@ class Bureau:
         return finished
 
     async def audit(self, case_id: str, decisions: list[PolicyDecision]) -> None:
-        """Append to the policy audit trail. Best effort: a ledger fault here is logged, never turns a
-        committed command into an error (and a rejected write stays rejected)."""
+        """Append a rejected write to the policy audit trail (an accepted one is audited in its command's
+        commit). Best effort: a ledger fault here is logged, and the write stays rejected."""
         try:
             await self.ledger.record_policy(case_id, decisions)
         except LedgerError as exc:

@@ -17,6 +17,7 @@ from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
+from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
 from bureau.ledger.transactions import (
     CaseMissingError,
@@ -95,11 +96,18 @@ class CaseLedger(TransactionRunner):
         expected_version: int | None = None,
         status: str | None = None,
         record: RecordDraft | None = None,
+        decisions: Sequence[PolicyDecision] = (),
         forget_state: bool = False,
     ) -> CaseRecord:
-        """Bump the case version and append its events in one transaction. Optionally append a case-record
-        entry, or forget publications and the record (a reset)."""
-        extra = (lambda session: _forget_case_state(session, case_id)) if forget_state else None
+        """Bump the case version and append its events in one transaction, with the policy decisions of the
+        writes it keeps. Optionally append a case-record entry, or forget publications and the record (a
+        reset)."""
+
+        def extra(session: Session) -> None:
+            if forget_state:
+                _forget_case_state(session, case_id)
+            append_decisions(session, case_id, decisions, utcnow())
+
         return await self._change(case_id, events, expected_version, status, record, extra)
 
     async def _change(

@@ -38,6 +38,24 @@ class PolicyDecisionRecord:
     created_at: datetime
 
 
+def append_decisions(session: Session, case_id: str, decisions: Sequence[PolicyDecision], now: datetime) -> None:
+    """Inside a caller's transaction: a command's accepted writes are audited in the commit that keeps them."""
+    session.add_all(
+        PolicyDecisionRow(
+            case_id=case_id,
+            action=d.action,
+            code=d.code,
+            detail=d.detail[:120],
+            memory_type=d.memory_type,
+            creator=d.creator,
+            space=d.space,
+            count=d.count,
+            created_at=now,
+        )
+        for d in decisions
+    )
+
+
 class PolicyAuditLedger(TransactionRunner):
     async def record_policy(self, case_id: str, decisions: Sequence[PolicyDecision]) -> int:
         """Append decisions for a case that exists (a rejected write to an unknown case has nobody to
@@ -48,21 +66,7 @@ class PolicyAuditLedger(TransactionRunner):
         def work(session: Session) -> int:
             if session.get(CaseRow, case_id) is None:
                 return 0
-            now = utcnow()
-            session.add_all(
-                PolicyDecisionRow(
-                    case_id=case_id,
-                    action=d.action,
-                    code=d.code,
-                    detail=d.detail[:120],
-                    memory_type=d.memory_type,
-                    creator=d.creator,
-                    space=d.space,
-                    count=d.count,
-                    created_at=now,
-                )
-                for d in decisions
-            )
+            append_decisions(session, case_id, decisions, utcnow())
             return len(decisions)
 
         return await self._run(work)
