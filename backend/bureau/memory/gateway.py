@@ -31,6 +31,7 @@ from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedded_seekdb import share_one_connection
 from bureau.memory.embedders import self_check
+from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.types import (
@@ -218,6 +219,7 @@ class MemoryGateway:
         self._reopening = False
         # Relevance signals per candidate; per-card features live in this process only (memory/relevance.py).
         self._relevance = RelevanceScorer(embedder, words=self.embedder_name != "openai")
+        self._known = KnownCards()  # the session-record retention's ids (memory/known_cards.py)
         self.relevance_policy = policy_for(settings, self.embedder_name)
         self.fenced = False  # set when the worker id lease is lost: no more writes from this process
         self._screening = RememberedScreening(settings.content_policy)  # see the `screening` property
@@ -476,6 +478,7 @@ class MemoryGateway:
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
             raise
         self._relevance.remember_many([c for c in written if c.may_be_evidence])  # once, at write time
+        self._known.written(scope.user_id, scope.agent_id, [(c.memory_type, c.id) for c in written])
         return written
 
     def _add_blocking(
@@ -622,16 +625,21 @@ class MemoryGateway:
             offset += len(page)
 
     async def trim(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
-        """Delete all but the newest `keep` cards of one memory type in a space. Reads only that type's
-        rows (a filter in the store), so its cost does not grow with the size of the space."""
+        """Delete all but the newest `keep` cards of one memory type in a space. Deletes by the ids this
+        process knows (memory/known_cards.py); the first trim and every 20th read that type's rows (a filter
+        in the store) instead, to see what other processes wrote."""
         await self._ciphers.load(scope.case_id)
         return await self._run(self._trim_blocking, scope, memory_type, keep)
 
     def _trim_blocking(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
-        rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=str(memory_type))
-        cards = [c for c in (self._admit(scope, row) for row in rows) if c is not None and c.memory_type == memory_type]
-        stale = sorted(cards, key=lambda c: (c.created_at, int(c.id)))[:-keep] if keep else cards
-        self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in stale])
+        key = (scope.user_id, scope.agent_id, str(memory_type))
+        if self._known.needs_full_read(key):
+            rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=str(memory_type))
+            admitted = (self._admit(scope, row) for row in rows)
+            cards = [c for c in admitted if c is not None and c.memory_type == memory_type]
+            self._known.read(key, [c.id for c in sorted(cards, key=lambda c: (c.created_at, int(c.id)))])
+        stale = self._known.beyond_newest(key, keep)
+        self._delete_ids_blocking(scope.user_id, scope.agent_id, stale)
         return len(stale)
 
     async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> builtins.list[StoredCard]:
@@ -647,6 +655,7 @@ class MemoryGateway:
         if self._get_blocking(scope, card_id) is None:
             return False
         deleted = bool(self._store().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
+        self._known.deleted(scope.user_id, scope.agent_id, [card_id])
         # After the delete, on the worker: a search queued before it has run and cached what it read.
         self._relevance.forget(scope.case_id, [card_id])
         return deleted
@@ -678,6 +687,7 @@ class MemoryGateway:
             else:  # the sqlite store deletes row by row; its delete_memory checks the owner first
                 for card_id in batch:
                     store.storage.delete_memory(card_id, user_id, agent_id)
+            self._known.deleted(user_id, agent_id, map(str, batch))
 
     async def erase_case(self, case_id: str) -> None:
         """Remove every card of a case, in every space (role spaces and board copies alike), at any size,
@@ -762,6 +772,7 @@ class MemoryGateway:
         self.store_lost = False
 
     def _reopen_blocking(self) -> None:
+        self._known.clear()  # read again from the reopened store
         memory, self._memory = self._memory, None
         if memory is not None:
             with contextlib.suppress(Exception):

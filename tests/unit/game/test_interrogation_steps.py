@@ -27,6 +27,7 @@ from bureau.game.interrogation import (
     respond,
     xray,
 )
+from bureau.memory.known_cards import FULL_READ_EVERY
 from bureau.memory.types import Excluded, MemoryUnavailableError
 from bureau.scope.keys import role_scope
 from bureau.scope.relevance import Cuts, Judgement
@@ -198,9 +199,29 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     for n in range(SESSION_MEMORY_KEEP + 2):
         await remember_being_asked(services.gateway, scope, f"question {n}", "en")
     await keep_recent_session_records(services.gateway, scope)
-    kept = [c.content for c in await services.gateway.list(scope) if c.memory_type == MemoryType.SESSION]
-    assert len(kept) == SESSION_MEMORY_KEEP
-    assert "I was asked: question 0" not in kept and f"I was asked: question {SESSION_MEMORY_KEEP + 1}" in kept
+
+    async def kept() -> list[str]:
+        return [c.content for c in await services.gateway.list(scope) if c.memory_type == MemoryType.SESSION]
+
+    assert len(await kept()) == SESSION_MEMORY_KEEP
+    assert (
+        "I was asked: question 0" not in await kept()
+        and f"I was asked: question {SESSION_MEMORY_KEEP + 1}" in await kept()
+    )
+    # Later trims delete by the ids this process knows: still exactly the newest few.
+    for n in range(10, 10 + SESSION_MEMORY_KEEP + 2):
+        await remember_being_asked(services.gateway, scope, f"question {n}", "en")
+        await keep_recent_session_records(services.gateway, scope)
+    assert sorted(await kept()) == sorted(f"I was asked: question {n}" for n in range(12, 12 + SESSION_MEMORY_KEEP))
+    # A record this process never saw written (another process's) counts from the next full read of the store.
+    unseen = await remember_being_asked(services.gateway, scope, "question from elsewhere", "en")
+    services.gateway._known.deleted(scope.user_id, scope.agent_id, [unseen.id])
+    await keep_recent_session_records(services.gateway, scope)
+    assert len(await kept()) == SESSION_MEMORY_KEEP + 1
+    for _ in range(FULL_READ_EVERY):
+        await keep_recent_session_records(services.gateway, scope)
+    assert len(await kept()) == SESSION_MEMORY_KEEP
+    assert "I was asked: question from elsewhere" in await kept() and "I was asked: question 12" not in await kept()
 
     class FailingStore:
         async def trim(self, *_: Any) -> None:
