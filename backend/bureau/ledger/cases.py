@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
-from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
+from bureau.ledger.events import EventRecord, PendingEvent, append_event, append_events, event_record
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
@@ -140,9 +140,9 @@ class CaseLedger(TransactionRunner):
                 append_entry(session, case_id, record, utcnow())
             if extra is not None:
                 extra(session)
-            rows = [append_event(session, case_id, item, new_version) for item in events]
+            rows = append_events(session, case_id, events, new_version)
             session.flush()
-            session.refresh(row)
+            # The ORM update above has already set the loaded row's new version (and status): no re-read.
             return case_record(row), [event_record(r) for r in rows]
 
         case, committed = await self._run(work)

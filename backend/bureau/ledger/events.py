@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -39,7 +40,13 @@ def event_record(row: EventRow) -> EventRecord:
 
 
 def append_event(session: Session, case_id: str, event: PendingEvent, version: int) -> EventRow:
-    if session.get_bind().dialect.name == "postgresql":
+    [row] = append_events(session, case_id, [event], version)
+    return row
+
+
+def append_events(session: Session, case_id: str, events: Sequence[PendingEvent], version: int) -> list[EventRow]:
+    """The events of one change, in order, in one flush (their ids ascend in the order given)."""
+    if events and session.get_bind().dialect.name == "postgresql":
         # Ids come from a sequence, so two transactions can commit them out of order, and a stream whose
         # cursor passed the later id would never see the earlier one. Streams read one case each, so ids
         # must commit in order *per case*: a transaction-level lock on this case (held to commit, released
@@ -50,15 +57,19 @@ def append_event(session: Session, case_id: str, event: PendingEvent, version: i
             text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:case_id)), pg_notify(:channel, :case_id)"),
             {"namespace": EVENT_APPEND_LOCK, "case_id": case_id, "channel": EVENTS_CHANNEL},
         )
-    row = EventRow(
-        case_id=case_id,
-        type=event.type,
-        payload={**event.payload, "case_id": case_id, "version": version},
-        created_at=utcnow(),
-    )
-    session.add(row)
+    now = utcnow()
+    rows = [
+        EventRow(
+            case_id=case_id,
+            type=event.type,
+            payload={**event.payload, "case_id": case_id, "version": version},
+            created_at=now,
+        )
+        for event in events
+    ]
+    session.add_all(rows)
     session.flush()
-    return row
+    return rows
 
 
 class EventLedger(TransactionRunner):
