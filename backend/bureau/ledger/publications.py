@@ -52,7 +52,8 @@ class PublicationLedger(CaseLedger):
     async def reserve_publication(
         self, case_id: str, source_card_id: str, role: str, owner: str, lease_s: float
     ) -> tuple[bool, PublicationRecord]:
-        """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict."""
+        """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict (the
+        existing row may be an erased card's tombstone)."""
 
         def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
             now = utcnow()
@@ -100,16 +101,37 @@ class PublicationLedger(CaseLedger):
 
     async def abandoned_publications(self, older_than_s: float) -> list[PublicationRecord]:
         """Pending reservations whose lease ran out more than `older_than_s` ago: their owner died (or
-        stalled so long that its client gave up). Every one of them, across cases."""
+        stalled so long that its client gave up). Also tombstones of cards erased while such an attempt was
+        in flight (they keep its owner and lease), whose copy nobody has swept yet. Every one, across cases."""
 
         def work(session: Session) -> list[PublicationRecord]:
             cutoff = utcnow() - timedelta(seconds=older_than_s)
             stmt = select(PublicationRow).where(
-                PublicationRow.state == PublicationState.PENDING, PublicationRow.lease_expires_at <= cutoff
+                PublicationRow.state.in_([PublicationState.PENDING, PublicationState.ERASED]),
+                PublicationRow.lease_expires_at <= cutoff,
+                PublicationRow.owner != "",
             )
             return [publication_record(r) for r in session.scalars(stmt.order_by(PublicationRow.id))]
 
         return await self._read(work)
+
+    async def settle_tombstone(self, case_id: str, source_card_id: str, owner: str) -> bool:
+        """The board was swept for the copy of the attempt in flight at the erasure: nothing left to do."""
+
+        def work(session: Session) -> bool:
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    PublicationRow.case_id == case_id,
+                    PublicationRow.source_card_id == source_card_id,
+                    PublicationRow.state == PublicationState.ERASED,
+                    PublicationRow.owner == owner,
+                )
+                .values(owner="", updated_at=utcnow())
+            )
+            return affected(session.execute(stmt)) == 1
+
+        return await self._run(work)
 
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
