@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
@@ -40,6 +40,10 @@ def publication_record(row: PublicationRow) -> PublicationRecord:
         aware(row.lease_expires_at),
         row.public_card_id,
     )
+
+
+def _the_row(case_id: str, source_card_id: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    return PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
 
 
 class _LostLease(Exception):
@@ -90,11 +94,7 @@ class PublicationLedger(CaseLedger):
 
     async def get_publication(self, case_id: str, source_card_id: str) -> PublicationRecord | None:
         def work(session: Session) -> PublicationRecord | None:
-            row = session.scalar(
-                select(PublicationRow).where(
-                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
-                )
-            )
+            row = session.scalar(select(PublicationRow).where(*_the_row(case_id, source_card_id)))
             return publication_record(row) if row else None
 
         return await self._read(work)
@@ -122,8 +122,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.ERASED,
                     PublicationRow.owner == owner,
                 )
@@ -141,8 +140,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.PENDING,
                     PublicationRow.lease_expires_at <= now,
                 )
@@ -161,8 +159,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )
@@ -186,8 +183,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.READY,
                     PublicationRow.public_card_id == lost_card_id,
                 )
@@ -220,8 +216,7 @@ class PublicationLedger(CaseLedger):
         def work(session: Session) -> None:
             session.execute(
                 delete(PublicationRow).where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )

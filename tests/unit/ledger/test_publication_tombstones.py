@@ -18,19 +18,6 @@ from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.models import PublicationRow
 from bureau.ledger.repository import Ledger
 from bureau.ledger.transactions import utcnow
-from servers import PostgresCluster
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    cluster = PostgresCluster()
-    if not cluster.available:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    cluster.start()
-    try:
-        yield cluster.url
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
