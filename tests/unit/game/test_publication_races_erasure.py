@@ -118,12 +118,21 @@ async def test_a_publish_that_read_the_card_before_it_left_the_store_meets_the_t
         await erase(client, case_id, secret["id"])
         outcome["publish"] = publishing.result()
     else:
+        store_reads: list[str] = []
+        real_get = services.gateway.get
+
+        async def recorded_get(scope: Any, card_id: str) -> Any:
+            store_reads.append(scope.space)
+            return await real_get(scope, card_id)
 
         async def publish_now() -> None:  # committed, the card not yet deleted from the store
-            outcome["publish"] = await publish(client, case_id, "informant", secret["id"])
+            with monkeypatch.context() as patch:
+                patch.setattr(services.gateway, "get", recorded_get)
+                outcome["publish"] = await publish(client, case_id, "informant", secret["id"])
 
         around(monkeypatch, ledger, "erase_card", after=publish_now)
         await erase(client, case_id, secret["id"])
+        assert store_reads == []  # answered from the tombstone: the card (still in the store) was not read
 
     answered = outcome["publish"]
     assert (answered.status_code, answered.json()["detail"]["code"]) == (404, "CARD_NOT_FOUND"), answered.text
