@@ -72,68 +72,65 @@ class Publisher:
         self, case_id: str, role: Role, card_id: str, check_case: CaseCheck
     ) -> tuple[dict[str, Any], bool]:
         await check_case(case_id)
-        deadline = asyncio.get_running_loop().time() + PENDING_WAIT_S
-        record = await self.ledger.get_publication(case_id, card_id)
-        if record is not None and record.role == role:
-            copy, record = await self._published_copy(case_id, card_id, record, deadline)
-            if copy is not None:
-                return card_view(copy), True
-        source = await self.gateway.get(role_scope(case_id, role), card_id)
-        if source is None or not source.may_be_evidence:
-            raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
         try:
-            return await self._publish(source, record, deadline)  # past the check, a row is this card's
+            return await self._settle(case_id, role, card_id)
         except CaseMissingError as exc:  # erased while we were publishing
             raise CaseNotFoundError(case_id) from exc
 
-    async def _published_copy(
-        self, case_id: str, card_id: str, record: PublicationRecord | None, deadline: float
-    ) -> tuple[StoredCard | None, PublicationRecord | None]:
-        """This role's card has a publication row: a repeat, or another attempt (maybe in another process)
-        is publishing it. Wait for it by reading the row, then answer with the copy it names, without
-        reading the source card or writing to the ledger: the row exists only while the card is published
-        by this role (erasing the card, a reset or an erase of the case delete it with their own change).
-        (None, latest row) when the Saga must decide: no row any more, a lease that ran out, a lost copy."""
-        delay = FIRST_POLL_S
-        while record is not None:
-            if record.state == PublicationState.READY and record.public_card_id:
-                return await self.gateway.get(board_scope(case_id), record.public_card_id), record
-            if record.state != PublicationState.PENDING or not record.lease_live():
-                return None, record
-            if asyncio.get_running_loop().time() >= deadline:
-                raise self._pending()
-            await asyncio.sleep(delay)
-            delay = min(2 * delay, PENDING_POLL_S)
-            record = await self.ledger.get_publication(case_id, card_id)
-        return None, None
-
-    async def _publish(
-        self, source: StoredCard, record: PublicationRecord | None, deadline: float
-    ) -> tuple[dict[str, Any], bool]:
-        # Ledger keys use the stored card's own id, never the request's spelling of it.
-        case_id, card_id, role = source.case_id, source.id, source.space
+    async def _settle(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+        """Read the card's publication row and act on it until the card is published, by us or by another
+        attempt (perhaps in another process). A repeat is answered from the row and the copy it names,
+        without reading the source card or writing to the ledger: the row is this role's only while the
+        card is (an erasure turns it into a tombstone, a reset or an erase of the case deletes it). The
+        source is read only when the Saga must act: no row (reserve), a lease that ran out (take over), a
+        lost copy (reopen), or a row of another role (the source read answers 404). While another attempt
+        holds a live lease we wait by reading the row (5, 10, 20, 40, then every 50 ms), never by writing,
+        and answer 409 after 2 s."""
+        loop = asyncio.get_running_loop()
+        deadline, delay = loop.time() + PENDING_WAIT_S, FIRST_POLL_S
         owner = secrets.token_hex(8)
+        source: StoredCard | None = None
+        record = await self.ledger.get_publication(case_id, card_id)
         while True:
-            if record is None:  # nobody holds it (any more): try to reserve it
-                reserved, record = await self.ledger.reserve_publication(case_id, card_id, role, owner, self.lease_s)
-                if reserved:
-                    return await self._run_owned(source, owner)
-            if record.state == PublicationState.READY and record.public_card_id:
-                copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
-                if copy is not None:
-                    return card_view(copy), True
-                if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
-                    log.warning("a ready publication had lost its board copy; publishing it again")
-                    return await self._run_owned(source, owner)
-                record = await self.ledger.get_publication(case_id, card_id)  # someone reopened it first: look again
-                continue
-            if not record.lease_live() and await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s):
+            if record is not None and record.state == PublicationState.ERASED:
+                raise CardNotFoundError(card_id)  # a tombstone: answered as for any erased card
+            if record is not None and record.role == role:
+                if record.state == PublicationState.READY and record.public_card_id:
+                    copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
+                    if copy is not None:
+                        return card_view(copy), True
+                elif record.state == PublicationState.PENDING and record.lease_live():
+                    if loop.time() >= deadline:
+                        raise self._pending()
+                    await asyncio.sleep(delay)
+                    delay = min(2 * delay, PENDING_POLL_S)
+                    record = await self.ledger.get_publication(case_id, card_id)
+                    continue
+            if source is None:
+                source = await self.gateway.get(role_scope(case_id, role), card_id)
+                if source is None or not source.may_be_evidence:
+                    raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
+                card_id = source.id  # ledger keys use the stored card's own id, never the request's spelling
+            if await self._claim(source, record, owner):
                 return await self._run_owned(source, owner)
-            if asyncio.get_running_loop().time() >= deadline:
+            if loop.time() >= deadline:
                 raise self._pending()
-            await asyncio.sleep(PENDING_POLL_S)
-            # Waiting reads the row; only a reservation attempt writes (and takes SQLite's write lock).
-            record = await self.ledger.get_publication(case_id, card_id)
+            record = await self.ledger.get_publication(case_id, card_id)  # someone else acted first: look again
+
+    async def _claim(self, source: StoredCard, record: PublicationRecord | None, owner: str) -> bool:
+        """Make `owner` the attempt that publishes the source, as the row allows: reserve it (no row), reopen
+        it (ready, its copy lost), or take it over (pending, its lease ran out). False if another attempt
+        acted first."""
+        case_id, card_id = source.case_id, source.id
+        if record is None:
+            reserved, _ = await self.ledger.reserve_publication(case_id, card_id, source.space, owner, self.lease_s)
+            return reserved
+        if record.state == PublicationState.READY and record.public_card_id:
+            if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
+                log.warning("a ready publication had lost its board copy; publishing it again")
+                return True
+            return False
+        return await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s)
 
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
@@ -186,8 +183,11 @@ class Publisher:
         owner that wakes up finds its lease lost and removes its own copy). Returns how many were undone."""
         undone = 0
         for record in await self.ledger.abandoned_publications(older_than_s=self.lease_s):
-            owner = secrets.token_hex(8)
             case_id, source_card_id = record.case_id, record.source_card_id
+            if record.state == PublicationState.ERASED:
+                undone += await self._sweep_erased(record)
+                continue
+            owner = secrets.token_hex(8)
             if not await self.ledger.take_over_expired(case_id, source_card_id, owner, self.lease_s):
                 continue  # a retry got there first: it reconciles
             board = board_scope(case_id)
@@ -198,6 +198,17 @@ class Publisher:
         if undone:
             log.warning("rolled back %d publication(s) abandoned by a crashed process", undone)
         return undone
+
+    async def _sweep_erased(self, tombstone: PublicationRecord) -> int:
+        """The card was erased while an attempt to publish it was in flight, and that attempt's lease is a
+        lease past: if it wrote a copy after the erasure listed the board and then died, the copy is still
+        there. Delete every copy of the source, then mark the tombstone swept. (An attempt that is merely
+        slow finds the tombstone when it marks ready and removes its own copy.)"""
+        board = board_scope(tombstone.case_id)
+        for copy in await self.gateway.find_by_source(board, tombstone.source_card_id):
+            await self._compensate(board, copy)
+        settled = await self.ledger.settle_tombstone(tombstone.case_id, tombstone.source_card_id, tombstone.owner)
+        return int(settled)
 
     async def _remove_strays(self, board: MemoryScope, source: StoredCard, keep: StoredCard) -> None:
         """A stalled attempt's copy can become visible only after we looked for it, and that attempt keeps
@@ -242,10 +253,13 @@ class Publisher:
     async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
-        if record is None or (record.state == PublicationState.READY and record.public_card_id != copy.id):
-            # Our copy lost: nobody holds a reservation any more (reset), or another copy won. A pending
-            # owner who took over keeps it: it finds our copy by source id and adopts it.
+        erased = record is not None and record.state == PublicationState.ERASED
+        if record is None or erased or (record.state == PublicationState.READY and record.public_card_id != copy.id):
+            # Our copy lost: nobody holds a reservation any more (reset), the card was erased meanwhile, or
+            # another copy won. A pending owner who took over keeps it: it finds our copy by source id.
             await self._compensate(board, copy)
+        if erased:
+            raise CardNotFoundError(source.id)
         if record and record.public_card_id:
             winner = await self.gateway.get(board, record.public_card_id)
             if winner is not None:

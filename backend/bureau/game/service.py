@@ -278,19 +278,16 @@ class Bureau:
         await self._check_version(case_id, expected_version)
         card = await self._private_card(case_id, card_id)
         board = board_scope(case_id)
-        copies = await self.gateway.find_by_source(board, card.id)
-        event = PendingEvent(
-            EventType.CARD_ERASED,
-            {"space": card.space, "card_id": card.id, "board_card_ids": [c.id for c in copies]},
-        )
+        listed = [c.id for c in await self.gateway.find_by_source(board, card.id)]
         try:
-            await self.ledger.erase_card(case_id, card.id, [c.id for c in copies], [event], expected_version)
+            # Also leaves the tombstone a racing publish collides with, and adds the copy its row names.
+            copy_ids = await self.ledger.erase_card(case_id, card.id, card.space, listed, expected_version)
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
         except VersionMismatchError as exc:
             raise VersionConflictError(await self.snapshot(case_id)) from exc
-        for copy in copies:
-            await discard_card(self.gateway, self.ledger, board, copy.id, "card_erased")
+        for copy_id in copy_ids:
+            await discard_card(self.gateway, self.ledger, board, copy_id, "card_erased")
         await discard_card(self.gateway, self.ledger, space_scope(case_id, card.space), card.id, "card_erased")
 
     async def _private_card(self, case_id: str, card_id: str) -> StoredCard:

@@ -19,6 +19,7 @@ from bureau.ledger.events import EventRecord, PendingEvent, append_event, append
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
+from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
     LedgerConflictError,
@@ -117,9 +118,10 @@ class CaseLedger(TransactionRunner):
         expected_version: int | None = None,
         status: str | None = None,
         record: RecordDraft | None = None,
-        extra: Callable[[Session], None] | None = None,
+        extra: Callable[[Session], Sequence[PendingEvent] | None] | None = None,
     ) -> CaseRecord:
-        """The one way a case changes: version bump, optional extra work of another aggregate, events."""
+        """The one way a case changes: version bump, optional extra work of another aggregate (which may
+        return events of its own, known only inside the transaction), events."""
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)
@@ -138,9 +140,8 @@ class CaseLedger(TransactionRunner):
                 raise VersionMismatchError(current or 0)
             if record is not None:
                 append_entry(session, case_id, record, utcnow())
-            if extra is not None:
-                extra(session)
-            rows = append_events(session, case_id, events, new_version)
+            found = extra(session) if extra is not None else None
+            rows = append_events(session, case_id, [*events, *(found or ())], new_version)
             session.flush()
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
             return case_record(row), [event_record(r) for r in rows]
@@ -202,23 +203,28 @@ class CaseLedger(TransactionRunner):
         self,
         case_id: str,
         card_id: str,
-        copy_ids: list[str],
-        events: Sequence[PendingEvent],
+        space: str,
+        listed_copy_ids: Sequence[str],
         expected_version: int | None = None,
-    ) -> CaseRecord:
-        """One private card is erased: its publication is forgotten and every record entry derived from it or
-        from one of its board copies is marked (and loses its text), with the case's version and events."""
+    ) -> list[str]:
+        """One private card is erased, with the case's version and a `card.erased` event: its publication
+        row becomes a tombstone (no publish can reserve the card again, and a pending attempt can no longer
+        mark it ready), and every record entry derived from it or from one of its board copies is marked
+        (and loses its text). Returns every board copy id to delete: those listed, and the one the row names
+        (a publish may have marked it ready after the listing)."""
+        copy_ids = list(dict.fromkeys(listed_copy_ids))
 
-        def extra(session: Session) -> None:
-            session.execute(
-                delete(PublicationRow).where(
-                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == card_id
-                )
-            )
+        def extra(session: Session) -> list[PendingEvent]:
+            named = entomb_publication(session, case_id, card_id, space)
+            if named is not None and named not in copy_ids:
+                copy_ids.append(named)
             for erased in (card_id, *copy_ids):
                 redact_card(session, case_id, erased)
+            payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
+            return [PendingEvent(EventType.CARD_ERASED, payload)]
 
-        return await self._change(case_id, events, expected_version, extra=extra)
+        await self._change(case_id, [], expected_version, extra=extra)
+        return copy_ids
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:

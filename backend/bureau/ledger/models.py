@@ -51,17 +51,21 @@ class EventRow(Base):
 
 
 class PublicationRow(Base):
-    """Publish Saga ledger: at most one row per (case, source card)."""
+    """Publish Saga ledger: at most one row per (case, source card). An erased card keeps its row as a
+    tombstone (state `erased`) until its case is reset or erased, so no publish can reserve it again."""
 
     __tablename__ = "publications"
-    __table_args__ = (UniqueConstraint("case_id", "source_card_id", name="uq_publication_source"),)
+    __table_args__ = (
+        UniqueConstraint("case_id", "source_card_id", name="uq_publication_source"),
+        Index("ix_publications_state_lease", "state", "lease_expires_at"),  # the maintenance loop's sweep
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), index=True)
     source_card_id: Mapped[str] = mapped_column(String(32))
     role: Mapped[str] = mapped_column(String(16))
-    state: Mapped[str] = mapped_column(String(16))  # pending | ready
-    owner: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))  # pending | ready | erased
+    owner: Mapped[str] = mapped_column(String(64))  # a tombstone: the attempt in flight at the erasure, or ""
     lease_expires_at: Mapped[datetime]
     public_card_id: Mapped[str | None] = mapped_column(String(32), default=None)
     created_at: Mapped[datetime]

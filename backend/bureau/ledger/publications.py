@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import ColumnElement, delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
@@ -42,6 +42,10 @@ def publication_record(row: PublicationRow) -> PublicationRecord:
     )
 
 
+def _the_row(case_id: str, source_card_id: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    return PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
+
+
 class _LostLease(Exception):
     pass
 
@@ -52,7 +56,8 @@ class PublicationLedger(CaseLedger):
     async def reserve_publication(
         self, case_id: str, source_card_id: str, role: str, owner: str, lease_s: float
     ) -> tuple[bool, PublicationRecord]:
-        """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict."""
+        """INSERT the reservation. (True, row) if we own it; (False, existing) on a unique-key conflict (the
+        existing row may be an erased card's tombstone)."""
 
         def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
             now = utcnow()
@@ -89,27 +94,43 @@ class PublicationLedger(CaseLedger):
 
     async def get_publication(self, case_id: str, source_card_id: str) -> PublicationRecord | None:
         def work(session: Session) -> PublicationRecord | None:
-            row = session.scalar(
-                select(PublicationRow).where(
-                    PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
-                )
-            )
+            row = session.scalar(select(PublicationRow).where(*_the_row(case_id, source_card_id)))
             return publication_record(row) if row else None
 
         return await self._read(work)
 
     async def abandoned_publications(self, older_than_s: float) -> list[PublicationRecord]:
         """Pending reservations whose lease ran out more than `older_than_s` ago: their owner died (or
-        stalled so long that its client gave up). Every one of them, across cases."""
+        stalled so long that its client gave up). Also tombstones of cards erased while such an attempt was
+        in flight (they keep its owner and lease), whose copy nobody has swept yet. Every one, across cases."""
 
         def work(session: Session) -> list[PublicationRecord]:
             cutoff = utcnow() - timedelta(seconds=older_than_s)
             stmt = select(PublicationRow).where(
-                PublicationRow.state == PublicationState.PENDING, PublicationRow.lease_expires_at <= cutoff
+                PublicationRow.state.in_([PublicationState.PENDING, PublicationState.ERASED]),
+                PublicationRow.lease_expires_at <= cutoff,
+                PublicationRow.owner != "",
             )
             return [publication_record(r) for r in session.scalars(stmt.order_by(PublicationRow.id))]
 
         return await self._read(work)
+
+    async def settle_tombstone(self, case_id: str, source_card_id: str, owner: str) -> bool:
+        """The board was swept for the copy of the attempt in flight at the erasure: nothing left to do."""
+
+        def work(session: Session) -> bool:
+            stmt = (
+                update(PublicationRow)
+                .where(
+                    *_the_row(case_id, source_card_id),
+                    PublicationRow.state == PublicationState.ERASED,
+                    PublicationRow.owner == owner,
+                )
+                .values(owner="", updated_at=utcnow())
+            )
+            return affected(session.execute(stmt)) == 1
+
+        return await self._run(work)
 
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
@@ -119,8 +140,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.PENDING,
                     PublicationRow.lease_expires_at <= now,
                 )
@@ -139,8 +159,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )
@@ -164,8 +183,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.READY,
                     PublicationRow.public_card_id == lost_card_id,
                 )
@@ -198,8 +216,7 @@ class PublicationLedger(CaseLedger):
         def work(session: Session) -> None:
             session.execute(
                 delete(PublicationRow).where(
-                    PublicationRow.case_id == case_id,
-                    PublicationRow.source_card_id == source_card_id,
+                    *_the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )

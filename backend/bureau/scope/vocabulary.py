@@ -138,10 +138,12 @@ class MissReason(StrEnum):
 
 
 class PublicationState(StrEnum):
-    """The Publish Saga: a reservation is `pending` (with a lease) until its board copy is `ready`."""
+    """The Publish Saga: a reservation is `pending` (with a lease) until its board copy is `ready`. `erased`
+    is the tombstone a card erasure leaves: the card can never be published (again)."""
 
     PENDING = "pending"
     READY = "ready"
+    ERASED = "erased"
 
 
 class CaseStatus(StrEnum):

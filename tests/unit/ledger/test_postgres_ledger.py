@@ -19,19 +19,7 @@ from bureau.ledger.events import append_event
 from bureau.ledger.repository import Ledger, PendingEvent, PolicyDecision
 from helpers import informant_secret_card, play_four_acts
 from live_server import LiveServer
-from servers import PostgresCluster, pg_bin
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    cluster = PostgresCluster()
-    if not cluster.available:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    cluster.start()
-    try:
-        yield cluster.url
-    finally:
-        cluster.stop()
+from servers import pg_bin
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,144 @@
+"""The tombstone a card erasure leaves in its publication row, on SQLite and on PostgreSQL: what a publish
+racing the erasure collides with (the interleavings themselves: tests/unit/game/test_publication_races_erasure.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session
+
+from bureau.ledger.database import create_ledger_engine, migrate
+from bureau.ledger.models import PublicationRow
+from bureau.ledger.repository import Ledger
+from bureau.ledger.transactions import utcnow
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    url = (
+        f"sqlite:///{tmp_path / 'bureau.db'}" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    )
+    engine = create_ledger_engine(url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+async def active_case(ledger: Ledger) -> str:
+    case_id = "tomb" + os.urandom(6).hex()
+    await ledger.create_case(case_id, "safe-combination", "en")
+    await ledger.change_case(case_id, [], status="active")
+    return case_id
+
+
+async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_the_sweep(engine: Engine) -> None:
+    ledger = Ledger(engine)
+    case_id = await active_case(ledger)
+    reserved, _ = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 0.0)
+    assert reserved
+    assert await ledger.erase_card(case_id, "card1", "informant", []) == []
+
+    tombstone = await ledger.get_publication(case_id, "card1")
+    assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
+    again, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
+    assert not again and existing.state == "erased"
+    assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is None
+    assert not await ledger.take_over_expired(case_id, "card1", "attempt-b", 10.0)
+    await ledger.release_publication(case_id, "card1", "attempt-a")  # releases only a pending row
+    assert [r.source_card_id for r in await ledger.abandoned_publications(older_than_s=0)] == ["card1"]
+
+    assert await ledger.settle_tombstone(case_id, "card1", "attempt-a")
+    assert await ledger.abandoned_publications(older_than_s=0) == []
+    swept = await ledger.get_publication(case_id, "card1")
+    assert swept is not None and (swept.state, swept.owner, swept.public_card_id) == ("erased", "", None)
+
+
+async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engine: Engine) -> None:
+    ledger = Ledger(engine)
+    case_id = await active_case(ledger)
+    await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
+    assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is not None
+
+    assert await ledger.erase_card(case_id, "card1", "informant", ["listed1", "copy1"]) == ["listed1", "copy1"]
+    await ledger.reserve_publication(case_id, "card2", "informant", "attempt-b", 10.0)
+    assert await ledger.complete_publication(case_id, "card2", "attempt-b", "copy2", []) is not None
+    assert await ledger.erase_card(case_id, "card2", "informant", ["listed2"]) == ["listed2", "copy2"]
+
+    events = [e for e in await ledger.events_after(case_id, 0) if e.type == "card.erased"]
+    assert [{k: e.payload[k] for k in ("space", "card_id", "board_card_ids")} for e in events] == [
+        {"space": "informant", "card_id": "card1", "board_card_ids": ["listed1", "copy1"]},
+        {"space": "informant", "card_id": "card2", "board_card_ids": ["listed2", "copy2"]},
+    ]
+    rows = {r.source_card_id: r for r in await ledger.publications(case_id)}
+    assert {(r.state, r.owner, r.public_card_id) for r in rows.values()} == {("erased", "", None)}
+    assert not await ledger.is_published_copy(case_id, "copy1")
+    assert await ledger.abandoned_publications(older_than_s=0) == []  # nothing was in flight
+
+
+async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_meets(engine: Engine) -> None:
+    ledger = Ledger(engine)
+    case_id = await active_case(ledger)
+    assert await ledger.erase_card(case_id, "card1", "informant", []) == []
+    reserved, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
+    assert not reserved and (existing.state, existing.role) == ("erased", "informant")
+    await ledger.change_case(case_id, [], forget_state=True)  # a reset takes the tombstone with it
+    assert await ledger.publications(case_id) == []
+
+
+async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engine: Engine) -> None:
+    """PostgreSQL: a reservation's INSERT holds the case row (its foreign key's lock) until it commits, and the
+    erasure's case change waits for it, then finds the reservation and entombs it: never two INSERTs of one
+    key at once. (SQLite has one writer at a time: the erasure begins after the reservation has committed.)"""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing to wait for")
+    ledger = Ledger(engine)
+    case_id = await active_case(ledger)
+    inserted, commit = threading.Event(), threading.Event()
+
+    def reservation_in_flight() -> None:
+        with Session(engine) as session, session.begin():
+            now = utcnow()
+            session.add(
+                PublicationRow(
+                    case_id=case_id,
+                    source_card_id="card1",
+                    role="informant",
+                    state="pending",
+                    owner="attempt-a",
+                    lease_expires_at=now,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            session.flush()
+            inserted.set()
+            assert commit.wait(60)
+
+    holder = threading.Thread(target=reservation_in_flight)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(inserted.wait, 60)
+        erasing = asyncio.ensure_future(ledger.erase_card(case_id, "card1", "informant", []))
+        deadline = time.monotonic() + 30
+        while not await asyncio.to_thread(_someone_waits_on_a_lock, engine):
+            assert time.monotonic() < deadline and not erasing.done(), "the erasure never waited"
+            await asyncio.sleep(0.02)
+    finally:
+        commit.set()
+        await asyncio.to_thread(holder.join, 60)
+    assert await erasing == []
+    tombstone = await ledger.get_publication(case_id, "card1")
+    assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
+
+
+def _someone_waits_on_a_lock(engine: Engine) -> bool:
+    query = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+    with engine.connect() as connection:
+        return bool(connection.execute(text(query)).scalar())
