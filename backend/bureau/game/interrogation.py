@@ -286,7 +286,7 @@ def read_decisions(role: str, session_card: StoredCard, excluded: list[Excluded]
         (e.reason, e.space, e.card.memory_type if e.card else "", e.card.created_by if e.card else "") for e in excluded
     )
     filtered = [
-        PolicyDecision(PolicyAction.READ_FILTERED, PolicyCode(reason), memory_type, creator, space, count)
+        PolicyDecision(PolicyAction.READ_FILTERED, reason, memory_type, creator, space, count)
         for (reason, space, memory_type, creator), count in sorted(counts.items())
     ]
     return [written, *filtered]

@@ -547,13 +547,13 @@ class MemoryGateway:
                 card, reason = self._examine(scope, row, now)
                 if card is None:
                     if reason == OWNER_MISMATCH:
-                        result.excluded.append(Excluded(None, scope.space, score, reason))
+                        result.excluded.append(Excluded(None, scope.space, score, OWNER_MISMATCH))
                     continue
                 if reason == EXPIRED:
                     expired.append(card)
-                reason = reason or read_exclusion(card.facts, now, self._screening) or ""
-                if reason:
-                    result.excluded.append(Excluded(card, card.space, score, reason))
+                exclusion = EXPIRED if reason == EXPIRED else read_exclusion(card.facts, now, self._screening)
+                if exclusion is not None:
+                    result.excluded.append(Excluded(card, card.space, score, exclusion))
                 else:
                     result.candidates.append(Candidate(card, score))
             self._purge_blocking(scope, expired)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from bureau.scope.memory_policy import RecordFacts, WritePath, may_be_evidence
-from bureau.scope.vocabulary import CreatedBy, MemoryType, Trust
+from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode, Trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,7 @@ class Excluded:
     card: StoredCard | None
     space: str
     score: float
-    reason: str
+    reason: PolicyCode
 
 
 @dataclass(slots=True)

@@ -31,7 +31,7 @@ from bureau.memory.known_cards import FULL_READ_EVERY
 from bureau.memory.types import Excluded, MemoryUnavailableError
 from bureau.scope.keys import role_scope
 from bureau.scope.relevance import Cuts, Judgement
-from bureau.scope.vocabulary import Certainty, EventType, FallbackReason, MemoryType
+from bureau.scope.vocabulary import Certainty, EventType, FallbackReason, MemoryType, PolicyCode
 from factories import candidate, card
 from helpers import NewCase, informant_secret_card
 
@@ -156,7 +156,7 @@ async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Ser
 def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded() -> None:
     hit = candidate(card("h1", "The safe combination is 0427.", space="informant"), 0.9)
     answer = Answer(text="From own memory: …", certainty=Certainty.KNOWN, evidence=("h1",), responder="evidence")
-    excluded = Excluded(card("x1", "An expired tip.", space="informant"), "informant", 0.7, "expired")
+    excluded = Excluded(card("x1", "An expired tip.", space="informant"), "informant", 0.7, PolicyCode.EXPIRED)
     state: InterrogationState = {
         "searched": ["informant", "bulletin_board"],
         "classified": replace(classified_with(hit), judgements={"h1": Judgement(score=0.9, verdict=Certainty.KNOWN)}),
