@@ -376,6 +376,7 @@ class MemoryGateway:
         for card in cards:
             if self._store().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
+        self._known.deleted(scope.user_id, scope.agent_id, [card.id for card in cards])
 
     def _opened(self, case_id: str, stored: str) -> str | None:
         """Card text as written: sealed text opened with the case key; text from before sealing as it is."""
@@ -478,7 +479,7 @@ class MemoryGateway:
                 self._delete_ids_blocking(scope.user_id, scope.agent_id, [c.id for c in written])
             raise
         self._relevance.remember_many([c for c in written if c.may_be_evidence])  # once, at write time
-        self._known.written(scope.user_id, scope.agent_id, [(c.memory_type, c.id) for c in written])
+        self._known.noted(scope.user_id, scope.agent_id, [(c.memory_type, c.created_at, c.id) for c in written])
         return written
 
     def _add_blocking(
@@ -523,43 +524,57 @@ class MemoryGateway:
         return await self._run(self._search_blocking, tuple(scopes), query, limit)
 
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
-        store = self._store()
         # Sentence and word vectors in one batch (what this case embedded before comes from the cache).
         question = self._relevance.question(query, scopes[0].case_id if scopes else "")
-        vector = question.vector
-        now = datetime.now(UTC)
         result = Retrieval()
         for scope in scopes:
             cipher = self._ciphers.get(scope.case_id)
             if cipher is None:
                 continue  # no key: nothing of this case can be read
-            rows = store.storage.search_memories(
-                query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
-                user_id=scope.user_id,
-                agent_id=scope.agent_id,
-                filters=None,
-                limit=limit,
-                query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
-            )
-            expired: list[StoredCard] = []
-            for row in rows or []:
-                score = _to_cosine(self._backend, row.get("score", 0.0))
-                card, reason = self._examine(scope, row, now)
-                if card is None:
-                    if reason == OWNER_MISMATCH:
-                        result.excluded.append(Excluded(None, scope.space, score, OWNER_MISMATCH))
-                    continue
-                if reason == EXPIRED:
-                    expired.append(card)
-                exclusion = EXPIRED if reason == EXPIRED else read_exclusion(card.facts, now, self._screening)
-                if exclusion is not None:
-                    result.excluded.append(Excluded(card, card.space, score, exclusion))
-                else:
-                    result.candidates.append(Candidate(card, score))
-            self._purge_blocking(scope, expired)
+            candidates, excluded = self._search_scope(scope, cipher, question.vector, limit)
+            result.candidates += candidates
+            result.excluded += excluded
         # Signals for what may be evidence; what the read policy excluded is never judged.
         result.candidates = self._relevance.score(question, result.candidates)
         return result
+
+    def _search_scope(
+        self, scope: MemoryScope, cipher: CaseCipher, vector: list[float], limit: int
+    ) -> tuple[builtins.list[Candidate], builtins.list[Excluded]]:
+        rows = self._store().storage.search_memories(
+            query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            filters=None,
+            limit=limit,
+            query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
+        )
+        now = datetime.now(UTC)
+        candidates: builtins.list[Candidate] = []
+        excluded: builtins.list[Excluded] = []
+        expired: builtins.list[StoredCard] = []
+        for row in rows or []:
+            score = _to_cosine(self._backend, row.get("score", 0.0))
+            card, reason = self._examine(scope, row, now)
+            if card is None:
+                if reason == OWNER_MISMATCH:
+                    excluded.append(Excluded(None, scope.space, score, OWNER_MISMATCH))
+                continue
+            if reason == EXPIRED:
+                expired.append(card)
+            exclusion = EXPIRED if reason == EXPIRED else read_exclusion(card.facts, now, self._screening)
+            if exclusion is not None:
+                excluded.append(Excluded(card, card.space, score, exclusion))
+            else:
+                candidates.append(Candidate(card, score))
+        # Session records another process wrote take search slots too: the retention learns of them here.
+        self._known.noted(
+            scope.user_id,
+            scope.agent_id,
+            [(e.card.memory_type, e.card.created_at, e.card.id) for e in excluded if e.card],
+        )
+        self._purge_blocking(scope, expired)
+        return candidates, excluded
 
     async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
         await self._ciphers.load(scope.case_id)
@@ -626,8 +641,8 @@ class MemoryGateway:
 
     async def trim(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
         """Delete all but the newest `keep` cards of one memory type in a space. Deletes by the ids this
-        process knows (memory/known_cards.py); the first trim and every 20th read that type's rows (a filter
-        in the store) instead, to see what other processes wrote."""
+        process knows (written, or returned by a search here: memory/known_cards.py); the first trim and
+        every 20th read that type's rows (a filter in the store) first, to count every process's."""
         await self._ciphers.load(scope.case_id)
         return await self._run(self._trim_blocking, scope, memory_type, keep)
 
@@ -637,7 +652,7 @@ class MemoryGateway:
             rows = self._rows(scope.user_id, scope.agent_id, card_memory_type=str(memory_type))
             admitted = (self._admit(scope, row) for row in rows)
             cards = [c for c in admitted if c is not None and c.memory_type == memory_type]
-            self._known.read(key, [c.id for c in sorted(cards, key=lambda c: (c.created_at, int(c.id)))])
+            self._known.read(key, [(c.created_at, c.id) for c in cards])
         stale = self._known.beyond_newest(key, keep)
         self._delete_ids_blocking(scope.user_id, scope.agent_id, stale)
         return len(stale)

@@ -222,6 +222,12 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
         await keep_recent_session_records(services.gateway, scope)
     assert len(await kept()) == SESSION_MEMORY_KEEP
     assert "I was asked: question from elsewhere" in await kept() and "I was asked: question 12" not in await kept()
+    # Or as soon as a search here returns it (it takes a search slot): the next trim counts it.
+    unseen = await remember_being_asked(services.gateway, scope, "question from afar", "en")
+    services.gateway._known.deleted(scope.user_id, scope.agent_id, [unseen.id])
+    await services.gateway.retrieve([scope], "question from afar", 10)
+    await keep_recent_session_records(services.gateway, scope)
+    assert len(await kept()) == SESSION_MEMORY_KEEP and "I was asked: question from afar" in await kept()
 
     class FailingStore:
         async def trim(self, *_: Any) -> None:

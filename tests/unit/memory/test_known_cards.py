@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from bureau.memory.known_cards import FULL_READ_EVERY, KnownCards
 
 KEY = ("bureau:case-a", "detective", "session")
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+def at(seconds: int) -> datetime:
+    return T0 + timedelta(seconds=seconds)
 
 
 def test_a_list_is_read_first_and_again_every_so_many_trims() -> None:
@@ -17,22 +24,27 @@ def test_a_list_is_read_first_and_again_every_so_many_trims() -> None:
     assert reads == [1, FULL_READ_EVERY, 2 * FULL_READ_EVERY, 3 * FULL_READ_EVERY]
 
 
-def test_writes_extend_only_a_list_already_read_and_the_oldest_are_beyond_the_newest() -> None:
+def test_cards_noted_join_only_a_list_already_read_in_creation_order() -> None:
     known = KnownCards()
-    known.written("bureau:case-a", "detective", [("session", "1")])
+    known.noted("bureau:case-a", "detective", [("session", at(1), "1")])
     assert known.beyond_newest(KEY, 0) == []  # never read: nothing is assumed
-    known.read(KEY, ["1", "2"])
-    known.written("bureau:case-a", "detective", [("session", "3"), ("long_term_knowledge", "4"), ("session", "3")])
-    known.written("bureau:case-a", "informant", [("session", "5")])
-    assert known.beyond_newest(KEY, 2) == ["1"]
-    assert known.beyond_newest(KEY, 0) == ["1", "2", "3"]
+    known.read(KEY, [(at(4), "4"), (at(2), "2")])
+    # A write here (newest), a card another process wrote earlier (found by a search), one noted twice, other
+    # types and spaces: each lands in its own place, once.
+    known.noted(
+        "bureau:case-a", "detective", [("session", at(5), "5"), ("session", at(3), "13"), ("session", at(5), "5")]
+    )
+    known.noted("bureau:case-a", "detective", [("long_term_knowledge", at(6), "6")])
+    known.noted("bureau:case-a", "informant", [("session", at(7), "7")])
+    assert known.beyond_newest(KEY, 0) == ["2", "13", "4", "5"]
+    assert known.beyond_newest(KEY, 2) == ["2", "13"]
 
 
 def test_deletes_in_the_space_or_the_whole_case_leave_the_list() -> None:
     known = KnownCards()
     other = ("bureau:case-b", "detective", "session")
-    known.read(KEY, ["1", "2", "3"])
-    known.read(other, ["1", "9"])  # ids of another case are another list, whatever their value
+    known.read(KEY, [(at(1), "1"), (at(2), "2"), (at(3), "3")])
+    known.read(other, [(at(1), "1"), (at(9), "9")])  # ids of another case are another list, whatever their value
     known.deleted("bureau:case-a", "informant", ["1"])
     assert known.beyond_newest(KEY, 0) == ["1", "2", "3"]
     known.deleted("bureau:case-a", "detective", ["2"])
