@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
 from bureau.ledger.models import CaseRow, PublicationRow
+from bureau.ledger.tombstones import the_row
 from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
 from bureau.scope.vocabulary import EventType, PublicationState
 
@@ -42,10 +43,6 @@ def publication_record(row: PublicationRow) -> PublicationRecord:
     )
 
 
-def _the_row(case_id: str, source_card_id: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
-    return PublicationRow.case_id == case_id, PublicationRow.source_card_id == source_card_id
-
-
 class _LostLease(Exception):
     pass
 
@@ -61,7 +58,11 @@ class PublicationLedger(CaseLedger):
 
         def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
             now = utcnow()
-            case = session.get(CaseRow, case_id)
+            # PostgreSQL: the lock the INSERT's foreign key would take, taken before it. An erasure holding the
+            # case row makes us wait here, before our key is in the unique index (not after it, with the
+            # erasure's tombstone INSERT waiting on that key: a deadlock); afterwards we collide with its
+            # tombstone. SQLite ignores it (one writer at a time).
+            case = session.get(CaseRow, case_id, with_for_update={"key_share": True})
             if case is None or case.status != ACTIVE:
                 raise CaseMissingError(case_id)
             version = case.version
@@ -94,7 +95,7 @@ class PublicationLedger(CaseLedger):
 
     async def get_publication(self, case_id: str, source_card_id: str) -> PublicationRecord | None:
         def work(session: Session) -> PublicationRecord | None:
-            row = session.scalar(select(PublicationRow).where(*_the_row(case_id, source_card_id)))
+            row = session.scalar(select(PublicationRow).where(*the_row(case_id, source_card_id)))
             return publication_record(row) if row else None
 
         return await self._read(work)
@@ -122,7 +123,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    *_the_row(case_id, source_card_id),
+                    *the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.ERASED,
                     PublicationRow.owner == owner,
                 )
@@ -140,7 +141,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    *_the_row(case_id, source_card_id),
+                    *the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.PENDING,
                     PublicationRow.lease_expires_at <= now,
                 )
@@ -159,7 +160,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    *_the_row(case_id, source_card_id),
+                    *the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )
@@ -183,7 +184,7 @@ class PublicationLedger(CaseLedger):
             stmt = (
                 update(PublicationRow)
                 .where(
-                    *_the_row(case_id, source_card_id),
+                    *the_row(case_id, source_card_id),
                     PublicationRow.state == PublicationState.READY,
                     PublicationRow.public_card_id == lost_card_id,
                 )
@@ -216,7 +217,7 @@ class PublicationLedger(CaseLedger):
         def work(session: Session) -> None:
             session.execute(
                 delete(PublicationRow).where(
-                    *_the_row(case_id, source_card_id),
+                    *the_row(case_id, source_card_id),
                     PublicationRow.owner == owner,
                     PublicationRow.state == PublicationState.PENDING,
                 )

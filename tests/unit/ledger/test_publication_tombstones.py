@@ -15,8 +15,10 @@ from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from bureau.ledger.database import create_ledger_engine, migrate
-from bureau.ledger.models import PublicationRow
+from bureau.ledger.models import CaseRow, PublicationRow
+from bureau.ledger.publications import PublicationRecord
 from bureau.ledger.repository import Ledger
+from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import utcnow
 
 
@@ -38,6 +40,11 @@ async def active_case(ledger: Ledger) -> str:
     return case_id
 
 
+async def abandoned(ledger: Ledger, case_id: str) -> list[PublicationRecord]:
+    """The sweep's work in this case (the PostgreSQL database is shared by the session's tests)."""
+    return [r for r in await ledger.abandoned_publications(older_than_s=0) if r.case_id == case_id]
+
+
 async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_the_sweep(engine: Engine) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
@@ -52,10 +59,12 @@ async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_
     assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is None
     assert not await ledger.take_over_expired(case_id, "card1", "attempt-b", 10.0)
     await ledger.release_publication(case_id, "card1", "attempt-a")  # releases only a pending row
-    assert [r.source_card_id for r in await ledger.abandoned_publications(older_than_s=0)] == ["card1"]
+    assert [r.source_card_id for r in await abandoned(ledger, case_id)] == ["card1"]
+    assert await ledger.erase_card(case_id, "card1", "informant", []) == []  # a repeated delete
+    assert [r.owner for r in await abandoned(ledger, case_id)] == ["attempt-a"]  # still to be swept
 
     assert await ledger.settle_tombstone(case_id, "card1", "attempt-a")
-    assert await ledger.abandoned_publications(older_than_s=0) == []
+    assert await abandoned(ledger, case_id) == []
     swept = await ledger.get_publication(case_id, "card1")
     assert swept is not None and (swept.state, swept.owner, swept.public_card_id) == ("erased", "", None)
 
@@ -79,7 +88,7 @@ async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engi
     rows = {r.source_card_id: r for r in await ledger.publications(case_id)}
     assert {(r.state, r.owner, r.public_card_id) for r in rows.values()} == {("erased", "", None)}
     assert not await ledger.is_published_copy(case_id, "copy1")
-    assert await ledger.abandoned_publications(older_than_s=0) == []  # nothing was in flight
+    assert await abandoned(ledger, case_id) == []  # nothing was in flight
 
 
 async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_meets(engine: Engine) -> None:
@@ -136,6 +145,41 @@ async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engin
     assert await erasing == []
     tombstone = await ledger.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
+
+
+async def test_a_reservation_that_meets_an_erasure_in_flight_waits_and_then_collides_with_its_tombstone(
+    engine: Engine,
+) -> None:
+    """PostgreSQL, the other order: the erasure holds the case row first. The reservation waits for it before
+    its INSERT (had its key gone into the unique index first, the erasure's tombstone INSERT would wait on it
+    while it waits on the case row: a deadlock, and a 503 for one of them), then meets the tombstone."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one writer at a time: nothing to wait for")
+    ledger = Ledger(engine)
+    case_id = await active_case(ledger)
+    holding, entomb = threading.Event(), threading.Event()
+
+    def erasure_in_flight() -> None:
+        with Session(engine) as session, session.begin():
+            session.get(CaseRow, case_id, with_for_update=True)
+            holding.set()
+            assert entomb.wait(60)
+            entomb_publication(session, case_id, "card1", "informant")
+
+    holder = threading.Thread(target=erasure_in_flight)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(holding.wait, 60)
+        reserving = asyncio.ensure_future(ledger.reserve_publication(case_id, "card1", "informant", "a", 10.0))
+        deadline = time.monotonic() + 30
+        while not await asyncio.to_thread(_someone_waits_on_a_lock, engine):
+            assert time.monotonic() < deadline and not reserving.done(), "the reservation never waited"
+            await asyncio.sleep(0.02)
+    finally:
+        entomb.set()
+        await asyncio.to_thread(holder.join, 60)
+    reserved, existing = await reserving
+    assert not reserved and existing.state == "erased"
 
 
 def _someone_waits_on_a_lock(engine: Engine) -> bool:
