@@ -86,9 +86,12 @@ async def test_per_card_features_do_not_outlive_the_card(
 ) -> None:
     case_id = (await new_case())["case"]["id"]
     card = await _whisper(client, case_id, "detective", PORTER)
+    await ask(client, case_id, "detective", "Who did the night porter see?")  # the retention now knows its ids
     assert card["id"] in services.gateway.relevance_feature_ids()
     assert case_id in services.gateway.relevance_vector_cases()
+    assert case_id in services.gateway.retention_cases()
     response = await client.delete(f"/api/cases/{case_id}")
     assert response.status_code == 204
     assert card["id"] not in services.gateway.relevance_feature_ids()
     assert case_id not in services.gateway.relevance_vector_cases()
+    assert case_id not in services.gateway.retention_cases()

@@ -10,9 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from bureau.api.deps import Services
 from bureau.game.retention import LEASE_NAME, RetentionSweeper
+from bureau.ledger import cases as case_ledger
 from bureau.memory import gateway as gateway_module
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import board_scope, role_scope
@@ -173,3 +175,35 @@ async def test_one_sweeper_at_a_time(services: Services) -> None:
     await asyncio.sleep(0.05)  # let the 10 ms lease lapse (waiting for time, not for another task)
     assert await ledger.acquire_lease(LEASE_NAME, second.owner, 60)
     await ledger.release_lease(LEASE_NAME, second.owner)
+
+
+@pytest.mark.parametrize("command", ["whisper", "interrogation"])
+async def test_an_accepted_write_commits_with_its_audit_row_or_not_at_all(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The audit row is part of the command's transaction: when it cannot be written, the command fails with a
+    ledger error and leaves nothing (no card, no event, no version, no row); when it commits, the row is there."""
+
+    case_id = (await new_case())["case"]["id"]
+    before = await client.get(f"/api/cases/{case_id}")
+    audited = len((await decisions(client, case_id))["decisions"])
+    route, body = {
+        "whisper": ("whispers", {"role": "detective", "text": SECRET_TEXT}),
+        "interrogation": ("interrogations", {"role": "detective", "question": "Who is Nightjar?"}),
+    }[command]
+    url = f"/api/cases/{case_id}/{route}"
+
+    def no_room(*_: Any) -> None:
+        raise OperationalError("INSERT INTO policy_decisions", {}, Exception("injected"))
+
+    monkeypatch.setattr(case_ledger, "append_decisions", no_room)
+    failed = await client.post(url, json=body)
+    assert failed.status_code == 503 and failed.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"  # a storage fault
+    after = await client.get(f"/api/cases/{case_id}")
+    assert after.json() == before.json()  # the same cards (the written one undone), the same version
+    assert len((await decisions(client, case_id))["decisions"]) == audited
+
+    monkeypatch.undo()
+    assert (await client.post(url, json=body)).status_code in (200, 201)
+    page = await decisions(client, case_id)
+    assert ("ok", "detective") in [(d["code"], d["space"]) for d in page["decisions"][audited:]]

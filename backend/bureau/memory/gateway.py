@@ -425,6 +425,10 @@ class MemoryGateway:
         """Cases whose embedded texts this process holds (in memory only): for erasure checks."""
         return self._relevance.cached_vector_cases()
 
+    def retention_cases(self) -> set[str]:
+        """Cases whose session-record ids the retention holds (in memory only): for erasure checks."""
+        return {user_id.removeprefix(CASE_USER_PREFIX) for user_id in self._known.user_ids()}
+
     # ----- operations ----------------------------------------------------------------------------------
 
     def fence(self) -> None:
@@ -718,6 +722,7 @@ class MemoryGateway:
             page = self._store().get_all(user_id=user_id, limit=_PAGE_SIZE, sort_by="id", order="asc")
             ids = [str(row["id"]) for row in page.get("results") or [] if row.get("user_id") == user_id]
             if not ids:
+                self._known.forget(user_id)
                 return
             if ids[0] == previous_first:
                 raise MemoryUnavailableError("cards survived an erase")

@@ -25,32 +25,40 @@ Known = tuple[datetime, int, str]  # (created at, numeric id, id): the retention
 class KnownCards:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # a remote store runs calls on a pool of worker threads
-        self._cards: dict[Key, list[Known]] = {}
-        self._trims: Counter[Key] = Counter()
+        # Per case (its store user id), per (space's agent id, memory type): the cards, and trims so far.
+        self._cards: dict[str, dict[tuple[str | None, str], list[Known]]] = {}
+        self._trims: dict[str, Counter[tuple[str | None, str]]] = {}
 
     def needs_full_read(self, key: Key) -> bool:
         """Counts a trim of `key`: does it have to read the store first?"""
+        user_id, agent_id, memory_type = key
+        space = (agent_id, memory_type)
         with self._lock:
-            self._trims[key] += 1
-            return key not in self._cards or self._trims[key] % FULL_READ_EVERY == 0
+            trims = self._trims.setdefault(user_id, Counter())
+            trims[space] += 1
+            return space not in self._cards.get(user_id, {}) or trims[space] % FULL_READ_EVERY == 0
 
     def read(self, key: Key, cards: Iterable[tuple[datetime, str]]) -> None:
         """Everything the store holds under `key`, as (created at, id)."""
+        user_id, agent_id, memory_type = key
         with self._lock:
-            self._cards[key] = sorted({(created, int(card_id), card_id) for created, card_id in cards})
+            known = sorted({(created, int(card_id), card_id) for created, card_id in cards})
+            self._cards.setdefault(user_id, {})[agent_id, memory_type] = known
 
     def beyond_newest(self, key: Key, keep: int) -> list[str]:
         """The ids older than the newest `keep` (all of them when keep is 0)."""
+        user_id, agent_id, memory_type = key
         with self._lock:
-            cards = self._cards.get(key, [])
+            cards = self._cards.get(user_id, {}).get((agent_id, memory_type), [])
             return [card_id for _, _, card_id in (cards[:-keep] if keep else cards)]
 
     def noted(self, user_id: str, agent_id: str | None, cards: Iterable[tuple[str, datetime, str]]) -> None:
         """(memory type, created at, id) of cards known to be in the store (written or found here); only lists
         already read are extended."""
         with self._lock:
+            lists = self._cards.get(user_id, {})
             for memory_type, created, card_id in cards:
-                known = self._cards.get((user_id, agent_id, memory_type))
+                known = lists.get((agent_id, memory_type))
                 entry = (created, int(card_id), card_id)
                 at = bisect.bisect_left(known, entry) if known is not None else 0
                 if known is not None and (at == len(known) or known[at] != entry):
@@ -60,9 +68,19 @@ class KnownCards:
         """Cards gone from one space, or from every space of the case when `agent_id` is None."""
         gone = set(card_ids)
         with self._lock:
-            for (user, agent, _), known in self._cards.items():
-                if user == user_id and agent_id in (None, agent):
+            for (agent, _), known in self._cards.get(user_id, {}).items():
+                if agent_id in (None, agent):
                     known[:] = [entry for entry in known if entry[2] not in gone]
+
+    def forget(self, user_id: str) -> None:
+        """The case was erased: nothing of it is kept, not even its id."""
+        with self._lock:
+            self._cards.pop(user_id, None)
+            self._trims.pop(user_id, None)
+
+    def user_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._cards) | set(self._trims)
 
     def clear(self) -> None:
         with self._lock:

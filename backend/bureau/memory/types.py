@@ -26,8 +26,13 @@ class CardDraft:
     source_role: str | None = None
     source_card_id: str | None = None
     # The text whose sentence vector indexes the card; None: its content. A session record is indexed by the
-    # question it records, whose vector the search has just computed.
+    # question it records, whose vector the search has just computed. Never for a card that may be evidence:
+    # its retrieval score must be its own content's.
     index_text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.index_text is not None and may_be_evidence(self.memory_type):
+            raise ValueError("a card that may be evidence is indexed by its own content")
 
     @property
     def indexed_by(self) -> str:

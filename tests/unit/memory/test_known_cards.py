@@ -51,3 +51,14 @@ def test_deletes_in_the_space_or_the_whole_case_leave_the_list() -> None:
     assert known.beyond_newest(KEY, 0) == ["1", "3"]
     known.deleted("bureau:case-a", None, ["1", "3"])  # an erase names no space
     assert known.beyond_newest(KEY, 0) == [] and known.beyond_newest(other, 0) == ["1", "9"]
+
+
+def test_an_erased_case_leaves_nothing_not_even_its_id() -> None:
+    known = KnownCards()
+    other = ("bureau:case-b", "detective", "session")
+    for key in (KEY, other):
+        known.needs_full_read(key)
+        known.read(key, [(at(1), "1")])
+    known.forget("bureau:case-a")
+    assert known.user_ids() == {"bureau:case-b"}
+    assert known.needs_full_read(KEY)  # starts afresh

@@ -102,3 +102,10 @@ async def test_a_record_failing_a_pattern_added_later_is_excluded_at_read_time(g
     assert [(e.card.id, e.reason) for e in retrieval.excluded if e.card] == [(card.id, FAILED_VALIDATION)]
     assert await gateway.list(scope) == [card]  # still stored (the operator can see and delete it)
     await gateway.erase_case(scope.case_id)
+
+
+def test_only_a_card_that_is_never_evidence_may_be_indexed_by_another_text() -> None:
+    with pytest.raises(ValueError, match="indexed by its own content"):
+        CardDraft("The vault code is 7319.", "vault", "secret", index_text="What is the vault code?")
+    session = CardDraft("I was asked: where?", "session", "note", T.SESSION, index_text="where?")
+    assert session.indexed_by == "where?"
