@@ -419,7 +419,8 @@ async def remember_being_asked(gateway: MemoryGateway, scope: MemoryScope, quest
 
 async def keep_recent_session_records(gateway: MemoryGateway, scope: MemoryScope) -> None:
     """Keep the last few session records. Best effort, after the commit: a store fault here must not turn a
-    committed answer into a 503; the next interrogation trims again. Reads only the session cards."""
+    committed answer into a 503; the next interrogation trims again. Deletes by the ids the gateway knows
+    (memory/known_cards.py)."""
     try:
         await gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
     except MemoryUnavailableError:
