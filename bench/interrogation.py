@@ -11,6 +11,7 @@ asking after `--row-seconds` (at least 5 questions): PowerMem's sqlite store sea
 10 000-card row would take many minutes; the table says how many questions each row asked.
 
     .venv/bin/python bench/interrogation.py --sizes 100,1000 --backend both --questions 60
+    .venv/bin/python bench/interrogation.py --sizes 1000 --backend seekdb --distinct --steps   # and per step
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import httpx
 from harness import CHART_DIR, bar_chart, load_line, percentile, progress, scratch_dir
+from steps import Steps
 
 QUESTION = "What is the safe combination?"
 TARGET_P99_MS = 100.0
@@ -38,7 +40,7 @@ def question_for(n: int, distinct: bool) -> str:
 
 
 async def measure(
-    backend: str, sizes: list[int], questions: int, distinct: bool, row_seconds: float
+    backend: str, sizes: list[int], questions: int, distinct: bool, row_seconds: float, steps: Steps | None = None
 ) -> list[dict[str, Any]]:
     for name in [n for n in os.environ if n.startswith("BUREAU_")]:
         del os.environ[name]
@@ -97,6 +99,8 @@ async def measure(
                 for _ in range(5):  # warm caches
                     await ask(case_id)
                 spent.clear()
+                if steps is not None:
+                    steps.recording = True
                 totals, encoder = [], []
                 deadline = time.perf_counter() + row_seconds
                 while len(totals) < questions and (len(totals) < 5 or time.perf_counter() < deadline):
@@ -166,12 +170,14 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=60, help="per row, at most")
     parser.add_argument("--distinct", action="store_true", help="a new question each time (default: the same one)")
     parser.add_argument("--row-seconds", type=float, default=60.0, help="stop a row's questions after this")
+    parser.add_argument("--steps", action="store_true", help="also time each step and SQL statement (one backend)")
     parser.add_argument("--json", action="store_true", help="print rows as JSON (used for the child processes)")
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'interrogation.svg'}")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not args.json:
         print(f"before: {load_line()}")
+    steps = Steps() if args.steps and args.backend != "both" else None
     if args.backend == "both":
         rows = []
         for backend in ("seekdb", "sqlite"):
@@ -182,12 +188,16 @@ def main() -> None:
             out = subprocess.run(child, check=True, stdout=subprocess.PIPE, text=True).stdout  # noqa: S603 - our own script
             rows += json.loads(out.strip().splitlines()[-1])
     else:
-        rows = asyncio.run(measure(args.backend, sizes, args.questions, args.distinct, args.row_seconds))
+        if steps is not None:
+            steps.install()
+        rows = asyncio.run(measure(args.backend, sizes, args.questions, args.distinct, args.row_seconds, steps))
     if args.json:
         print(json.dumps(rows))
         return
     print(f"after: {load_line()}")
     print(table(rows))
+    if steps is not None:
+        print(steps.table())
     if args.chart:
         bars = [(f"{r['backend']} {r['cards']:,} cards {q}", r[q]) for r in rows for q in ("p50", "p99")]
         title = "Interrogation latency (evidence mode, real HTTP, in-process app)"
