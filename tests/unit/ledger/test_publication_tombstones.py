@@ -7,8 +7,9 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import Engine, text
@@ -20,6 +21,8 @@ from bureau.ledger.publications import PublicationRecord
 from bureau.ledger.repository import Ledger
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import utcnow
+
+T = TypeVar("T")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -102,47 +105,32 @@ async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_m
 
 
 async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engine: Engine) -> None:
-    """PostgreSQL: a reservation's INSERT holds the case row (its foreign key's lock) until it commits, and the
+    """PostgreSQL: a reservation's INSERT holds the case row (its key-share lock) until it commits, and the
     erasure's case change waits for it, then finds the reservation and entombs it: never two INSERTs of one
     key at once. (SQLite has one writer at a time: the erasure begins after the reservation has committed.)"""
     if engine.dialect.name != "postgresql":
         pytest.skip("SQLite has one writer at a time: nothing to wait for")
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    inserted, commit = threading.Event(), threading.Event()
 
-    def reservation_in_flight() -> None:
-        with Session(engine) as session, session.begin():
-            now = utcnow()
-            session.add(
-                PublicationRow(
-                    case_id=case_id,
-                    source_card_id="card1",
-                    role="informant",
-                    state="pending",
-                    owner="attempt-a",
-                    lease_expires_at=now,
-                    created_at=now,
-                    updated_at=now,
-                )
+    def reserve(session: Session) -> None:
+        now = utcnow()
+        session.get(CaseRow, case_id, with_for_update={"key_share": True})
+        session.add(
+            PublicationRow(
+                case_id=case_id,
+                source_card_id="card1",
+                role="informant",
+                state="pending",
+                owner="attempt-a",
+                lease_expires_at=now,
+                created_at=now,
+                updated_at=now,
             )
-            session.flush()
-            inserted.set()
-            assert commit.wait(60)
+        )
 
-    holder = threading.Thread(target=reservation_in_flight)
-    holder.start()
-    try:
-        assert await asyncio.to_thread(inserted.wait, 60)
-        erasing = asyncio.ensure_future(ledger.erase_card(case_id, "card1", "informant", []))
-        deadline = time.monotonic() + 30
-        while not await asyncio.to_thread(_someone_waits_on_a_lock, engine):
-            assert time.monotonic() < deadline and not erasing.done(), "the erasure never waited"
-            await asyncio.sleep(0.02)
-    finally:
-        commit.set()
-        await asyncio.to_thread(holder.join, 60)
-    assert await erasing == []
+    erasing = ledger.erase_card(case_id, "card1", "informant", [])
+    assert await while_another_transaction_holds(engine, reserve, erasing) == []
     tombstone = await ledger.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
 
@@ -157,29 +145,52 @@ async def test_a_reservation_that_meets_an_erasure_in_flight_waits_and_then_coll
         pytest.skip("SQLite has one writer at a time: nothing to wait for")
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    holding, entomb = threading.Event(), threading.Event()
+    reserving = ledger.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
+    reserved, existing = await while_another_transaction_holds(
+        engine,
+        lambda session: session.get(CaseRow, case_id, with_for_update=True),
+        reserving,
+        then=lambda session: entomb_publication(session, case_id, "card1", "informant"),
+    )
+    assert not reserved and existing.state == "erased"
 
-    def erasure_in_flight() -> None:
-        with Session(engine) as session, session.begin():
-            session.get(CaseRow, case_id, with_for_update=True)
+
+async def while_another_transaction_holds(
+    engine: Engine,
+    hold: Callable[[Session], object],
+    command: Coroutine[Any, Any, T],
+    then: Callable[[Session], object] = lambda session: None,
+) -> T:
+    """Run `command` while another transaction has done `hold` and not committed; once `command` waits on a
+    lock, that transaction does `then` and commits. Returns what `command` returns (it must have waited)."""
+    holding, release, failures = threading.Event(), threading.Event(), []
+
+    def other_transaction() -> None:
+        try:
+            with Session(engine) as session, session.begin():
+                hold(session)
+                session.flush()
+                holding.set()
+                assert release.wait(60)
+                then(session)
+        except BaseException as exc:
+            failures.append(exc)
             holding.set()
-            assert entomb.wait(60)
-            entomb_publication(session, case_id, "card1", "informant")
 
-    holder = threading.Thread(target=erasure_in_flight)
+    holder = threading.Thread(target=other_transaction)
     holder.start()
     try:
-        assert await asyncio.to_thread(holding.wait, 60)
-        reserving = asyncio.ensure_future(ledger.reserve_publication(case_id, "card1", "informant", "a", 10.0))
+        assert await asyncio.to_thread(holding.wait, 60) and not failures
+        running = asyncio.ensure_future(command)
         deadline = time.monotonic() + 30
         while not await asyncio.to_thread(_someone_waits_on_a_lock, engine):
-            assert time.monotonic() < deadline and not reserving.done(), "the reservation never waited"
+            assert time.monotonic() < deadline and not running.done(), "the command never waited"
             await asyncio.sleep(0.02)
     finally:
-        entomb.set()
+        release.set()
         await asyncio.to_thread(holder.join, 60)
-    reserved, existing = await reserving
-    assert not reserved and existing.state == "erased"
+    assert not failures, failures
+    return await running
 
 
 def _someone_waits_on_a_lock(engine: Engine) -> bool:
