@@ -2,7 +2,9 @@
 
 Real HTTP into an in-process app over real PowerMem (embedded seekdb, or the sqlite store), evidence mode,
 the offline embedder. One backend per process (embedded seekdb allows one path per process), so
-`--backend both` runs each in a child process. Prints a markdown table; numbers, not assertions.
+`--backend both` runs each in a child process. Once the app has started, the garbage collector is settled
+as `bureau serve` settles it when ready (bootstrap/collector.py), so the process measured is configured as
+the one that serves. Prints a markdown table; numbers, not assertions.
 
 By default the same question is asked again and again (what a presenter does with the preset questions;
 the gateway embeds a text once per case, so a repeated question costs no encoder time). `--distinct` asks a
@@ -45,6 +47,7 @@ async def measure(
     for name in [n for n in os.environ if n.startswith("BUREAU_")]:
         del os.environ[name]
     from bureau.api.app import create_app
+    from bureau.bootstrap.collector import settle_after_start
     from bureau.config import Settings
     from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
@@ -53,6 +56,7 @@ async def measure(
     app = create_app(settings)
     rows = []
     async with app.router.lifespan_context(app):
+        settle_after_start()  # the collector as `bureau serve` leaves it once ready (bootstrap/collector.py)
         gateway = app.state.services.gateway
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
         run = gateway._run
