@@ -21,6 +21,7 @@ import pymysql
 import pytest
 import pytest_asyncio
 
+from bureau.game.interrogation import SESSION_MEMORY_KEEP
 from helpers import QUESTION, informant_secret_card
 from live_server import REPO, LiveServer
 from servers import PostgresCluster, SeekdbServer
@@ -163,6 +164,18 @@ async def test_a_game_played_half_through_a_and_half_through_b_is_consistent(cli
     assert (await a.delete(f"/api/cases/{case_id}")).status_code == 204
     assert (await b.get(f"/api/cases/{case_id}")).status_code == 404
     assert deployment.store_counts(case_id) == {}
+
+
+async def test_questions_alternating_between_instances_keep_the_last_five_session_records(clients) -> None:
+    """Each instance trims by the ids it knows; the other's records become known as soon as its search returns
+    them, so the role's space holds the newest five, not five per instance."""
+    a, b = clients
+    case_id = (await new_case(a))["case"]["id"]
+    for n in range(1, 13):
+        await ask((a, b)[n % 2], case_id, "detective")
+        cards = (await a.get(f"/api/cases/{case_id}")).json()["spaces"]["detective"]
+        assert sum(1 for card in cards if card["memory_type"] == "session") == min(n, SESSION_MEMORY_KEEP), n
+    assert (await a.delete(f"/api/cases/{case_id}")).status_code == 204
 
 
 async def test_a_stage_on_a_sees_events_caused_through_b_within_one_second(clients, deployment, capsys) -> None:
