@@ -141,8 +141,7 @@ class CaseLedger(TransactionRunner):
             if record is not None:
                 append_entry(session, case_id, record, utcnow())
             found = extra(session) if extra is not None else None
-            rows = append_events(session, case_id, [*events, *(found or ())], new_version)
-            session.flush()
+            rows = append_events(session, case_id, [*events, *(found or ())], new_version)  # flushes
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
             return case_record(row), [event_record(r) for r in rows]
 

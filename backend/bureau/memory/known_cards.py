@@ -59,9 +59,11 @@ class KnownCards:
             lists = self._cards.get(user_id, {})
             for memory_type, created, card_id in cards:
                 known = lists.get((agent_id, memory_type))
+                if known is None:
+                    continue
                 entry = (created, int(card_id), card_id)
-                at = bisect.bisect_left(known, entry) if known is not None else 0
-                if known is not None and (at == len(known) or known[at] != entry):
+                at = bisect.bisect_left(known, entry)
+                if at == len(known) or known[at] != entry:
                     known.insert(at, entry)
 
     def deleted(self, user_id: str, agent_id: str | None, card_ids: Iterable[str]) -> None:
