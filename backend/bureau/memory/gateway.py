@@ -34,6 +34,7 @@ from bureau.memory.embedders import self_check
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.screening_memo import RememberedScreening
+from bureau.memory.seekdb_search import Hit, NearestCards, SpaceQuery
 from bureau.memory.types import (
     Candidate,
     CardDraft,
@@ -145,13 +146,6 @@ def _vector_store_config(settings: Settings, dims: int) -> dict[str, Any]:
     }
 
 
-def _to_cosine(backend: str, raw_score: float) -> float:
-    """Normalise the store's score to cosine similarity (-1..1), whatever the backend reports."""
-    if backend == "sqlite":
-        return float(raw_score)
-    return 2.0 * float(raw_score) - 1.0  # oceanbase reports 1 - cosine_distance / 2
-
-
 def _parse_time(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
@@ -203,6 +197,7 @@ class MemoryGateway:
         self._prepare = prepare  # `bureau setup`: may create the remote database and collection
         self._backend = settings.memory_backend
         self._memory: Any = None
+        self._nearest: NearestCards | None = None  # seekdb's search as one statement (memory/seekdb_search.py)
         # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
         workers = settings.memory_pool_size if settings.remote_store else 1
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
@@ -286,11 +281,12 @@ class MemoryGateway:
             }
             self._memory = Memory(config=config)
         share_one_connection(self._memory)
+        self._nearest = NearestCards.of(self._memory)
         self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
     async def close(self) -> None:
-        memory, self._memory = self._memory, None
+        memory, self._memory, self._nearest = self._memory, None, None
         if memory is not None:
             with contextlib.suppress(Exception):
                 await asyncio.get_running_loop().run_in_executor(self._executor, _close_quietly, memory)
@@ -530,47 +526,62 @@ class MemoryGateway:
     def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
         # Sentence and word vectors in one batch (what this case embedded before comes from the cache).
         question = self._relevance.question(query, scopes[0].case_id if scopes else "")
+        # A case without its key has nothing that can be read: its spaces are not searched.
+        readable = [(scope, cipher) for scope in scopes if (cipher := self._ciphers.get(scope.case_id))]
+        rotated = {scope.case_id: cipher.rotate(question.vector) for scope, cipher in readable}  # per case basis
+        hits = self._nearest_hits([(scope, rotated[scope.case_id]) for scope, _ in readable], limit)
         result = Retrieval()
-        for scope in scopes:
-            cipher = self._ciphers.get(scope.case_id)
-            if cipher is None:
-                continue  # no key: nothing of this case can be read
-            candidates, excluded = self._search_scope(scope, cipher, question.vector, limit)
+        for (scope, _), space_hits in zip(readable, hits, strict=True):
+            candidates, excluded = self._judge(scope, space_hits)
             result.candidates += candidates
             result.excluded += excluded
         # Signals for what may be evidence; what the read policy excluded is never judged.
         result.candidates = self._relevance.score(question, result.candidates)
         return result
 
-    def _search_scope(
-        self, scope: MemoryScope, cipher: CaseCipher, vector: list[float], limit: int
+    def _nearest_hits(self, queries: Sequence[tuple[MemoryScope, list[float]]], limit: int) -> list[list[Hit]]:
+        """The nearest rows of each space; seekdb answers for all of them in one statement."""
+        storage = self._store().storage
+        if self._nearest is not None:
+            spaces = [SpaceQuery(scope.user_id, scope.agent_id, vector) for scope, vector in queries]
+            return self._nearest.search(spaces, limit)
+        return [
+            [
+                Hit(row, float(row.get("score", 0.0)))  # the sqlite store reports cosine similarity itself
+                for row in storage.search_memories(
+                    query_embedding=vector,
+                    user_id=scope.user_id,
+                    agent_id=scope.agent_id,
+                    filters=None,
+                    limit=limit,
+                    query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
+                )
+                or []
+            ]
+            for scope, vector in queries
+        ]
+
+    def _judge(
+        self, scope: MemoryScope, hits: Sequence[Hit]
     ) -> tuple[builtins.list[Candidate], builtins.list[Excluded]]:
-        rows = self._store().storage.search_memories(
-            query_embedding=cipher.rotate(vector),  # the case's cards live in its rotated basis
-            user_id=scope.user_id,
-            agent_id=scope.agent_id,
-            filters=None,
-            limit=limit,
-            query=None,  # no query text: the sqlite store would otherwise switch to hybrid RRF scores
-        )
+        """The read policy on one space's hits: what may be evidence, and what is excluded, with why."""
         now = datetime.now(UTC)
         candidates: builtins.list[Candidate] = []
         excluded: builtins.list[Excluded] = []
         expired: builtins.list[StoredCard] = []
-        for row in rows or []:
-            score = _to_cosine(self._backend, row.get("score", 0.0))
-            card, reason = self._examine(scope, row, now)
+        for hit in hits:
+            card, reason = self._examine(scope, hit.item, now)
             if card is None:
                 if reason == OWNER_MISMATCH:
-                    excluded.append(Excluded(None, scope.space, score, OWNER_MISMATCH))
+                    excluded.append(Excluded(None, scope.space, hit.cosine, OWNER_MISMATCH))
                 continue
             if reason == EXPIRED:
                 expired.append(card)
             exclusion = EXPIRED if reason == EXPIRED else read_exclusion(card.facts, now, self._screening)
             if exclusion is not None:
-                excluded.append(Excluded(card, card.space, score, exclusion))
+                excluded.append(Excluded(card, card.space, hit.cosine, exclusion))
             else:
-                candidates.append(Candidate(card, score))
+                candidates.append(Candidate(card, hit.cosine))
         # Session records another process wrote take search slots too: the retention learns of them here.
         self._known.noted(
             scope.user_id,
@@ -793,7 +804,7 @@ class MemoryGateway:
 
     def _reopen_blocking(self) -> None:
         self._known.clear()  # read again from the reopened store
-        memory, self._memory = self._memory, None
+        memory, self._memory, self._nearest = self._memory, None, None
         if memory is not None:
             with contextlib.suppress(Exception):
                 _close_quietly(memory)

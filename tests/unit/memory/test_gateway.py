@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -84,14 +85,23 @@ async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
 ) -> None:
     case = fresh_case()
     await write_secret(gateway, role_scope(case, "informant"))
-    storage = gateway._store().storage
-    real_search = storage.search_memories
+    nearest = gateway._nearest
+    if nearest is not None:  # seekdb: the gateway's own statement (memory/seekdb_search.py)
+        real_nearest = nearest.search
 
-    def buggy_search(**kwargs):  # a store that forgets the agent filter, as PowerMem does without agent_id
-        kwargs["agent_id"] = None
-        return real_search(**kwargs)
+        def buggy_nearest(queries, limit):  # a statement that forgets the agent filter
+            return real_nearest([replace(q, agent_id=None) for q in queries], limit)
 
-    monkeypatch.setattr(storage, "search_memories", buggy_search)
+        monkeypatch.setattr(nearest, "search", buggy_nearest)
+    else:
+        storage = gateway._store().storage
+        real_search = storage.search_memories
+
+        def buggy_search(**kwargs):  # a store that forgets the agent filter, as PowerMem does without agent_id
+            kwargs["agent_id"] = None
+            return real_search(**kwargs)
+
+        monkeypatch.setattr(storage, "search_memories", buggy_search)
     before = gateway.foreign_hits_dropped
     found = await gateway.search([role_scope(case, "detective")], QUESTION, 10)
     assert found == []

@@ -1,0 +1,132 @@
+"""The scoped vector search on seekdb, written as one statement for every space of a question.
+
+PowerMem's search builds a SQLAlchemy statement for each call, compiles it with its literals inlined, parses
+the result again as text and formats the query vector three times over; with two spaces per question that
+was about 4 ms of Python per question before seekdb saw a statement (docs/performance.md, "Interrogation
+speed"). Here the statement text is put together directly: the nearest cards of each space are one part of
+a UNION ALL, the vector is formatted once per part, and the owner columns are bound parameters. What comes
+back is what PowerMem's search returns for the same filters: a test compares the two, card by card.
+
+Used with embedded seekdb and with a seekdb server alike (both are OceanBase stores in PowerMem); PowerMem's
+sqlite store keeps its own search.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+_COLUMNS = ("part", "card_id", "document", "metadata", "user_id", "agent_id", "distance")
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceQuery:
+    """One space's part of a search: its owner columns (no agent: every agent's rows) and the query vector
+    in that space's basis."""
+
+    user_id: str
+    agent_id: str | None
+    vector: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A row as the gateway reads it (the keys of PowerMem's search results) and its cosine similarity."""
+
+    item: dict[str, Any]
+    cosine: float
+
+
+class NearestCards:
+    def __init__(self, vector_store: Any) -> None:
+        self._store = vector_store  # its `obvector.engine` is read per call: a shared connection replaces it
+        self._table = _identifier(vector_store.collection_name)
+        self._text = _identifier(vector_store.text_field)
+        self._metadata = _identifier(vector_store.metadata_field)
+        self._vector = _identifier(vector_store.vector_field)
+        self._id = _identifier(vector_store.primary_field)
+
+    @classmethod
+    def of(cls, memory: Any) -> NearestCards | None:
+        """For a PowerMem client over seekdb that searches by cosine distance on raw vectors, as the gateway
+        configures it; None otherwise (the sqlite store), and PowerMem's own search is used."""
+        store = memory.storage.vector_store
+        if getattr(store, "obvector", None) is None:
+            return None
+        if store.vidx_metric_type != "cosine" or store.normalize or store.hybrid_search:
+            return None
+        return cls(store)
+
+    def search(self, queries: Sequence[SpaceQuery], limit: int) -> list[list[Hit]]:
+        """The `limit` nearest rows of each space, nearest first, in the order the spaces were asked."""
+        if not queries or limit < 1:
+            return [[] for _ in queries]
+        parts, params = [], {}
+        for n, query in enumerate(queries):
+            owner = f"user_id = %(user_{n})s"
+            params[f"user_{n}"] = query.user_id
+            if query.agent_id:
+                owner += f" AND agent_id = %(agent_{n})s"
+                params[f"agent_{n}"] = query.agent_id
+            parts.append(self._part(n, owner, _vector_literal(query.vector), int(limit)))
+        statement = " UNION ALL ".join(parts)
+        connection = self._store.obvector.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(statement, params)
+            rows = cursor.fetchall()
+        finally:
+            connection.close()
+        hits: list[list[Hit]] = [[] for _ in queries]
+        for part, card_id, document, metadata, user_id, agent_id, distance in sorted(rows, key=_part_then_distance):
+            item = {"id": card_id, "memory": document, "metadata": _parsed(metadata)}
+            item |= {"user_id": user_id, "agent_id": agent_id}
+            hits[int(part)].append(Hit(item, 1.0 - float(distance)))
+        return hits
+
+    def _part(self, n: int, owner: str, vector: str, limit: int) -> str:
+        # Each part is wrapped in a SELECT of its own: seekdb takes APPROXIMATE LIMIT per part that way, and
+        # a statement must begin with SELECT for the embedded driver to return its rows. What is formatted
+        # in: checked identifiers, integers and a vector of finite numbers; the owners are parameters.
+        distance = f"cosine_distance({self._vector}, '{vector}')"
+        columns = f"{n} AS part, {self._id} AS card_id, {self._text} AS document, {self._metadata} AS metadata"
+        inner = (
+            f"SELECT {columns}, user_id, agent_id, {distance} AS distance FROM {self._table} "  # noqa: S608
+            f"WHERE {owner} ORDER BY {distance} APPROXIMATE LIMIT {limit}"
+        )
+        return f"SELECT {', '.join(_COLUMNS)} FROM ({inner}) AS space_{n}"  # noqa: S608
+
+
+def _part_then_distance(row: Sequence[Any]) -> tuple[int, float]:
+    return int(row[0]), float(row[6])
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    """As pyobvector writes a vector: each component as its shortest float32 text. Only finite numbers, so
+    the literal can stand in the statement as it is."""
+    values = np.asarray(vector, dtype=np.float32)
+    if not np.isfinite(values).all():
+        raise ValueError("query vector is not finite")
+    return "[" + ",".join(map(str, values)) + "]"
+
+
+def _parsed(metadata: Any) -> dict[str, Any]:
+    """The metadata column: a dict through SQLAlchemy's JSON type, JSON text through a raw cursor."""
+    if isinstance(metadata, dict):
+        return metadata
+    try:
+        value = json.loads(metadata) if isinstance(metadata, str | bytes) else None
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _identifier(name: str) -> str:
+    """A table or column name from PowerMem's configuration, refused unless it is a plain identifier."""
+    if not name.replace("_", "").isalnum() or not name.isascii():
+        raise ValueError(f"not a plain SQL identifier: {name!r}")
+    return f"`{name}`"

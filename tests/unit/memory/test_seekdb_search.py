@@ -1,0 +1,139 @@
+"""The gateway's own seekdb search (memory/seekdb_search.py) against PowerMem's, over the real store."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from typing import Any
+
+import pytest
+from pyobvector.client import seekdb_engine
+
+from bureau.api.deps import Services
+from bureau.memory.seekdb_search import NearestCards, SpaceQuery
+from bureau.memory.types import CardDraft
+from bureau.scope.keys import board_scope, readable_scopes, role_scope
+
+CARDS = [
+    "The vault code is 7319.",
+    "Mrs Hale keeps the ledger in the blue cabinet.",
+    "The night porter left by the east gate at midnight.",
+    "Crate 44 holds forged passports.",
+    "The safe combination is 12-7-33.",
+    "Nobody saw the courier after the storm.",
+]
+QUESTIONS = ["What is the vault code?", "Where is the ledger kept?", "Who left at midnight?", "What is in crate 44?"]
+
+
+@pytest.fixture
+def nearest(services: Services) -> NearestCards:
+    found = NearestCards.of(services.gateway._store())
+    if found is None:
+        pytest.skip("the gateway searches through PowerMem on this backend")
+    return found
+
+
+async def case_with_cards(services: Services) -> str:
+    case = "t" + secrets.token_hex(8)
+    gateway = services.gateway
+    await gateway.write_many(role_scope(case, "detective"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
+    await gateway.write_many(board_scope(case), [CardDraft(content=c, topic="t", kind="k") for c in CARDS[:3]])
+    await gateway.write_many(role_scope(case, "informant"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
+    return case
+
+
+async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
+    return await services.gateway._run(fn, *args)
+
+
+async def test_each_space_gets_what_powermem_s_search_returns(services: Services, nearest: NearestCards) -> None:
+    """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata, per space, with
+    the spaces of one question in one statement; without an agent, every agent's rows of the case."""
+    case = await case_with_cards(services)
+    gateway = services.gateway
+    cipher = gateway._ciphers.get(case)
+    spaces = [*readable_scopes(case, "detective")]
+    storage = gateway._store().storage
+
+    def both(question: str) -> tuple[list[Any], list[Any]]:
+        vector = cipher.rotate(gateway._embedder.embed_query(question))
+        queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in spaces]
+        queries.append(SpaceQuery(board_scope(case).user_id, None, vector))  # the whole case
+        ours = nearest.search(queries, 4)
+        theirs = [
+            storage.search_memories(query_embedding=vector, user_id=q.user_id, agent_id=q.agent_id, limit=4)
+            for q in queries
+        ]
+        return ours, theirs
+
+    for question in QUESTIONS:
+        ours, theirs = await on_worker(services, both, question)
+        assert [len(space) for space in ours] == [4, 3, 4]
+        for mine, powermem in zip(ours, theirs, strict=True):
+            assert [str(h.item["id"]) for h in mine] == [str(row["id"]) for row in powermem]
+            for hit, row in zip(mine, powermem, strict=True):
+                assert hit.cosine == pytest.approx(2 * row["score"] - 1, abs=1e-6)
+                assert hit.item["metadata"] == {k: v for k, v in row["metadata"].items() if not k.startswith("_")}
+                assert (hit.item["memory"], hit.item["user_id"], hit.item["agent_id"]) == (
+                    row["memory"],
+                    row["user_id"],
+                    row["agent_id"],
+                )
+            assert [h.cosine for h in mine] == sorted((h.cosine for h in mine), reverse=True)
+
+
+async def test_one_statement_answers_both_spaces_of_a_question(
+    services: Services, nearest: NearestCards, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if services.gateway.backend_name != "seekdb-embedded":
+        pytest.skip("counts the embedded driver's statements")
+    case = await case_with_cards(services)
+    statements: list[str] = []
+    execute = seekdb_engine._SeekdbCursor.execute
+
+    def counted(self: Any, operation: str, parameters: Any = None) -> None:
+        statements.append(operation)
+        execute(self, operation, parameters)
+
+    monkeypatch.setattr(seekdb_engine._SeekdbCursor, "execute", counted)
+    found = await services.gateway.retrieve(readable_scopes(case, "detective"), "What is the vault code?", 5)
+    assert {c.card.space for c in found.candidates} == {"detective", "bulletin_board"}
+    assert len([s for s in statements if "cosine_distance" in s]) == 1
+
+
+async def test_empty_spaces_and_no_slots_find_nothing(services: Services, nearest: NearestCards) -> None:
+    case = "t" + secrets.token_hex(8)
+    vector = services.gateway._embedder.embed_query("anything")
+    queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect")]
+    assert await on_worker(services, nearest.search, queries, 5) == [[], []]
+    assert await on_worker(services, nearest.search, queries, 0) == [[], []]
+    assert await on_worker(services, nearest.search, [], 5) == []
+
+
+async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, nearest: NearestCards) -> None:
+    """Owner columns are bound: an id full of SQL matches nothing and runs nothing."""
+    case = await case_with_cards(services)
+    vector = services.gateway._embedder.embed_query("What is the vault code?")
+    hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
+    assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
+    assert len(await services.gateway.list(role_scope(case, "detective"))) == len(CARDS)
+
+
+def test_a_vector_that_is_no_finite_number_never_reaches_the_store(nearest: NearestCards) -> None:
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="not finite"):
+            nearest.search([SpaceQuery("u", "a", [0.1, bad])], 5)
+
+
+def test_only_plain_identifiers_are_accepted_from_the_store_configuration() -> None:
+    class Store:
+        collection_name, text_field, metadata_field, vector_field, primary_field = (
+            "memories` WHERE 1=1 --",
+            "document",
+            "metadata",
+            "embedding",
+            "id",
+        )
+
+    with pytest.raises(ValueError, match="identifier"):
+        NearestCards(Store())
