@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
@@ -25,8 +26,10 @@ class EmbedderError(RuntimeError):
 
 
 def _normalise(vector: Sequence[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [float(x) / norm for x in vector]
+    """Unit length, in float64 (numpy: a Python loop over 512 numbers was 0.2 ms of every new text)."""
+    values = np.asarray(vector, dtype=np.float64)
+    norm = math.sqrt(float(values @ values)) or 1.0
+    return (values / norm).tolist()
 
 
 class LocalUSEEmbeddings(Embeddings):
