@@ -10,10 +10,14 @@ By default the same question is asked again and again (what a presenter does wit
 the gateway embeds a text once per case, so a repeated question costs no encoder time). `--distinct` asks a
 question never asked before each time (its sentence is new; most of its words are not). Each row stops
 asking after `--row-seconds` (at least 5 questions): PowerMem's sqlite store searches by brute force, so its
-10 000-card row would take many minutes; the table says how many questions each row asked.
+10 000-card row would take many minutes; the table says how many questions each row asked. `--other-cards N`
+first puts N cards of another case into the store, as a store that has served many cases holds them: a
+scoped search should not pay for them. `--without-owner-index` drops the store's owner index first (seekdb),
+to show what it is worth.
 
     .venv/bin/python bench/interrogation.py --sizes 100,1000 --backend both --questions 60
     .venv/bin/python bench/interrogation.py --sizes 1000 --backend seekdb --distinct --steps   # and per step
+    .venv/bin/python bench/interrogation.py --sizes 1000 --backend seekdb --other-cards 10000  # a fuller store
 """
 
 from __future__ import annotations
@@ -41,15 +45,29 @@ def question_for(n: int, distinct: bool) -> str:
     return f"What is the safe combination of locker {n}?" if distinct else QUESTION
 
 
+async def fill(gateway: Any, scope: Any, count: int) -> None:
+    from bureau.memory.types import CardDraft
+
+    drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(count)]
+    for start in range(0, count, 1000):
+        await gateway.write_many(scope, drafts[start : start + 1000])
+
+
 async def measure(
-    backend: str, sizes: list[int], questions: int, distinct: bool, row_seconds: float, steps: Steps | None = None
+    backend: str,
+    sizes: list[int],
+    questions: int,
+    distinct: bool,
+    row_seconds: float,
+    steps: Steps | None = None,
+    other_cards: int = 0,
+    owner_index: bool = True,
 ) -> list[dict[str, Any]]:
     for name in [n for n in os.environ if n.startswith("BUREAU_")]:
         del os.environ[name]
     from bureau.api.app import create_app
     from bureau.bootstrap.collector import settle_after_start
     from bureau.config import Settings
-    from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
 
     settings = Settings(_env_file=None, data_dir=scratch_dir("bench-"), memory_backend=backend)
@@ -58,6 +76,10 @@ async def measure(
     async with app.router.lifespan_context(app):
         settle_after_start()  # the collector as `bureau serve` leaves it once ready (bootstrap/collector.py)
         gateway = app.state.services.gateway
+        if not owner_index and gateway._nearest is not None:
+            from bureau.memory.seekdb_search import OWNER_INDEX
+
+            await gateway._run(gateway._nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {gateway._nearest._table}")
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
         run = gateway._run
         embedder = gateway._embedder
@@ -84,6 +106,10 @@ async def measure(
         transport = httpx.ASGITransport(app=app)
         asked = 0
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=120) as http:
+            if other_cards:
+                other = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
+                await fill(gateway, role_scope(other, "informant"), other_cards)
+                progress(f"{backend}: {other_cards:,} cards of another case in the store")
 
             async def ask(case_id: str) -> float:
                 nonlocal asked
@@ -96,9 +122,7 @@ async def measure(
 
             for size in sizes:
                 case_id = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
-                drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(size)]
-                for start in range(0, size, 1000):
-                    await gateway.write_many(role_scope(case_id, "detective"), drafts[start : start + 1000])
+                await fill(gateway, role_scope(case_id, "detective"), size)
                 progress(f"{backend}: {size:,} cards in the space; asking up to {questions} questions")
                 for _ in range(5):  # warm caches
                     await ask(case_id)
@@ -129,6 +153,7 @@ async def measure(
                     {
                         "backend": gateway.backend_name,
                         "cards": size,
+                        "others": other_cards,
                         "questions": f"{len(totals)} {'distinct' if distinct else 'same'}",
                         "p50": percentile(totals, 0.5),
                         "p95": percentile(totals, 0.95),
@@ -146,6 +171,7 @@ async def measure(
 COLUMNS = (
     ("backend", "backend", "{}"),
     ("cards", "cards in space", "{:,}"),
+    ("others", "other cases' cards in the store", "{:,}"),
     ("questions", "questions", "{}"),
     ("p50", "p50 ms", "{:.1f}"),
     ("p95", "p95 ms", "{:.1f}"),
@@ -174,6 +200,8 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=60, help="per row, at most")
     parser.add_argument("--distinct", action="store_true", help="a new question each time (default: the same one)")
     parser.add_argument("--row-seconds", type=float, default=60.0, help="stop a row's questions after this")
+    parser.add_argument("--other-cards", type=int, default=0, help="cards of another case put in the store first")
+    parser.add_argument("--without-owner-index", action="store_true", help="drop the store's owner index first")
     parser.add_argument("--steps", action="store_true", help="also time each step and SQL statement (one backend)")
     parser.add_argument("--json", action="store_true", help="print rows as JSON (used for the child processes)")
     parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'interrogation.svg'}")
@@ -189,12 +217,25 @@ def main() -> None:
             child = [sys.executable, __file__, "--sizes", args.sizes, "--backend", backend]
             child += ["--questions", str(args.questions), "--row-seconds", str(args.row_seconds), "--json"]
             child += ["--distinct"] if args.distinct else []
+            child += ["--other-cards", str(args.other_cards)]
+            child += ["--without-owner-index"] if args.without_owner_index else []
             out = subprocess.run(child, check=True, stdout=subprocess.PIPE, text=True).stdout  # noqa: S603 - our own script
             rows += json.loads(out.strip().splitlines()[-1])
     else:
         if steps is not None:
             steps.install()
-        rows = asyncio.run(measure(args.backend, sizes, args.questions, args.distinct, args.row_seconds, steps))
+        rows = asyncio.run(
+            measure(
+                args.backend,
+                sizes,
+                args.questions,
+                args.distinct,
+                args.row_seconds,
+                steps,
+                args.other_cards,
+                not args.without_owner_index,
+            )
+        )
     if args.json:
         print(json.dumps(rows))
         return

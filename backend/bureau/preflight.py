@@ -95,6 +95,8 @@ def check_memory_store(settings: Settings) -> Check:
     if not status.collection:
         name = settings.memory_collection
         return Check("memory store", False, f"{where}: no collection {name!r}: run bureau setup")
+    if not status.owner_index:
+        return Check("memory store", False, f"{where}: the collection has no owner index: run bureau setup")
     return Check("memory store", True, f"{where}, {settings.seekdb_database}.{settings.memory_collection}")
 
 

@@ -22,6 +22,7 @@ import pytest
 import pytest_asyncio
 
 from bureau.game.interrogation import SESSION_MEMORY_KEEP
+from bureau.memory.seekdb_search import OWNER_INDEX
 from helpers import QUESTION, informant_secret_card
 from live_server import REPO, LiveServer
 from servers import PostgresCluster, SeekdbServer
@@ -388,3 +389,29 @@ def test_preflight_passes_on_the_deployment_and_names_each_problem_without_secre
     everything += good.stderr + wrong_password.stderr + fresh.stderr + taken.stderr
     for secret in (deployment.seekdb.password, "not-the-root-password", OPERATOR, STAGE):
         assert secret not in everything
+
+
+def owner_index_columns(deployment: Deployment) -> list[str]:
+    rows = deployment.seekdb.query(
+        "SELECT column_name FROM information_schema.statistics WHERE table_schema = 'bureau' "
+        f"AND table_name = 'bureau_cards' AND index_name = '{OWNER_INDEX}' ORDER BY seq_in_index"
+    )
+    return [str(row[0]).lower() for row in rows]
+
+
+def test_setup_gives_the_collection_its_owner_index_and_preflight_names_a_missing_one(deployment) -> None:
+    """Scoped searches read the owner index, not the whole table. `bureau setup` creates it, runs again
+    without harm, and preflight says what to run where it is missing."""
+    assert owner_index_columns(deployment) == ["user_id", "agent_id"]
+    deployment.seekdb.query(f"DROP INDEX {OWNER_INDEX} ON bureau.bureau_cards")
+    try:
+        missing = preflight(deployment)
+        assert missing.returncode == 1
+        assert "FAIL  memory store" in missing.stdout and "no owner index: run bureau setup" in missing.stdout
+    finally:
+        setup = [sys.executable, "-m", "bureau.cli", "setup", "--data-dir", str(deployment.root / "setup")]
+        env = LiveServer(deployment.root).environment() | deployment.env
+        again = subprocess.run(setup, cwd=REPO, env=env, capture_output=True, timeout=300)
+        assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert owner_index_columns(deployment) == ["user_id", "agent_id"]
+    assert preflight(deployment).returncode == 0

@@ -282,6 +282,10 @@ class MemoryGateway:
             self._memory = Memory(config=config)
         share_one_connection(self._memory)
         self._nearest = NearestCards.of(self._memory)
+        if self._nearest is not None and (self._prepare or not self._settings.remote_store):
+            self._nearest.ensure_owner_index()  # a server's schema is `bureau setup`'s alone (remote_store.py)
+        elif self._nearest is not None and not self._nearest.has_owner_index():
+            log.warning("the store has no owner index: every search reads the whole table; run `bureau setup`")
         self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
@@ -516,9 +520,10 @@ class MemoryGateway:
         return (await self.retrieve(scopes, query, limit)).candidates
 
     async def retrieve(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> Retrieval:
-        """Search each scope separately with one query embedding; scores are cosine similarities. The read
-        policy runs on every hit: a foreign or expired record, one whose type is never evidence, or one that
-        fails the screening *now* is excluded, with its reason (a foreign record without its id)."""
+        """The nearest cards of each scope, for one query embedding (on seekdb all scopes in one statement,
+        each with its own top `limit`); scores are cosine similarities. The read policy runs on every hit: a
+        foreign or expired record, one whose type is never evidence, or one that fails the screening *now*
+        is excluded, with its reason (a foreign record without its id)."""
         for case_id in {scope.case_id for scope in scopes}:
             await self._ciphers.load(case_id)
         return await self._run(self._search_blocking, tuple(scopes), query, limit)

@@ -11,6 +11,7 @@ import pymysql
 from pydantic import SecretStr
 
 from bureau.config import Settings
+from bureau.memory.seekdb_search import OWNER_INDEX
 
 _CONNECT_TIMEOUT_S = 5
 _ACCESS_DENIED = 1045
@@ -25,6 +26,7 @@ class StoreNotPreparedError(RuntimeError):
 class RemoteSchema:
     database: bool
     collection: bool
+    owner_index: bool = False  # without it every search reads the whole table (memory/seekdb_search.py)
 
     @property
     def ready(self) -> bool:
@@ -65,7 +67,14 @@ def schema_status(settings: Settings) -> RemoteSchema:
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
                 (database, collection),
             )
-            return RemoteSchema(database=True, collection=cursor.fetchone() is not None)
+            if cursor.fetchone() is None:
+                return RemoteSchema(database=True, collection=False)
+            cursor.execute(
+                "SELECT 1 FROM information_schema.statistics WHERE table_schema = %s AND table_name = %s "
+                "AND index_name = %s",
+                (database, collection, OWNER_INDEX),
+            )
+            return RemoteSchema(database=True, collection=True, owner_index=cursor.fetchone() is not None)
     finally:
         connection.close()
 

@@ -21,6 +21,10 @@ from typing import Any
 import numpy as np
 
 _COLUMNS = ("part", "card_id", "document", "metadata", "user_id", "agent_id", "distance")
+# PowerMem's table has no index on its owner columns, so every scoped statement filtered the whole table,
+# whatever the space's own size (docs/performance.md, "Other cases' cards"). `bureau setup` creates this one;
+# with embedded seekdb every start makes sure of it.
+OWNER_INDEX = "bureau_owner"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,25 @@ class NearestCards:
             return None
         return cls(store)
 
+    def ensure_owner_index(self) -> None:
+        """Create the owner index if it is missing. Two processes sharing one embedded server may both try at
+        once: a failed attempt is fine if the index is there afterwards."""
+        if self.has_owner_index():
+            return
+        try:
+            self._execute(f"CREATE INDEX IF NOT EXISTS {OWNER_INDEX} ON {self._table} (user_id, agent_id)")
+        except Exception:
+            if not self.has_owner_index():
+                raise
+
+    def has_owner_index(self) -> bool:
+        rows = self._execute(
+            "SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() "
+            "AND table_name = %(table)s AND index_name = %(index)s",
+            {"table": self._table.strip("`"), "index": OWNER_INDEX},
+        )
+        return bool(rows)
+
     def search(self, queries: Sequence[SpaceQuery], limit: int) -> list[list[Hit]]:
         """The `limit` nearest rows of each space, nearest first, in the order the spaces were asked."""
         if not queries or limit < 1:
@@ -73,20 +96,23 @@ class NearestCards:
                 owner += f" AND agent_id = %(agent_{n})s"
                 params[f"agent_{n}"] = query.agent_id
             parts.append(self._part(n, owner, _vector_literal(query.vector), int(limit)))
-        statement = " UNION ALL ".join(parts)
-        connection = self._store.obvector.engine.raw_connection()
-        try:
-            cursor = connection.cursor()
-            cursor.execute(statement, params)
-            rows = cursor.fetchall()
-        finally:
-            connection.close()
+        rows = self._execute(" UNION ALL ".join(parts), params)
         hits: list[list[Hit]] = [[] for _ in queries]
         for part, card_id, document, metadata, user_id, agent_id, distance in sorted(rows, key=_part_then_distance):
             item = {"id": card_id, "memory": document, "metadata": _parsed(metadata)}
             item |= {"user_id": user_id, "agent_id": agent_id}
             hits[int(part)].append(Hit(item, 1.0 - float(distance)))
         return hits
+
+    def _execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
+        """One statement on a connection of the store's engine, straight through its DBAPI cursor."""
+        connection = self._store.obvector.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            cursor.execute(statement, params or {})
+            return list(cursor.fetchall())
+        finally:
+            connection.close()
 
     def _part(self, n: int, owner: str, vector: str, limit: int) -> str:
         # Each part is wrapped in a SELECT of its own: seekdb takes APPROXIMATE LIMIT per part that way, and

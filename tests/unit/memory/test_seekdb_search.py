@@ -10,7 +10,7 @@ import pytest
 from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
-from bureau.memory.seekdb_search import NearestCards, SpaceQuery
+from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import board_scope, readable_scopes, role_scope
 
@@ -99,6 +99,21 @@ async def test_one_statement_answers_both_spaces_of_a_question(
     found = await services.gateway.retrieve(readable_scopes(case, "detective"), "What is the vault code?", 5)
     assert {c.card.space for c in found.candidates} == {"detective", "bulletin_board"}
     assert len([s for s in statements if "cosine_distance" in s]) == 1
+
+
+async def test_the_store_has_its_owner_index_and_asking_again_changes_nothing(
+    services: Services, nearest: NearestCards
+) -> None:
+    """Every scoped statement filters on (user_id, agent_id); the gateway's start made sure of the index."""
+    columns = (
+        "SELECT column_name FROM information_schema.statistics WHERE table_schema = DATABASE() "
+        f"AND table_name = %(table)s AND index_name = '{OWNER_INDEX}' ORDER BY seq_in_index"
+    )
+    table = {"table": services.settings.memory_collection}
+    assert await on_worker(services, nearest._execute, columns, table) == [("user_id",), ("agent_id",)]
+    await on_worker(services, nearest.ensure_owner_index)
+    assert await on_worker(services, nearest.has_owner_index)
+    assert len(await on_worker(services, nearest._execute, columns, table)) == 2
 
 
 async def test_empty_spaces_and_no_slots_find_nothing(services: Services, nearest: NearestCards) -> None:
