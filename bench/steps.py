@@ -65,7 +65,7 @@ class Steps:
         self.wrap(service.Bureau, "interrogate", "whole command (Bureau.interrogate)")
         self.wrap(service, "checked_text", "question checked (screening)")
         self.wrap(service.Bureau, "_check_version", "case read (ledger)")
-        self.wrap(MemoryGateway, "retrieve", "retrieve (encoder, both searches, signals)")
+        self.wrap(MemoryGateway, "retrieve", "retrieve (encoder, the search, signals)")
         self.wrap(interrogation, "respond", "respond (evidence answer)")
         self.wrap(MemoryGateway, "write", "session record written")
         self.wrap(Ledger, "change_case", "commit (ledger)")
