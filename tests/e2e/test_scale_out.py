@@ -406,12 +406,12 @@ def test_setup_gives_the_collection_its_owner_index_and_preflight_names_a_missin
     deployment.seekdb.query(f"DROP INDEX {OWNER_INDEX} ON bureau.bureau_cards")
     try:
         missing = preflight(deployment)
-        assert missing.returncode == 1
-        assert "FAIL  memory store" in missing.stdout and "no owner index: run bureau setup" in missing.stdout
-    finally:
+    finally:  # the index back for the tests after this one, whatever preflight did
         setup = [sys.executable, "-m", "bureau.cli", "setup", "--data-dir", str(deployment.root / "setup")]
         env = LiveServer(deployment.root).environment() | deployment.env
         again = subprocess.run(setup, cwd=REPO, env=env, capture_output=True, timeout=300)
-        assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert missing.returncode == 1
+    assert "FAIL  memory store" in missing.stdout and "no owner index: run bureau setup" in missing.stdout
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
     assert owner_index_columns(deployment) == ["user_id", "agent_id"]
     assert preflight(deployment).returncode == 0

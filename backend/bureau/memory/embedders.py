@@ -26,7 +26,7 @@ class EmbedderError(RuntimeError):
 
 
 def _normalise(vector: Sequence[float]) -> list[float]:
-    """Unit length, in float64 (numpy: a Python loop over 512 numbers was 0.2 ms of every new text)."""
+    """Unit length, in float64 (numpy: a Python loop over 512 numbers was 0.1 ms of every new text)."""
     values = np.asarray(vector, dtype=np.float64)
     norm = math.sqrt(float(values @ values)) or 1.0
     return (values / norm).tolist()

@@ -279,15 +279,34 @@ class MemoryGateway:
                 "intelligent_memory": {"enabled": False},
                 "telemetry": {"enabled": False},
             }
-            self._memory = Memory(config=config)
-        share_one_connection(self._memory)
-        self._nearest = NearestCards.of(self._memory)
-        if self._nearest is not None and (self._prepare or not self._settings.remote_store):
-            self._nearest.ensure_owner_index()  # a server's schema is `bureau setup`'s alone (remote_store.py)
-        elif self._nearest is not None and not self._nearest.has_owner_index():
-            log.warning("the store has no owner index: every search reads the whole table; run `bureau setup`")
+            memory = Memory(config=config)
+        try:
+            share_one_connection(memory)
+            nearest = None if self._backend == "sqlite" else NearestCards.of(memory)
+            if nearest is not None:
+                self._check_owner_index(nearest)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                _close_quietly(memory)
+            raise
+        self._memory, self._nearest = memory, nearest  # together: a half-started client is never used
         self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
+
+    def _check_owner_index(self, nearest: NearestCards) -> None:
+        """The owner index only makes searches fast: a start never fails over it, except `bureau setup`,
+        whose job the schema is. A server's schema is setup's alone (remote_store.py)."""
+        try:
+            if self._prepare or not self._settings.remote_store:
+                nearest.ensure_owner_index()
+            elif not nearest.has_owner_index():
+                log.warning("the store has no owner index: every search reads the whole table; run `bureau setup`")
+        except Exception as exc:
+            if self._prepare:
+                raise
+            log.warning(
+                "the store's owner index could not be made sure of (%s): searches may be slow", type(exc).__name__
+            )
 
     async def close(self) -> None:
         memory, self._memory, self._nearest = self._memory, None, None
@@ -546,10 +565,14 @@ class MemoryGateway:
 
     def _nearest_hits(self, queries: Sequence[tuple[MemoryScope, list[float]]], limit: int) -> list[list[Hit]]:
         """The nearest rows of each space; seekdb answers for all of them in one statement."""
-        storage = self._store().storage
-        if self._nearest is not None:
-            spaces = [SpaceQuery(scope.user_id, scope.agent_id, vector) for scope, vector in queries]
-            return self._nearest.search(spaces, limit)
+        storage = self._store().storage  # raises while no client is started
+        if self._backend != "sqlite":
+            nearest = self._nearest
+            if nearest is None:
+                raise MemoryUnavailableError("memory gateway not started")
+            return nearest.search(
+                [SpaceQuery(scope.user_id, scope.agent_id, vector) for scope, vector in queries], limit
+            )
         return [
             [
                 Hit(row, float(row.get("score", 0.0)))  # the sqlite store reports cosine similarity itself

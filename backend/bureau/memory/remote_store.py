@@ -11,7 +11,7 @@ import pymysql
 from pydantic import SecretStr
 
 from bureau.config import Settings
-from bureau.memory.seekdb_search import OWNER_INDEX
+from bureau.memory.seekdb_search import OWNER_INDEX, OWNER_INDEX_QUERY
 
 _CONNECT_TIMEOUT_S = 5
 _ACCESS_DENIED = 1045
@@ -69,11 +69,7 @@ def schema_status(settings: Settings) -> RemoteSchema:
             )
             if cursor.fetchone() is None:
                 return RemoteSchema(database=True, collection=False)
-            cursor.execute(
-                "SELECT 1 FROM information_schema.statistics WHERE table_schema = %s AND table_name = %s "
-                "AND index_name = %s",
-                (database, collection, OWNER_INDEX),
-            )
+            cursor.execute(OWNER_INDEX_QUERY, {"schema": database, "table": collection, "index": OWNER_INDEX})
             return RemoteSchema(database=True, collection=True, owner_index=cursor.fetchone() is not None)
     finally:
         connection.close()

@@ -1,11 +1,12 @@
 """The scoped vector search on seekdb, written as one statement for every space of a question.
 
 PowerMem's search builds a SQLAlchemy statement for each call, compiles it with its literals inlined, parses
-the result again as text and formats the query vector three times over; with two spaces per question that
-was about 4 ms of Python per question before seekdb saw a statement (docs/performance.md, "Interrogation
-speed"). Here the statement text is put together directly: the nearest cards of each space are one part of
-a UNION ALL, the vector is formatted once per part, and the owner columns are bound parameters. What comes
-back is what PowerMem's search returns for the same filters: a test compares the two, card by card.
+the result again as text and formats the query vector as text three times (pyobvector's `ann_search`); with
+two spaces per question that was about 4 ms of Python per question before seekdb saw a statement
+(docs/performance.md, "What changed (this session)"). Here the statement is written directly: the nearest
+cards of each space are one part of a UNION ALL, each with its own top k, and the owner columns and the
+vector (formatted once) are parameters. What comes back is what PowerMem's search returns for the same
+filters: a test compares the two, card by card.
 
 Used with embedded seekdb and with a seekdb server alike (both are OceanBase stores in PowerMem); PowerMem's
 sqlite store keeps its own search.
@@ -23,8 +24,13 @@ import numpy as np
 _COLUMNS = ("part", "card_id", "document", "metadata", "user_id", "agent_id", "distance")
 # PowerMem's table has no index on its owner columns, so every scoped statement filtered the whole table,
 # whatever the space's own size (docs/performance.md, "Other cases' cards"). `bureau setup` creates this one;
-# with embedded seekdb every start makes sure of it.
+# with embedded seekdb every start tries to (memory/gateway.py).
 OWNER_INDEX = "bureau_owner"
+# Whether it exists: the schema named, or (None) the connection's own database.
+OWNER_INDEX_QUERY = (
+    "SELECT 1 FROM information_schema.statistics WHERE table_schema = COALESCE(%(schema)s, DATABASE()) "
+    "AND table_name = %(table)s AND index_name = %(index)s"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,21 +54,20 @@ class Hit:
 class NearestCards:
     def __init__(self, vector_store: Any) -> None:
         self._store = vector_store  # its `obvector.engine` is read per call: a shared connection replaces it
-        self._table = _identifier(vector_store.collection_name)
+        self._table_name = vector_store.collection_name
+        self._table = _identifier(self._table_name)
         self._text = _identifier(vector_store.text_field)
         self._metadata = _identifier(vector_store.metadata_field)
         self._vector = _identifier(vector_store.vector_field)
         self._id = _identifier(vector_store.primary_field)
 
     @classmethod
-    def of(cls, memory: Any) -> NearestCards | None:
-        """For a PowerMem client over seekdb that searches by cosine distance on raw vectors, as the gateway
-        configures it; None otherwise (the sqlite store), and PowerMem's own search is used."""
+    def of(cls, memory: Any) -> NearestCards:
+        """For a PowerMem client over seekdb, configured as the gateway configures it (cosine distance on
+        raw vectors, no hybrid search); anything else would make the scores wrong, so it is refused."""
         store = memory.storage.vector_store
-        if getattr(store, "obvector", None) is None:
-            return None
         if store.vidx_metric_type != "cosine" or store.normalize or store.hybrid_search:
-            return None
+            raise ValueError("the seekdb store must search by cosine distance, unnormalised, without hybrid search")
         return cls(store)
 
     def ensure_owner_index(self) -> None:
@@ -77,12 +82,8 @@ class NearestCards:
                 raise
 
     def has_owner_index(self) -> bool:
-        rows = self._execute(
-            "SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() "
-            "AND table_name = %(table)s AND index_name = %(index)s",
-            {"table": self._table.strip("`"), "index": OWNER_INDEX},
-        )
-        return bool(rows)
+        found = self._execute(OWNER_INDEX_QUERY, {"schema": None, "table": self._table_name, "index": OWNER_INDEX})
+        return bool(found)
 
     def search(self, queries: Sequence[SpaceQuery], limit: int) -> list[list[Hit]]:
         """The `limit` nearest rows of each space, nearest first, in the order the spaces were asked."""
@@ -95,30 +96,36 @@ class NearestCards:
             if query.agent_id:
                 owner += f" AND agent_id = %(agent_{n})s"
                 params[f"agent_{n}"] = query.agent_id
-            parts.append(self._part(n, owner, _vector_literal(query.vector), int(limit)))
+            params[f"vector_{n}"] = _vector_text(query.vector)
+            parts.append(self._part(n, owner, int(limit)))
         rows = self._execute(" UNION ALL ".join(parts), params)
         hits: list[list[Hit]] = [[] for _ in queries]
         for part, card_id, document, metadata, user_id, agent_id, distance in sorted(rows, key=_part_then_distance):
             item = {"id": card_id, "memory": document, "metadata": _parsed(metadata)}
             item |= {"user_id": user_id, "agent_id": agent_id}
-            hits[int(part)].append(Hit(item, 1.0 - float(distance)))
+            hits[int(part)].append(Hit(item, 1.0 - _distance(distance)))
         return hits
 
     def _execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
-        """One statement on a connection of the store's engine, straight through its DBAPI cursor."""
+        """One statement on a connection of the store's engine, straight through its DBAPI cursor. Nothing
+        but parameters is %-formatted, on either driver: no statement here holds a literal `%`."""
         connection = self._store.obvector.engine.raw_connection()
         try:
             cursor = connection.cursor()
-            cursor.execute(statement, params or {})
-            return list(cursor.fetchall())
+            try:
+                cursor.execute(statement, params)
+                return list(cursor.fetchall())
+            finally:
+                cursor.close()
         finally:
             connection.close()
 
-    def _part(self, n: int, owner: str, vector: str, limit: int) -> str:
+    def _part(self, n: int, owner: str, limit: int) -> str:
         # Each part is wrapped in a SELECT of its own: seekdb takes APPROXIMATE LIMIT per part that way, and
-        # a statement must begin with SELECT for the embedded driver to return its rows. What is formatted
-        # in: checked identifiers, integers and a vector of finite numbers; the owners are parameters.
-        distance = f"cosine_distance({self._vector}, '{vector}')"
+        # a statement must begin with SELECT for the embedded driver to return its rows. Formatted in: checked
+        # identifiers and integers. The owners and the vector are parameters, so the statement's text is the
+        # same for every question (the embedded driver parses it when no row comes back).
+        distance = f"cosine_distance({self._vector}, %(vector_{n})s)"
         columns = f"{n} AS part, {self._id} AS card_id, {self._text} AS document, {self._metadata} AS metadata"
         inner = (
             f"SELECT {columns}, user_id, agent_id, {distance} AS distance FROM {self._table} "  # noqa: S608
@@ -127,13 +134,17 @@ class NearestCards:
         return f"SELECT {', '.join(_COLUMNS)} FROM ({inner}) AS space_{n}"  # noqa: S608
 
 
+def _distance(value: Any) -> float:
+    """A row without a vector has no distance: the farthest there is (PowerMem scores it 0, i.e. cosine -1)."""
+    return 2.0 if value is None else float(value)
+
+
 def _part_then_distance(row: Sequence[Any]) -> tuple[int, float]:
-    return int(row[0]), float(row[6])
+    return int(row[0]), _distance(row[6])
 
 
-def _vector_literal(vector: Sequence[float]) -> str:
-    """As pyobvector writes a vector: each component as its shortest float32 text. Only finite numbers, so
-    the literal can stand in the statement as it is."""
+def _vector_text(vector: Sequence[float]) -> str:
+    """As pyobvector writes a vector: each component as its shortest float32 text, finite numbers only."""
     values = np.asarray(vector, dtype=np.float32)
     if not np.isfinite(values).all():
         raise ValueError("query vector is not finite")
@@ -141,13 +152,16 @@ def _vector_literal(vector: Sequence[float]) -> str:
 
 
 def _parsed(metadata: Any) -> dict[str, Any]:
-    """The metadata column: a dict through SQLAlchemy's JSON type, JSON text through a raw cursor."""
-    if isinstance(metadata, dict):
-        return metadata
-    try:
-        value = json.loads(metadata) if isinstance(metadata, str | bytes) else None
-    except ValueError:
-        return {}
+    """The metadata column: a dict through SQLAlchemy's JSON type, JSON text through a raw cursor (twice
+    encoded in rows of PowerMem's older versions, which its own reader decodes again too)."""
+    value = metadata
+    for _ in range(2):
+        if not isinstance(value, str | bytes):
+            break
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
     return value if isinstance(value, dict) else {}
 
 

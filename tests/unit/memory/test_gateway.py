@@ -108,6 +108,29 @@ async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
     assert gateway.foreign_hits_dropped == before + 1
 
 
+async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
+    gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement answers every space of a question at once: a part's rows filed under the other part (a
+    bug in reading the parts) must not reach either space."""
+    nearest = gateway._nearest
+    if nearest is None:
+        pytest.skip("one search per space on this backend")
+    case = fresh_case()
+    await write_secret(gateway, role_scope(case, "informant"))
+    await write_secret(gateway, board_scope(case), "The board says the vault code is 7319.")
+    real_nearest = nearest.search
+
+    def swapped(queries, limit):
+        own, board = real_nearest(queries, limit)
+        return [board, own]
+
+    monkeypatch.setattr(nearest, "search", swapped)
+    before = gateway.foreign_hits_dropped
+    assert await gateway.search(readable_scopes(case, "informant"), QUESTION, 10) == []
+    assert gateway.foreign_hits_dropped == before + 2
+
+
 async def test_erase_case_removes_every_space_and_only_that_case(gateway: MemoryGateway) -> None:
     case, neighbour = fresh_case(), fresh_case()
     for space in ("detective", "informant", "suspect", "bulletin_board"):

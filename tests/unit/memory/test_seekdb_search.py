@@ -6,11 +6,13 @@ import math
 import secrets
 from typing import Any
 
+import numpy as np
 import pytest
+import sqlglot
 from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
-from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery
+from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import board_scope, readable_scopes, role_scope
 
@@ -27,16 +29,20 @@ QUESTIONS = ["What is the vault code?", "Where is the ledger kept?", "Who left a
 
 @pytest.fixture
 def nearest(services: Services) -> NearestCards:
-    found = NearestCards.of(services.gateway._store())
+    found = services.gateway._nearest
     if found is None:
         pytest.skip("the gateway searches through PowerMem on this backend")
     return found
 
 
-async def case_with_cards(services: Services) -> str:
+async def case_with_cards(services: Services, filler: int = 0) -> str:
     case = "t" + secrets.token_hex(8)
     gateway = services.gateway
     await gateway.write_many(role_scope(case, "detective"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
+    notes = [f"Entry {i}: crate {i * 7} moved to bay {i % 13} by porter {i % 5}." for i in range(filler)]
+    for start in range(0, filler, 500):
+        drafts = [CardDraft(content=n, topic="t", kind="k") for n in notes[start : start + 500]]
+        await gateway.write_many(role_scope(case, "detective"), drafts)
     await gateway.write_many(board_scope(case), [CardDraft(content=c, topic="t", kind="k") for c in CARDS[:3]])
     await gateway.write_many(role_scope(case, "informant"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
     return case
@@ -46,10 +52,14 @@ async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
     return await services.gateway._run(fn, *args)
 
 
-async def test_each_space_gets_what_powermem_s_search_returns(services: Services, nearest: NearestCards) -> None:
+@pytest.mark.parametrize("filler", [0, 1200], ids=["six cards", "1206 cards"])
+async def test_each_space_gets_what_powermem_s_search_returns(
+    services: Services, nearest: NearestCards, filler: int
+) -> None:
     """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata, per space, with
-    the spaces of one question in one statement; without an agent, every agent's rows of the case."""
-    case = await case_with_cards(services)
+    the spaces of one question in one statement; without an agent, every agent's rows of the case. With
+    1 206 cards in the detective's space, its own top k comes from its own part of the statement."""
+    case = await case_with_cards(services, filler)
     gateway = services.gateway
     cipher = gateway._ciphers.get(case)
     spaces = [*readable_scopes(case, "detective")]
@@ -66,7 +76,7 @@ async def test_each_space_gets_what_powermem_s_search_returns(services: Services
         ]
         return ours, theirs
 
-    for question in QUESTIONS:
+    for question in [*QUESTIONS, "Who moved crate 91?"]:
         ours, theirs = await on_worker(services, both, question)
         assert [len(space) for space in ours] == [4, 3, 4]
         for mine, powermem in zip(ours, theirs, strict=True):
@@ -116,11 +126,25 @@ async def test_the_store_has_its_owner_index_and_asking_again_changes_nothing(
     assert len(await on_worker(services, nearest._execute, columns, table)) == 2
 
 
-async def test_empty_spaces_and_no_slots_find_nothing(services: Services, nearest: NearestCards) -> None:
+async def test_empty_spaces_and_no_slots_find_nothing(
+    services: Services, nearest: NearestCards, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no row comes back, the embedded driver names the columns by parsing the statement: the vectors
+    are parameters, so it parses a few hundred characters, never 12 KB of numbers."""
     case = "t" + secrets.token_hex(8)
     vector = services.gateway._embedder.embed_query("anything")
     queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect")]
+    parsed: list[str] = []
+    parse_one = sqlglot.parse_one
+
+    def recording_parse(sql: str, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(sql)
+        return parse_one(sql, *args, **kwargs)
+
+    monkeypatch.setattr(sqlglot, "parse_one", recording_parse)
     assert await on_worker(services, nearest.search, queries, 5) == [[], []]
+    assert parsed, "the driver no longer parses an empty result: this test has nothing to check"
+    assert all("[" not in sql and len(sql) < 2000 for sql in parsed), "a vector reached the parser"
     assert await on_worker(services, nearest.search, queries, 0) == [[], []]
     assert await on_worker(services, nearest.search, [], 5) == []
 
@@ -134,10 +158,12 @@ async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, n
     assert len(await services.gateway.list(role_scope(case, "detective"))) == len(CARDS)
 
 
-def test_a_vector_that_is_no_finite_number_never_reaches_the_store(nearest: NearestCards) -> None:
+def test_a_vector_is_written_as_pyobvector_writes_it_and_only_if_finite() -> None:
+    values = [0.1, -0.25, 1 / 3, 1e-8]
+    assert _vector_text(values) == "[" + ",".join(str(np.float32(v)) for v in values) + "]"
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="not finite"):
-            nearest.search([SpaceQuery("u", "a", [0.1, bad])], 5)
+            _vector_text([0.1, bad])
 
 
 def test_only_plain_identifiers_are_accepted_from_the_store_configuration() -> None:
