@@ -14,8 +14,13 @@ import pylibseekdb
 import pymysql
 import pytest
 
+from bureau.config import Settings
+from bureau.memory.embedders import build_embedder
+from bureau.memory.gateway import MemoryGateway
+from bureau.sealing import new_case_key
 from helpers import play_four_acts
 from live_server import LiveServer, free_port
+from search_parity import assert_search_matches_powermem, case_with_cards
 
 
 def test_sqlite_backend(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -75,3 +80,42 @@ def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_
         assert not (server.data_dir / "seekdb").exists()  # nothing embedded was started
     finally:
         server.stop()
+
+
+class KeysInMemory:
+    """Case keys for a gateway used without a ledger: the store is what is under test here."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, bytes] = {}
+
+    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
+        if create:
+            self._keys.setdefault(case_id, new_case_key())
+        return self._keys.get(case_id)
+
+
+async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
+    tmp_path_factory: pytest.TempPathFactory, seekdb_server: int
+) -> None:
+    """Over TCP (pymysql: JSON comes back as text, parameters are %-formatted by the driver) the gateway's
+    own statement returns what PowerMem's search returns, card by card; `prepare` is `bureau setup`'s path,
+    which also makes the owner index."""
+    settings = Settings(
+        _env_file=None,
+        env="test",
+        data_dir=tmp_path_factory.mktemp("remote-parity"),
+        seekdb_host="127.0.0.1",
+        seekdb_port=seekdb_server,
+        seekdb_database="bureau",
+        worker_id=2,
+    )
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=2, keys=KeysInMemory(), prepare=True)
+    await gateway.start()
+    try:
+        assert gateway.backend_name == "seekdb-remote"
+        case = await case_with_cards(gateway, filler=300)
+        await assert_search_matches_powermem(gateway, case)
+        assert await gateway._run(gateway._nearest.has_owner_index)
+        await gateway.erase_case(case)
+    finally:
+        await gateway.close()

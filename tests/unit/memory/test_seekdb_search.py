@@ -13,18 +13,8 @@ from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
 from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
-from bureau.memory.types import CardDraft
 from bureau.scope.keys import board_scope, readable_scopes, role_scope
-
-CARDS = [
-    "The vault code is 7319.",
-    "Mrs Hale keeps the ledger in the blue cabinet.",
-    "The night porter left by the east gate at midnight.",
-    "Crate 44 holds forged passports.",
-    "The safe combination is 12-7-33.",
-    "Nobody saw the courier after the storm.",
-]
-QUESTIONS = ["What is the vault code?", "Where is the ledger kept?", "Who left at midnight?", "What is in crate 44?"]
+from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 
 @pytest.fixture
@@ -35,19 +25,6 @@ def nearest(services: Services) -> NearestCards:
     return found
 
 
-async def case_with_cards(services: Services, filler: int = 0) -> str:
-    case = "t" + secrets.token_hex(8)
-    gateway = services.gateway
-    await gateway.write_many(role_scope(case, "detective"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
-    notes = [f"Entry {i}: crate {i * 7} moved to bay {i % 13} by porter {i % 5}." for i in range(filler)]
-    for start in range(0, filler, 500):
-        drafts = [CardDraft(content=n, topic="t", kind="k") for n in notes[start : start + 500]]
-        await gateway.write_many(role_scope(case, "detective"), drafts)
-    await gateway.write_many(board_scope(case), [CardDraft(content=c, topic="t", kind="k") for c in CARDS[:3]])
-    await gateway.write_many(role_scope(case, "informant"), [CardDraft(content=c, topic="t", kind="k") for c in CARDS])
-    return case
-
-
 async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
     return await services.gateway._run(fn, *args)
 
@@ -56,40 +33,9 @@ async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
 async def test_each_space_gets_what_powermem_s_search_returns(
     services: Services, nearest: NearestCards, filler: int
 ) -> None:
-    """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata, per space, with
-    the spaces of one question in one statement; without an agent, every agent's rows of the case. With
-    1 206 cards in the detective's space, its own top k comes from its own part of the statement."""
-    case = await case_with_cards(services, filler)
-    gateway = services.gateway
-    cipher = gateway._ciphers.get(case)
-    spaces = [*readable_scopes(case, "detective")]
-    storage = gateway._store().storage
-
-    def both(question: str) -> tuple[list[Any], list[Any]]:
-        vector = cipher.rotate(gateway._embedder.embed_query(question))
-        queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in spaces]
-        queries.append(SpaceQuery(board_scope(case).user_id, None, vector))  # the whole case
-        ours = nearest.search(queries, 4)
-        theirs = [
-            storage.search_memories(query_embedding=vector, user_id=q.user_id, agent_id=q.agent_id, limit=4)
-            for q in queries
-        ]
-        return ours, theirs
-
-    for question in [*QUESTIONS, "Who moved crate 91?"]:
-        ours, theirs = await on_worker(services, both, question)
-        assert [len(space) for space in ours] == [4, 3, 4]
-        for mine, powermem in zip(ours, theirs, strict=True):
-            assert [str(h.item["id"]) for h in mine] == [str(row["id"]) for row in powermem]
-            for hit, row in zip(mine, powermem, strict=True):
-                assert hit.cosine == pytest.approx(2 * row["score"] - 1, abs=1e-6)
-                assert hit.item["metadata"] == {k: v for k, v in row["metadata"].items() if not k.startswith("_")}
-                assert (hit.item["memory"], hit.item["user_id"], hit.item["agent_id"]) == (
-                    row["memory"],
-                    row["user_id"],
-                    row["agent_id"],
-                )
-            assert [h.cosine for h in mine] == sorted((h.cosine for h in mine), reverse=True)
+    """With 1 206 cards in the detective's space, its own top k still comes from its own part."""
+    case = await case_with_cards(services.gateway, filler)
+    await assert_search_matches_powermem(services.gateway, case)
 
 
 async def test_one_statement_answers_both_spaces_of_a_question(
@@ -97,7 +43,7 @@ async def test_one_statement_answers_both_spaces_of_a_question(
 ) -> None:
     if services.gateway.backend_name != "seekdb-embedded":
         pytest.skip("counts the embedded driver's statements")
-    case = await case_with_cards(services)
+    case = await case_with_cards(services.gateway)
     statements: list[str] = []
     execute = seekdb_engine._SeekdbCursor.execute
 
@@ -151,7 +97,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
 
 async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, nearest: NearestCards) -> None:
     """Owner columns are bound: an id full of SQL matches nothing and runs nothing."""
-    case = await case_with_cards(services)
+    case = await case_with_cards(services.gateway)
     vector = services.gateway._embedder.embed_query("What is the vault code?")
     hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
     assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
