@@ -492,7 +492,7 @@ class MemoryGateway:
         # card that may be evidence is ever judged, so only its features are measured.
         featured = [d.content for d in drafts if may_be_evidence(d.memory_type)]
         others = [d.indexed_by for d in drafts if not may_be_evidence(d.memory_type)]
-        vectors = self._relevance.card_vectors(scope.case_id, _distinct(featured), _distinct(others))
+        vectors = self._relevance.card_vectors(scope.case_id, featured, others)
         written: list[StoredCard] = []
         try:
             for draft in drafts:
@@ -565,14 +565,12 @@ class MemoryGateway:
 
     def _nearest_hits(self, queries: Sequence[tuple[MemoryScope, list[float]]], limit: int) -> list[list[Hit]]:
         """The nearest rows of each space; seekdb answers for all of them in one statement."""
-        storage = self._store().storage  # raises while no client is started
         if self._backend != "sqlite":
-            nearest = self._nearest
-            if nearest is None:
+            if self._nearest is None:  # set with the client: None until it is started
                 raise MemoryUnavailableError("memory gateway not started")
-            return nearest.search(
-                [SpaceQuery(scope.user_id, scope.agent_id, vector) for scope, vector in queries], limit
-            )
+            spaces = [SpaceQuery(scope.user_id, scope.agent_id, vector) for scope, vector in queries]
+            return self._nearest.search(spaces, limit)
+        storage = self._store().storage
         return [
             [
                 Hit(row, float(row.get("score", 0.0)))  # the sqlite store reports cosine similarity itself
@@ -868,10 +866,6 @@ def _check_room_for_a_new_store(store_dir: Path) -> None:
             f"least {_NEW_STORE_MIN_FS_BYTES >> 20} MiB (seekdb reserves 2 GiB for its redo log). Put "
             "BUREAU_DATA_DIR on a larger filesystem, or use a seekdb server (BUREAU_SEEKDB_HOST)."
         )
-
-
-def _distinct(texts: Sequence[str]) -> builtins.list[str]:
-    return builtins.list(dict.fromkeys(texts))
 
 
 def _name(fn: Callable[..., Any]) -> str:

@@ -422,8 +422,8 @@ class RelevanceScorer:
     ) -> dict[str, list[float]]:
         """The sentence vectors of texts about to be stored, with every piece their features will need
         embedded in the same encoder batch (so `remember_many` finds them all); `unfeatured` texts get their
-        sentence vector only."""
-        pieces = [piece for content in contents for piece in self._pieces(content, analyse(content))]
+        sentence vector only. A text given twice (a bulk write repeats some) is analysed once."""
+        pieces = [piece for content in dict.fromkeys(contents) for piece in self._pieces(content, analyse(content))]
         return self.vectors(case_id, [*contents, *unfeatured, *pieces])
 
     # -- per-card features ------------------------------------------------------------------------------
