@@ -118,7 +118,7 @@ def _configure_powermem_environment(worker_slot: int) -> None:
 
 
 def _vector_store_config(settings: Settings, dims: int) -> dict[str, Any]:
-    data_dir = settings.data_dir.resolve()
+    data_dir = settings.data_dir  # absolute: resolved when the settings were loaded
     if settings.memory_backend == "sqlite":
         return {
             "provider": "sqlite",
@@ -203,7 +203,7 @@ class MemoryGateway:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self._call_timeout_s = settings.memory_call_timeout_s
-        self._store_dir = settings.data_dir.resolve() / "seekdb"  # embedded seekdb's directory
+        self._store_dir = settings.data_dir / "seekdb"  # embedded seekdb's directory
         self._server_pid: int | None = None  # the embedded seekdb server this process's client talks to
         # A call ran past its deadline (the store hangs, or one call is far too slow): later calls fail at once
         # instead of queueing behind it, until the supervisor's next ping gets an answer (docs/faults.md).
@@ -256,7 +256,7 @@ class MemoryGateway:
         threadpool_limits(limits=1, user_api="blas")
         self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
-        logs = self._settings.data_dir.resolve() / "logs"
+        logs = self._settings.data_dir / "logs"
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
