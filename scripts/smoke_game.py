@@ -2,9 +2,10 @@
 
     python scripts/smoke_game.py --url http://127.0.0.1:8000
 
-Console page, a new case, a whisper, questions of the role told and of another role, a publish, and the
-same question again (now answered from the board). Prints one line per step; exits 1 at the first step
-whose answer is not what the game promises. Used by `.ci/run` and by tests/e2e/test_defaults.py.
+The store's health watched for a while first, then the console page, a new case, a whisper, questions of
+the role told and of another role, a publish, and the same question again (now answered from the board).
+Prints one line per step; exits 1 at the first step whose answer is not what the game promises. Used by
+`.ci/run` (scripts/readme_smoke.sh) and by tests/e2e/test_defaults.py.
 """
 
 from __future__ import annotations
@@ -44,10 +45,25 @@ def ask(http: httpx.Client, case_id: str, role: str, question: str) -> dict[str,
     return body
 
 
-def play(url: str) -> list[str]:
+def watch_health(http: httpx.Client, seconds: float) -> None:
+    """The store must stay up past the supervisor's next pings: a store that dies seconds after "ready" (as a
+    relative data dir once made it) looks fine to a game played at once."""
+    started = time.monotonic()
+    pings = 0
+    while time.monotonic() - started < seconds:
+        memory = http.get("/api/health").json()["memory"]
+        expect(memory["status"] == "up", f"the memory store went {memory['status']} ({memory.get('reason')})")
+        pings += 1
+        time.sleep(0.5)
+    step(f"health for {seconds:.0f} s", started, f"memory up in all {pings} checks")
+
+
+def play(url: str, watch_s: float = 0.0) -> list[str]:
     """The short game; returns the certainties of its questions, in order."""
     certainties: list[str] = []
     with httpx.Client(base_url=url, timeout=60) as http:
+        if watch_s:
+            watch_health(http, watch_s)
         started = time.monotonic()
         page = http.get("/")
         expect(page.status_code == 200 and "<html" in page.text.lower(), f"console page answered {page.status_code}")
@@ -89,10 +105,11 @@ def play(url: str) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--watch-s", type=float, default=12.0, help="watch /api/health this long first")
     args = parser.parse_args()
     print(f"short game against {args.url}", flush=True)
     try:
-        play(args.url)
+        play(args.url, args.watch_s)
     except (SmokeFailure, httpx.HTTPError, KeyError, ValueError) as exc:
         print(f"SMOKE FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

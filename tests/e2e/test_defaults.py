@@ -91,7 +91,11 @@ def test_serve_with_no_settings_keeps_its_store_in_cwd_data(workdir: Path, cases
             time.sleep(0.5)
 
         played = subprocess.run(
-            [sys.executable, str(SMOKE), "--url", url], capture_output=True, text=True, timeout=300, check=False
+            [sys.executable, str(SMOKE), "--url", url, "--watch-s", "0"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         assert played.returncode == 0, played.stdout + played.stderr
         assert "every answer as promised" in played.stdout

@@ -38,6 +38,7 @@ from bureau.scope.vocabulary import (
     PolicyCode,
     RecordKind,
     RelevancePolicyName,
+    StoreFault,
     Trust,
 )
 
@@ -466,6 +467,7 @@ class LatestCase(ResponseModel):
 
 class MemoryHealth(ResponseModel):
     status: Literal["up", "down"]
+    reason: StoreFault | None = Field(description="why the store is down (docs/faults.md); null while it is up")
     backend: str
     embedder: str
     threshold: float
