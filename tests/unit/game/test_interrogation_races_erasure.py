@@ -1,4 +1,4 @@
-"""A question racing the erase of its case (docs/api.md, "Errors").
+"""A question racing the erase of its case (docs/api.md, "Route-specific errors"); a whisper and a publish too.
 
 Each interleaving is provoked in a fixed order: the whole erase (`DELETE /api/cases/{id}`, over HTTP) runs at
 one named point inside the interrogation, hooked around the real gateway's and ledger's own steps, over the
@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from bureau.api.deps import Services
-from helpers import QUESTION, NewCase
+from helpers import QUESTION, NewCase, informant_secret_card, publish
 
 Step = Callable[[], Awaitable[None]]
 
@@ -126,4 +126,26 @@ async def test_a_whisper_racing_the_erase_of_its_case_is_not_found_too(
     assert (whispered.status_code, whispered.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), whispered.text
     assert case_id not in await services.gateway.list_case_ids()
     assert [event.type for event in await services.ledger.events_after(case_id, 0)] == ["case.erased"]
+    assert await services.ledger.case_key(case_id) is None
+
+
+async def test_a_publish_racing_the_erase_of_its_case_is_not_found_too(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """And for a publish: the erase lands after the reservation, when the board copy's write has loaded the key."""
+    case = await new_case()
+    case_id = case["case"]["id"]
+    erase_answers: list[int] = []
+
+    async def erase() -> None:
+        erase_answers.append((await client.delete(f"/api/cases/{case_id}")).status_code)
+
+    after_key_loaded_for_a_write(monkeypatch, services, erase)
+    published = await publish(client, case_id, "informant", informant_secret_card(case)["id"])
+    monkeypatch.undo()
+    assert erase_answers == [204]
+    assert (published.status_code, published.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), published.text
+    assert case_id not in await services.gateway.list_case_ids()
+    assert [event.type for event in await services.ledger.events_after(case_id, 0)] == ["case.erased"]
+    assert await services.ledger.publications(case_id) == []
     assert await services.ledger.case_key(case_id) is None
