@@ -38,6 +38,7 @@ from bureau.memory.seekdb_search import Hit, NearestCards, SpaceQuery
 from bureau.memory.types import (
     Candidate,
     CardDraft,
+    CaseErasedError,
     Excluded,
     MemoryUnavailableError,
     Retrieval,
@@ -378,7 +379,7 @@ class MemoryGateway:
             self.stalled = True
             self._trouble.set()
             raise MemoryUnavailableError("timeout") from None
-        except MemoryUnavailableError:
+        except (MemoryUnavailableError, CaseErasedError):
             raise
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
@@ -456,8 +457,8 @@ class MemoryGateway:
 
     def _cipher(self, case_id: str) -> CaseCipher:
         cipher = self._ciphers.get(case_id)
-        if cipher is None:
-            raise MemoryUnavailableError("no sealing key for the case")
+        if cipher is None:  # the erase forgot the key after the write loaded it: the case is gone
+            raise CaseErasedError(case_id)
         return cipher
 
     @staticmethod
@@ -511,7 +512,8 @@ class MemoryGateway:
             check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
-        await self._ciphers.load(scope.case_id, create=True)
+        if await self._ciphers.load(scope.case_id, create=True) is None:
+            raise CaseErasedError(scope.case_id)  # erased, or its erase has begun: nothing is written
         return await self._run(self._write_many_blocking, scope, tuple(drafts), undo=self._undo_write(scope))
 
     def _undo_write(self, scope: MemoryScope) -> Callable[[builtins.list[StoredCard]], None]:
