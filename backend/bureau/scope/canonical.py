@@ -95,7 +95,14 @@ _LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[a-z])(?=[\w@$!|]*[\d@$!|])[\
 _MAX_READINGS = 64
 
 
+_COUNT = re.compile(
+    r"\d+(?:st|nd|rd|th|am|pm|kg|km|cm|mm|ml|b|h)"
+)  # "7pm", "2nd", "3b": a number with its unit, not a disguised word
+
+
 def _unleet(word: str, vocabulary: frozenset[str]) -> str:
+    if _COUNT.fullmatch(word):
+        return word
     readings = [""]
     for char in word:
         options = _LEET.get(char, (char,))
@@ -106,9 +113,7 @@ def _unleet(word: str, vocabulary: frozenset[str]) -> str:
 # -- separators between single letters ---------------------------------------------------------------
 # Three or more single letters, each followed by the same short run of separators: "i.g.n.o.r.e",
 # "i g n o r e", "i-g-n-o-r-e", "i_g_n_o_r_e". Two letters ("i.e.", "e.g.", "U.S.") are left alone.
-_SPACED_LETTERS = re.compile(
-    r"(?<![^\W\d_])[^\W\d_](?P<sep>[^\w\n]{1,3}|_)(?:[^\W\d_](?P=sep))+[^\W\d_](?![^\W\d_])"
-)
+_SPACED_LETTERS = re.compile(r"(?<![^\W\d_])[^\W\d_](?P<sep>[^\w\n]{1,3}|_)(?:[^\W\d_](?P=sep))+[^\W\d_](?![^\W\d_])")
 _NON_LETTER = re.compile(r"[\W\d_]+")
 
 # -- traditional Chinese -------------------------------------------------------------------------------
