@@ -5,10 +5,10 @@ and the cost per text."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 import yaml
-
-from collections import Counter
 
 from bureau.scope.content_policy import REASONS, ContentPolicy, screen, screen_text
 from live_server import REPO
