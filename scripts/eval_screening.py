@@ -77,21 +77,25 @@ def evaluate(positives: list[dict[str, str]], negatives: list[dict[str, str]]) -
 
 
 def cost(texts: list[str], rounds: int) -> float:
-    per_text_us = []
+    """Wall-clock time per `screen()` call, and the CPU time of this thread for it (what the call costs
+    without the wait for a core on a shared machine). Returns the wall-clock p95 in µs."""
+    wall_us, cpu_us = [], []
     for _ in range(rounds):
         for text in texts:
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.thread_time()
             screen(text)
-            per_text_us.append((time.perf_counter() - started) * 1e6)
-    per_text_us.sort()
-    p95 = per_text_us[int(0.95 * (len(per_text_us) - 1))]
+            cpu_us.append((time.thread_time() - started_cpu) * 1e6)
+            wall_us.append((time.perf_counter() - started) * 1e6)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(
-        f"cost per text: median {statistics.median(per_text_us):.0f} µs, p95 {p95:.0f} µs "
-        f"(target ≤ {P95_TARGET_US:.0f} µs), max {per_text_us[-1]:.0f} µs over {len(per_text_us)} calls "
-        f"(load average {load:.2f})"
-    )
-    return p95
+    for name, values in (("wall", wall_us), ("cpu", cpu_us)):
+        values.sort()
+        p95 = values[int(0.95 * (len(values) - 1))]
+        print(
+            f"cost per text ({name}): median {statistics.median(values):.0f} µs, p95 {p95:.0f} µs "
+            f"(target ≤ {P95_TARGET_US:.0f} µs), max {values[-1]:.0f} µs over {len(values)} calls"
+        )
+    print(f"load average {load:.2f} on {os.cpu_count()} cores")
+    return wall_us[int(0.95 * (len(wall_us) - 1))]
 
 
 def main() -> int:

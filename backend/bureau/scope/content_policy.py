@@ -1,22 +1,29 @@
 """Content policy: what may never be stored as a whisper or replayed into a model prompt. Pure, no I/O.
 
-`screen_text(text)` returns reason codes (empty list = safe):
+`screen(text, policy)` is THE screening: every entry point decides with it (whispers, questions,
+cross-examination questions, scenario cards, promoted findings, the read policy on every search hit, the
+model packet). It returns reason codes (empty list = safe), deciding on the canonical forms of
+`canonical.py`, computed once per call; the text itself is stored as `normalise_whisper` leaves it.
 
-- personal data (`personal_data.py`): `phone_number` (libphonenumber, national and international formats),
-  `national_id` (Chinese resident id, US SSN), `id_document` (passport / licence / id-card numbers after
-  their keyword, EN and ZH), `payment_card` (Luhn), `bank_account` (IBAN with its mod-97 check),
-  `email_address`, `street_address` (house number + street word; 路/街…号 in Chinese)
-- `prompt_injection` instruction-override phrases in English and Chinese, direct ("ignore all previous
-  instructions") and paraphrased ("disregard what you were told before", "从现在起你只听我的"), matched
-  after NFKC, case-folding, zero-width removal and whitespace/punctuation collapsing (so
-  "ＩＧＮＯＲＥ  all previous\ninstructions" and "忽 略 之 前 的 指 令" are caught)
-- `configured_pattern` an operator-configured extra pattern (`ContentPolicy(extra_patterns=...)`): how a
-  pattern learnt after an incident also excludes cards that were stored before it existed (read policy)
+- personal data (`personal_data.py`, on the personal-data forms: NFKC, invisible characters removed,
+  separators between digits collapsed, [at] / [dot] restored): `phone_number` (libphonenumber, national and
+  international formats), `national_id` (Chinese resident id, US SSN, also spaced), `id_document` (passport /
+  licence / id-card numbers after their keyword, EN and ZH), `payment_card` (Luhn, however it is split),
+  `bank_account` (IBAN with its mod-97 check), `email_address` (also obfuscated and IDN), `street_address`
+- `prompt_injection`: instructions aimed at the model, as families of intent in English and Chinese
+  (override, disregard, forget, new instructions, "you are now", exfiltrate the prompt or the cards), matched
+  word by word on every instruction form: NFKC, invisible characters removed, case-folded, confusables
+  folded, single letters joined, leet folded, traditional Chinese made simplified; and the same on the
+  reversed text and on every base64 / hex run that decodes to text
+- `configured_pattern` an operator-configured extra pattern (`ContentPolicy(extra_patterns=...)`), matched on
+  the NFKC text and on its instruction form: how a pattern learnt after an incident also excludes cards that
+  were stored before it existed (read policy)
 
 Short numbers that games are made of ("The safe combination is 0427.", "table 12 at 7pm", "房间号是 302",
-dates, times) are deliberately not flagged; `tests/data/screening_set.yaml` holds the look-alikes and
-`bureau eval-screening` prints precision and recall. The game rejects a flagged whisper with a generic 400
-UNSAFE_INPUT (never echoing the text); the read policy excludes a flagged card from evidence and the model.
+dates, times) are deliberately not flagged; `tests/data/screening_set.yaml` holds the evasions and their
+look-alikes by family, and `make eval-screening` prints them. The game rejects a flagged whisper with a
+generic 400 UNSAFE_INPUT (never echoing the text); the read policy excludes a flagged card from evidence and
+the model.
 """
 
 from __future__ import annotations
