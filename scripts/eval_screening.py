@@ -1,6 +1,12 @@
 """What the content screening catches, family by family, on the labelled set, and what it costs per text.
 
-    .venv/bin/python scripts/eval_screening.py [--set tests/data/screening_set.yaml] [--rounds 20]
+    .venv/bin/python scripts/eval_screening.py [--set tests/data/screening_set.yaml] [--rounds 20] [--code DIR]
+
+`--code DIR` screens with the `bureau` package found in DIR instead of this checkout's: the "before" column
+of docs/memory-policy.md is the screening before issue 26 on today's set,
+
+    mkdir -p /tmp/before && git archive 0fc740c backend | tar -x -C /tmp/before
+    .venv/bin/python scripts/eval_screening.py --code /tmp/before/backend
 
 A positive counts as caught when its own reason code is raised; precision is over every text flagged with
 any reason. Each line of the set belongs to a `family` (the trick it uses; `direct` when it has none): per
@@ -18,14 +24,14 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
-from bureau.scope.content_policy import screen
-
 DEFAULT_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "screening_set.yaml"
 DIRECT = "direct"
+screen: Callable[[str], list[str]]
 MAX_MISSED_PER_FAMILY = 1
 P95_TARGET_US = 1000.0
 
@@ -102,7 +108,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--code", type=Path, help="a directory holding another build's `bureau` package")
     args = parser.parse_args()
+    global screen
+    if args.code:
+        sys.path.insert(0, str(args.code.resolve()))
+    from bureau.scope import content_policy
+
+    print(f"screening: {Path(content_policy.__file__).resolve()}")
+    # Before issue 26 the one function was called `screen_text`.
+    screen = getattr(content_policy, "screen", None) or content_policy.screen_text
     positives, negatives = load(args.set)
     within = evaluate(positives, negatives)
     cost([item["text"] for item in positives + negatives], args.rounds)
