@@ -130,8 +130,34 @@ def _fold_leet(text: str, vocabulary: frozenset[str]) -> str:
     return _LEET_WORD.sub(lambda m: _unleet(m.group(), vocabulary), text)
 
 
-def _collapse_letters(text: str) -> str:
-    return _SPACED_LETTERS.sub(lambda m: _NON_LETTER.sub("", m.group()), text)
+_MIN_SEGMENTED = 6  # a joined run this long that is several vocabulary words gets its spaces back
+
+
+def _segment(letters: str, vocabulary: frozenset[str]) -> list[str] | None:
+    """`letters` as a sequence of vocabulary words ("youarenow" → you are now), or None."""
+    ways: list[list[str] | None] = [[]] + [None] * len(letters)
+    for end in range(1, len(letters) + 1):
+        for start in range(max(0, end - 16), end):
+            prefix = ways[start]
+            if prefix is not None and letters[start:end] in vocabulary:
+                ways[end] = [*prefix, letters[start:end]]
+                break
+    return ways[-1]
+
+
+def _collapse_letters(text: str, vocabulary: frozenset[str]) -> str:
+    """Single letters joined ("i.g.n.o.r.e" → ignore). A run that spelt several words letter by letter
+    ("y o u a r e n o w") is split back into them when it is all words the screening knows."""
+
+    def join(match: re.Match[str]) -> str:
+        letters = _NON_LETTER.sub("", match.group())
+        if len(letters) >= _MIN_SEGMENTED and letters not in vocabulary:
+            words = _segment(letters, vocabulary)
+            if words is not None and len(words) > 1:
+                return " ".join(words)
+        return letters
+
+    return _SPACED_LETTERS.sub(join, text)
 
 
 def _readable(raw: bytes) -> str | None:
@@ -174,7 +200,7 @@ def instruction_form(text: str, vocabulary: frozenset[str] = frozenset()) -> str
     folded = text.casefold().translate(_SKELETON)
     if _HAN.search(folded):
         folded = _T2S.convert(folded)
-    folded = _collapse_letters(folded)
+    folded = _collapse_letters(folded, vocabulary)
     return _fold_leet(folded, vocabulary) if _LEET_WORD.search(folded) else folded
 
 
