@@ -202,11 +202,20 @@ _ZH_FAMILIES = re.compile(
         )
     )
 )
+
+
 # The words the English families are written in: a leet word reads as one of them when it can
 # ("ru1es" is "rules", not "ruies").
-_VOCABULARY = frozenset(re.findall(r"[a-z]{2,}", _EN_FAMILIES.pattern + _EN_RAW_INJECTION.pattern)) | frozenset(
-    word + "s" for word in re.findall(r"[a-z]{2,}", _EN_FAMILIES.pattern)
-)
+def _vocabulary(source: str) -> frozenset[str]:
+    """Every word the patterns spell: plain words, and a stem with its endings ("what(?:ever)?" gives what
+    and whatever, "polic(?:y|ies)" gives policy and policies), each also with a plural "s"."""
+    words = set(re.findall(r"[a-z]{2,}", source))
+    for stem, endings in re.findall(r"([a-z]+)\(\?:([a-z|]+)\)", source):
+        words |= {stem + ending for ending in endings.split("|")}
+    return frozenset(words | {word + "s" for word in words})
+
+
+_VOCABULARY = _vocabulary(_EN_FAMILIES.pattern + _EN_RAW_INJECTION.pattern)
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _CJK_GAP = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 _ZH_PUNCT = re.compile(r"[\s\"'“”‘’「」『』《》()（）【】\[\],，。!！?？、·…~]+")

@@ -37,6 +37,10 @@ _PHONE_KEYWORD = re.compile(
 )
 # A grouped number looks like a phone; a bare run of digits could be an order or invoice number.
 _GROUPED = re.compile(r"[\s().-]")
+# Where a grouped number could be: two digits with a grouping character between them (and nothing but
+# punctuation), or an opening parenthesis before a digit. Without it (and without "+" or a phone word) no
+# match of the loop in `has_phone` can be accepted, so the loop is skipped.
+_MAYBE_GROUPED = re.compile(r"\d[^\w+]*[\s().-][^\w+]*\d|\(\s*\d")
 _CN_MOBILE = re.compile(r"(?<![\d])1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)")
 _CN_LANDLINE = re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?![\d-])")
 _NANP = re.compile(r"(?<![\w-])(?:\(\d{3}\)\s?|\d{3}[.\- ])\d{3}[.\- ]\d{4}(?![\w-])")
@@ -47,6 +51,8 @@ def has_phone(forms: PersonalForms) -> bool:
     if _CN_MOBILE.search(text) or _CN_LANDLINE.search(text) or _NANP.search(text):
         return True
     keyword = _PHONE_KEYWORD.search(text) is not None
+    if not keyword and "+" not in text and not _MAYBE_GROUPED.search(text):
+        return False  # no match could be accepted below: skip libphonenumber's ten passes
     for region in _PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
             raw = match.raw_string
