@@ -94,8 +94,8 @@ _EXFIL_VERB = (
     r"exfiltrate|spell\s+out|write\s+out|read\s+out|copy\s+out|paste)"
 )
 _EXFIL_OBJECT = (
-    r"(?:system\s+prompt|(?:initial|original|hidden|secret|full|exact|complete|entire|whole|system|your|all|every)"
-    r"\s+(?:of\s+)?(?:the\s+|your\s+)?(?:prompts?|instructions|rules|configuration|config|settings|cards?|memories|"
+    r"(?:system\s+prompt|(?:(?:initial|original|hidden|secret|full|exact|complete|entire|whole|system|your|all|every)"
+    r"\s+(?:of\s+)?(?:the\s+|your\s+)?){1,3}(?:prompts?|instructions|rules|configuration|config|settings|cards?|memories|"
     r"memory|notes|secrets|passwords?|keys|api\s+keys?|credentials|context)|api\s+keys?|credentials|passwords)"
 )
 _EN_FAMILIES = re.compile(
