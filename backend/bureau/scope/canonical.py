@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -100,9 +101,15 @@ _COUNT = re.compile(
 )  # "7pm", "2nd", "3b": a number with its unit, not a disguised word
 
 
+_FIRST_READING = str.maketrans({char: options[0] for char, options in _LEET.items()})
+_LONGEST_WORD = 24  # a longer token is no word of the patterns: its first reading, without trying others
+
+
 def _unleet(word: str, vocabulary: frozenset[str]) -> str:
     if _COUNT.fullmatch(word):
         return word
+    if len(word) > _LONGEST_WORD:
+        return word.translate(_FIRST_READING)
     readings = [""]
     for char in word:
         options = _LEET.get(char, (char,))
@@ -118,6 +125,7 @@ _NON_LETTER = re.compile(r"[\W\d_]+")
 
 # -- traditional Chinese -------------------------------------------------------------------------------
 _T2S = opencc.OpenCC("t2s")
+_T2S_LOCK = threading.Lock()  # screened on the event loop and on the memory worker: one conversion at a time
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # -- decoded layers ------------------------------------------------------------------------------------
@@ -199,7 +207,8 @@ def instruction_form(text: str, vocabulary: frozenset[str] = frozenset()) -> str
     reads as the `vocabulary` word it can spell, if any)."""
     folded = text.casefold().translate(_SKELETON)
     if _HAN.search(folded):
-        folded = _T2S.convert(folded)
+        with _T2S_LOCK:
+            folded = _T2S.convert(folded)
     folded = _collapse_letters(folded, vocabulary)
     return _fold_leet(folded, vocabulary) if _LEET_WORD.search(folded) else folded
 
