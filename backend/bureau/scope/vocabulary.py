@@ -161,6 +161,9 @@ class FallbackReason(StrEnum):
     UNGROUNDED_CLAIM = "ungrounded_claim"
     CITATION_OUTSIDE_EVIDENCE = "citation_outside_evidence"
     CLAIMED_KNOWN_WITHOUT_EVIDENCE = "claimed_known_without_evidence"
+    # The sentence does not say what the server decided: a known answer that leaves out the cited fact's key
+    # (name, number, words) or negates it; an uncertain / unknown answer that does not say so.
+    FACT_NOT_STATED = "fact_not_stated"
     MALFORMED_OUTPUT = "malformed_output"
     PROVIDER_TIMEOUT = "provider_timeout"
     PROVIDER_ERROR = "provider_error"

@@ -142,6 +142,7 @@ export const en = {
   "fallback.busy": "every model slot was busy",
   "fallback.known_without_citation": "known, but cited nothing",
   "fallback.declined_available_evidence": "said unknown although evidence was found",
+  "fallback.fact_not_stated": "the sentence did not state the cited fact",
 
   "xray.heading": "Memory X-ray",
   "xray.empty": "No question to the {role} yet. Ask one to see what its search found.",
@@ -443,6 +444,7 @@ export const zh: Record<MessageKey, string> = {
   "fallback.busy": "模型通道全部占用",
   "fallback.known_without_citation": "声称知道却没有引用",
   "fallback.declined_available_evidence": "找到了证据却说不知道",
+  "fallback.fact_not_stated": "回答没有说出所引用的事实",
 
   "xray.heading": "记忆透视",
   "xray.empty": "还没有审问过{role}。提问后即可看到它的搜索结果。",

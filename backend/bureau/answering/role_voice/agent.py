@@ -99,6 +99,9 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
         max_tokens=settings.llm_max_tokens,
         extra_body={"max_tokens": settings.llm_max_tokens},
         model_kwargs={"response_format": reply_format} if reply_format else {},
+        # Only when set: at temperature 0 with a seed the local model's answers are reproducible.
+        **({"temperature": settings.llm_temperature} if settings.llm_temperature is not None else {}),
+        **({"seed": settings.llm_seed} if settings.llm_seed is not None else {}),
     )
 
 
