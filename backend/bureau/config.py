@@ -96,6 +96,8 @@ class Settings(BaseSettings):
     # Sampling (empty = the provider's default). The local model runs at temperature 0 with a fixed seed.
     llm_temperature: float | None = Field(default=None, ge=0, le=2)
     llm_seed: int | None = None
+    # Stream the reply: a call stopped at the timeout then stops generating on the server too (llama.cpp).
+    llm_stream: bool = False
     # `bureau serve` starts the local model server (SmolLM2-135M on llama.cpp, answering/local_model.py) as a
     # child process and points the role voice at it (`make run LLM=local`); overrides the four settings above.
     llm_local: bool = False

