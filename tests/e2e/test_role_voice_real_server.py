@@ -52,7 +52,10 @@ def key_fact_requests() -> list[AnswerRequest]:
             if not fact.get("question"):
                 continue
             role, content = next(
-                (role, c["content"]) for role, cards in scenario["cards"].items() for c in cards if c["topic"] == fact["topic"]
+                (role, c["content"])
+                for role, cards in scenario["cards"].items()
+                for c in cards
+                if c["topic"] == fact["topic"]
             )
             held = card(f"card-{role}-{fact['id']}", content, space=role)
             requests.append(
@@ -74,7 +77,9 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel
     server = LocalModelServer(REPO / DEFAULT_MODEL_PATH, slots=1, log=log)
     try:
         server.start()
-        print(f"\nlocal model server: loaded in {server.load_s:.1f} s, warmed in {server.warm_s:.2f} s", file=sys.stderr)
+        print(
+            f"\nlocal model server: loaded in {server.load_s:.1f} s, warmed in {server.warm_s:.2f} s", file=sys.stderr
+        )
         yield server
     finally:
         server.stop()

@@ -26,6 +26,9 @@ from types import TracebackType
 from typing import IO, Any
 
 import httpx
+from pydantic import SecretStr
+
+from bureau.config import Settings
 
 # The model name the role voice sends (llama.cpp's server answers whatever name it is asked for).
 LOCAL_MODEL_NAME = "smollm2"
@@ -135,6 +138,23 @@ class LocalModelServer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def local_settings(settings: Settings, base_url: str) -> Settings:
+    """`settings` with the role voice pointed at the local model: English only (Chinese cases stay in
+    evidence mode), greedy with a fixed seed, streamed (a stopped call stops generating), short replies."""
+    return settings.model_copy(
+        update={
+            "llm_base_url": base_url,
+            "llm_api_key": SecretStr(""),
+            "llm_model": LOCAL_MODEL_NAME,
+            "llm_languages": "en",
+            "llm_temperature": 0.0,
+            "llm_seed": SEED,
+            "llm_stream": True,
+            "llm_max_tokens": 96,
+        }
+    )
 
 
 def serve_model(model: Path, port: int, threads: int, slots: int, ctx_per_slot: int) -> Any:

@@ -175,6 +175,14 @@ class FallbackReason(StrEnum):
     DECLINED_AVAILABLE_EVIDENCE = "declined_available_evidence"
 
 
+class ModeReason(StrEnum):
+    """Why a case answers in evidence mode or in the role voice (the snapshot's `mode`, the console header)."""
+
+    NO_MODEL = "no_model"  # BUREAU_LLM_BASE_URL is empty
+    MODEL_SPEAKS_LANGUAGE = "model_speaks_language"
+    LANGUAGE_NOT_SPOKEN = "language_not_spoken"  # e.g. a Chinese case with the English-only local model
+
+
 class RelevancePolicyName(StrEnum):
     """Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
     calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one."""

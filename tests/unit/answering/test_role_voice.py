@@ -164,7 +164,9 @@ async def test_a_fact_without_numbers_or_names_is_stated_by_its_own_words(stub, 
     painting = card("card-informant-loc-0008", "The safe is hidden behind the oil painting in the study.")
     responder = make_responder()
     stub.push(json_reply({"answer": "Where is it hidden? Behind the painting, chief."}))
-    assert (await responder.answer(request(candidate(painting), question="Where is the safe hidden?"))).fallback_reason is None
+    assert (
+        await responder.answer(request(candidate(painting), question="Where is the safe hidden?"))
+    ).fallback_reason is None
     stub.push(json_reply({"answer": "The safe is hidden, chief."}))  # only the question's own words
     answer = await responder.answer(request(candidate(painting), question="Where is the safe hidden?"))
     assert answer.fallback_reason == "fact_not_stated"

@@ -86,6 +86,12 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
             params["ls_provider"] = PROVIDER_KEY
             return params
 
+    # Only when set: at temperature 0 with a seed the local model's answers are reproducible.
+    sampling: dict[str, Any] = {}
+    if settings.llm_temperature is not None:
+        sampling["temperature"] = settings.llm_temperature
+    if settings.llm_seed is not None:
+        sampling["seed"] = settings.llm_seed
     return RoleVoiceChatOpenAI(
         base_url=settings.llm_base_url,
         # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client refuses an empty one.
@@ -102,9 +108,7 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
         max_tokens=settings.llm_max_tokens,
         extra_body={"max_tokens": settings.llm_max_tokens},
         model_kwargs={"response_format": reply_format} if reply_format else {},
-        # Only when set: at temperature 0 with a seed the local model's answers are reproducible.
-        **({"temperature": settings.llm_temperature} if settings.llm_temperature is not None else {}),
-        **({"seed": settings.llm_seed} if settings.llm_seed is not None else {}),
+        **sampling,
     )
 
 
