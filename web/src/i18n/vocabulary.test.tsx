@@ -8,6 +8,7 @@ import {
   kindValues,
   knowledgeDetectiveValues,
   memoryTypeValues,
+  modeReasonValues,
   policyActionValues,
   trustValues,
 } from "../api/schema";
@@ -38,6 +39,7 @@ describe.each(LANGUAGES)("every server enum value has words (%s)", (language) =>
       ...certaintyValues.map((certainty) => `certainty.${certainty}`),
       ...interrogationResponderValues.map((mode) => `mode.${mode}`),
       ...fallbackReasonValues.map((reason) => `fallback.${reason}`),
+      ...modeReasonValues.map((reason) => `mode.reason.${reason}`),
       ...kindValues.map((kind) => `cardKind.${kind}`),
       ...memoryTypeValues.map((type) => `memoryType.${type}`),
       ...trustValues.map((trust) => `trust.${trust}`),
