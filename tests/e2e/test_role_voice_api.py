@@ -136,3 +136,42 @@ def test_a_close_candidate_stays_uncertain_and_the_role_voice_only_hedges(
     stub.push(status_reply(503))
     fallback = ask(voiced, case, "suspect", question)
     assert fallback["responder"] == "evidence" and fallback["certainty"] == "uncertain"
+
+
+def test_the_mode_is_per_case_and_a_language_the_model_does_not_speak_stays_evidence(
+    tmp_path_factory: pytest.TempPathFactory, stub: StubOpenAI
+) -> None:
+    stub.reset()
+    server = LiveServer(
+        tmp_path_factory.mktemp("voice-en-only"),
+        BUREAU_LLM_BASE_URL=stub.base_url,
+        BUREAU_LLM_MODEL="stub-model",
+        BUREAU_LLM_LANGUAGES="en",  # as with the packaged local model
+    ).start()
+    try:
+        cases = {}
+        for language in ("en", "zh"):
+            created = httpx.post(
+                server.url + "/api/cases", json={"scenario_id": "safe-combination", "language": language}, timeout=60
+            )
+            assert created.status_code == 201
+            cases[language] = created.json()
+            snapshot = httpx.get(server.url + f"/api/cases/{cases[language]['case']['id']}", timeout=30).json()
+            assert snapshot["mode"] == created.json()["mode"]
+        assert cases["en"]["mode"] == {"mode": "role_voice", "reason": "model_speaks_language"}
+        assert cases["zh"]["mode"] == {"mode": "evidence", "reason": "language_not_spoken"}
+        # The Chinese case is answered in evidence mode without asking the model, and that is not a fallback.
+        result = ask(server, cases["zh"], "informant", "保险柜的密码是多少？")
+        assert (result["responder"], result["fallback_reason"]) == ("evidence", None)
+        assert stub.requests == []
+    finally:
+        server.stop()
+
+
+def test_without_a_model_every_case_says_why_it_is_in_evidence_mode(tmp_path_factory: pytest.TempPathFactory) -> None:
+    server = LiveServer(tmp_path_factory.mktemp("no-model")).start()
+    try:
+        created = httpx.post(server.url + "/api/cases", json={"scenario_id": "safe-combination"}, timeout=60)
+        assert created.json()["mode"] == {"mode": "evidence", "reason": "no_model"}
+    finally:
+        server.stop()
