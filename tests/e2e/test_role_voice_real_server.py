@@ -12,6 +12,8 @@ sentence) fails. `scripts/role_voice_rate.py` measures the 33 preset answers thr
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -24,7 +26,7 @@ import pytest
 import yaml
 
 from bureau.answering.base import Answer, AnswerRequest
-from bureau.answering.local_model import DEFAULT_MODEL_PATH, LOCAL_MODEL_NAME, LocalModelServer
+from bureau.answering.local_model import DEFAULT_MODEL_PATH, LOCAL_MODEL_NAME, LocalModelServer, free_port
 from bureau.answering.role_voice import RoleVoiceResponder, build_chat_model
 from bureau.answering.statement import states_certainty
 from bureau.config import Settings
@@ -151,3 +153,19 @@ async def test_a_call_stopped_at_the_timeout_stops_generating_on_the_server(loca
     # The story (256 tokens at ~30-50 tokens/s: 5 s or more here) did not run on in the only slot.
     assert freed_s < 2.5
     assert not any(slot["is_processing"] for slot in slots)
+
+
+def test_serve_with_the_local_model_missing_says_so_and_exits(tmp_path: Path) -> None:
+    bureau = Path(sys.executable).parent / "bureau"
+    env = {**os.environ, "BUREAU_LLM_LOCAL": "1", "BUREAU_LLM_LOCAL_MODEL": str(tmp_path / "absent.gguf")}
+    done = subprocess.run(
+        [str(bureau), "serve", "--port", str(free_port()), "--data-dir", str(tmp_path / "data")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "The local model did not start: no model file at" in done.stderr
+    assert not (tmp_path / "data").exists()  # nothing started, nothing written
