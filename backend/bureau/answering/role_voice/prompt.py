@@ -1,5 +1,5 @@
 """What the role voice model is told: the role's persona and the language rule (`scope/phrases.py`), the rules,
-and the question + packet."""
+and the question, the facts the server chose and the task for the decided certainty."""
 
 from __future__ import annotations
 

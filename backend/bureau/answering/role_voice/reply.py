@@ -1,4 +1,5 @@
-"""The model's reply: parsed strictly, then mapped back to card ids and checked against the rules."""
+"""The answer's plan (certainty and evidence, decided before the model is called) and the model's reply: parsed
+strictly, then checked against the plan (grounded, and stating what was decided)."""
 
 from __future__ import annotations
 
