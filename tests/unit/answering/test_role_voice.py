@@ -522,3 +522,17 @@ async def test_a_provider_that_refuses_every_format_gets_plain_requests(stub, ma
     assert answer.fallback_reason is None
     assert "response_format" not in stub.requests[-1].body
     assert stub.requests[-1].body["max_tokens"] == responder.settings.llm_max_tokens
+
+
+async def test_sampling_is_sent_only_when_set(stub, make_responder):
+    plain = make_responder()
+    stub.push(json_reply({"answer": "The combination is 0427."}))
+    await plain.answer(request(candidate(SAFE)))
+    body = stub.requests[-1].body
+    assert "seed" not in body and body.get("stream") in (None, False)
+    assert body.get("temperature") in (None, 0.7)  # the provider's default, or langchain's, never ours
+    seeded = make_responder(llm_temperature=0.0, llm_seed=42)
+    stub.push(json_reply({"answer": "The combination is 0427."}))
+    assert (await seeded.answer(request(candidate(SAFE)))).responder == "role_voice"
+    body = stub.requests[-1].body
+    assert (body["temperature"], body["seed"]) == (0.0, 42)
