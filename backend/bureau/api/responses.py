@@ -34,6 +34,7 @@ from bureau.scope.vocabulary import (
     Kind,
     MemoryType,
     MissReason,
+    ModeReason,
     PolicyAction,
     PolicyCode,
     RecordKind,
@@ -271,8 +272,17 @@ class Knowledge(ResponseModel):
     suspect: Absent[KnowledgeRow] = None
 
 
+class CaseMode(ResponseModel):
+    """How this case's answers are worded, and why (a case in a language the model does not speak stays in
+    evidence mode)."""
+
+    mode: ResponderName
+    reason: ModeReason
+
+
 class OperatorSnapshot(ResponseModel):
     case: CaseInfo
+    mode: CaseMode
     scenario: ScenarioDetail
     spaces: Spaces
     last_trace: Trace | None

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from bureau.answering.base import Responder
+from bureau.answering.selection import case_mode
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
 from bureau.game.cross_examination import CrossExamination
@@ -70,6 +71,7 @@ class Bureau:
     def __init__(self, settings: Settings, gateway: MemoryGateway, ledger: Ledger, responder: Responder) -> None:
         self.gateway = gateway
         self.ledger = ledger
+        self.settings, self.responder = settings, responder
         self.scenarios = load_builtin_scenarios()
         self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
         self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
@@ -121,7 +123,10 @@ class Bureau:
         case record, so a reload or a second console sees what this one saw."""
         state = await self.state(case_id)
         interrogations = await self.ledger.interrogations(case_id)
-        return operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
+        view = operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
+        mode, reason = case_mode(self.settings, self.responder, state.case.language)
+        view["mode"] = {"mode": mode, "reason": reason}  # per case: a language the model does not speak stays evidence
+        return view
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""

@@ -169,6 +169,9 @@ class FallbackReason(StrEnum):
     UNGROUNDED_CLAIM = "ungrounded_claim"
     CITATION_OUTSIDE_EVIDENCE = "citation_outside_evidence"
     CLAIMED_KNOWN_WITHOUT_EVIDENCE = "claimed_known_without_evidence"
+    # The sentence does not say what the server decided: a known answer that leaves out the cited fact's key
+    # (name, number, words) or negates it; an uncertain / unknown answer that does not say so.
+    FACT_NOT_STATED = "fact_not_stated"
     MALFORMED_OUTPUT = "malformed_output"
     PROVIDER_TIMEOUT = "provider_timeout"
     PROVIDER_ERROR = "provider_error"
@@ -178,6 +181,14 @@ class FallbackReason(StrEnum):
     # the two "claimed"/"citation" reasons above apply there too.
     KNOWN_WITHOUT_CITATION = "known_without_citation"
     DECLINED_AVAILABLE_EVIDENCE = "declined_available_evidence"
+
+
+class ModeReason(StrEnum):
+    """Why a case answers in evidence mode or in the role voice (the snapshot's `mode`, the console header)."""
+
+    NO_MODEL = "no_model"  # BUREAU_LLM_BASE_URL is empty
+    MODEL_SPEAKS_LANGUAGE = "model_speaks_language"
+    LANGUAGE_NOT_SPOKEN = "language_not_spoken"  # e.g. a Chinese case with the English-only local model
 
 
 class RelevancePolicyName(StrEnum):

@@ -90,17 +90,17 @@ def user_message(stub: StubOpenAI, index: int = -1) -> str:
     return next(m["content"] for m in messages if m["role"] == "user")
 
 
-# -- accepted answers -------------------------------------------------------------------------------
-async def test_grounded_answer_is_accepted_and_mapped_to_card_ids(stub, make_responder):
+# -- accepted answers: the server decides certainty and evidence, the model writes the sentence ------------
+async def test_a_known_answer_states_the_fact_and_cites_what_the_server_chose(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "Psst. The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "Psst. The combination is 0427."}))
     answer = await responder.answer(request(candidate(SAFE), candidate(BOARD_TIP, 0.4)))
 
     assert answer.responder == "role_voice"
     assert answer.fallback_reason is None
     assert answer.certainty == "known"
     assert answer.text == "Psst. The combination is 0427."
-    assert answer.evidence == (SAFE.id,)
+    assert answer.evidence == (SAFE.id, BOARD_TIP.id)  # the usable hits, best first, as in evidence mode
     assert answer.filtered == {}
 
     sent = stub.requests[-1]
@@ -110,106 +110,116 @@ async def test_grounded_answer_is_accepted_and_mapped_to_card_ids(stub, make_res
     system = sent.messages[0]
     assert system["role"] == "system" and "informant" in system["content"]
     prompt = user_message(stub)
-    # Short refs and quoted data only: never a store id, never a provenance card id.
-    assert '"ref": "e1"' in prompt and '"ref": "e2"' in prompt
-    assert '"source": "own memory"' in prompt and '"source": "bulletin board"' in prompt
+    # The facts as quoted data, the task for the decided certainty; never a store id or a ref to cite.
+    assert '- "The safe combination is 0427."' in prompt and '- "The vault is on floor 3."' in prompt
+    assert "You know this." in prompt
     for store_id in (SAFE.id, BOARD_TIP.id, "card-src-9", "case-test-1"):
         assert store_id not in sent.text
-    assert "The safe combination is 0427." in prompt
 
 
-async def test_no_hits_and_model_says_unknown_is_accepted(stub, make_responder):
+async def test_no_hits_and_the_model_says_it_does_not_know_is_accepted(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "Never heard of any safe, chief.", "certainty": "unknown", "cited": []}))
+    stub.push(json_reply({"answer": "Never heard of any safe, chief."}))
     answer = await responder.answer(request(role="detective"))
     assert (answer.responder, answer.certainty, answer.evidence) == ("role_voice", "unknown", ())
     assert answer.fallback_reason is None
-    assert "<<<EVIDENCE\n[]\nEVIDENCE>>>" in user_message(stub)
+    prompt = user_message(stub)
+    assert "FACTS" not in prompt and "You know nothing about this." in prompt
 
 
 async def test_chinese_answer_with_fullwidth_digits_is_grounded(stub, make_responder):
     responder = make_responder()
     zh_safe = card("card-informant-zh-0007", "保险箱密码是 0427。")
-    stub.push(json_reply({"answer": "嘘……密码是０４２７。", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "嘘……密码是０４２７。"}))
     answer = await responder.answer(request(candidate(zh_safe), question="保险箱密码是多少？", language="zh"))
     assert answer.responder == "role_voice" and answer.evidence == (zh_safe.id,)
     system = stub.requests[-1].messages[0]["content"]
     assert "简体中文" in system and "线人" in system
 
 
-# -- validation failures fall back to evidence ---------------------------------------------------------
-async def test_citation_outside_the_hits_falls_back(stub, make_responder):
+async def test_a_language_the_model_does_not_speak_stays_in_evidence_mode(stub, make_responder):
+    responder = make_responder(llm_languages="en")
+    zh_safe = card("card-informant-zh-0007", "保险箱密码是 0427。")
+    answer = await responder.answer(request(candidate(zh_safe), question="保险箱密码是多少？", language="zh"))
+    assert (answer.responder, answer.fallback_reason) == ("evidence", None)  # the case's mode, not a failure
+    assert stub.requests == []
+
+
+# -- the sentence must say what was decided, and invent nothing ------------------------------------------
+@pytest.mark.parametrize(
+    "said",
+    [
+        "No idea, chief.",  # a spoken "no idea" on a known answer
+        "The combination is not 0427.",  # the fact, negated
+        "I keep my secrets to myself.",  # the fact left out
+    ],
+)
+async def test_a_known_answer_that_does_not_state_the_fact_falls_back(stub, make_responder, said):
     responder = make_responder()
-    stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": ["e1", "e7"]}))
+    stub.push(json_reply({"answer": said}))
     answer = await responder.answer(request(candidate(SAFE)))
-    assert answer.responder == "evidence"
-    assert answer.fallback_reason == "citation_outside_evidence"
+    assert answer.responder == "evidence" and answer.fallback_reason == "fact_not_stated"
     assert answer.certainty == "known" and answer.evidence == (SAFE.id,)
 
 
-async def test_citing_a_raw_store_id_is_outside_the_evidence(stub, make_responder):
+async def test_a_fact_without_numbers_or_names_is_stated_by_its_own_words(stub, make_responder):
+    painting = card("card-informant-loc-0008", "The safe is hidden behind the oil painting in the study.")
     responder = make_responder()
-    stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": [SAFE.id]}))
-    answer = await responder.answer(request(candidate(SAFE)))
-    assert answer.fallback_reason == "citation_outside_evidence"
+    stub.push(json_reply({"answer": "Where is it hidden? Behind the painting, chief."}))
+    assert (
+        await responder.answer(request(candidate(painting), question="Where is the safe hidden?"))
+    ).fallback_reason is None
+    stub.push(json_reply({"answer": "The safe is hidden, chief."}))  # only the question's own words
+    answer = await responder.answer(request(candidate(painting), question="Where is the safe hidden?"))
+    assert answer.fallback_reason == "fact_not_stated"
 
 
 async def test_invented_number_is_ungrounded(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "The combination is 0428.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "The combination is 0427, or 0428."}))
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "evidence" and answer.fallback_reason == "ungrounded_claim"
 
 
 async def test_invented_name_is_ungrounded(stub, make_responder):
     responder = make_responder()
-    stub.push(
-        json_reply({"answer": "At 7pm, Marco meets Anna.", "certainty": "known", "cited": ["e1"]}),
-    )
+    stub.push(json_reply({"answer": "At 7pm, Marco meets Anna."}))
     answer = await responder.answer(request(candidate(MEETING), question="Who meets whom?"))
     assert answer.fallback_reason == "ungrounded_claim"
 
 
-async def test_fact_from_an_uncited_hit_is_ungrounded(stub, make_responder):
+async def test_an_unknown_answer_cannot_leak_an_invented_number_or_a_fact(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "It is 0427, floor 3.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(candidate(SAFE), candidate(BOARD_TIP, 0.5)))
-    assert answer.fallback_reason == "ungrounded_claim"
+    stub.push(json_reply({"answer": "No idea. Maybe 1234?"}), json_reply({"answer": "No idea, but we ordered a cake."}))
+    first = await responder.answer(request(role="detective"))
+    assert first.fallback_reason == "ungrounded_claim" and first.certainty == "unknown"
+    second = await responder.answer(request(role="detective"))
+    assert second.fallback_reason == "fact_not_stated" and second.certainty == "unknown"
 
 
-async def test_unknown_answer_cannot_leak_an_invented_number(stub, make_responder):
+async def test_an_unknown_answer_must_say_it_does_not_know(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "No idea. Maybe 1234?", "certainty": "unknown", "cited": []}))
+    stub.push(json_reply({"answer": "The safe combination, chief."}))
     answer = await responder.answer(request(role="detective"))
-    assert answer.fallback_reason == "ungrounded_claim" and answer.certainty == "unknown"
+    assert (answer.responder, answer.fallback_reason) == ("evidence", "fact_not_stated")
 
 
-async def test_no_hits_but_model_claims_known_is_unknown(stub, make_responder):
+async def test_a_looping_reply_is_malformed(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": ["e1"]}))
-    answer = await responder.answer(request(role="detective"))
-    assert answer.certainty == "unknown"
-    assert answer.evidence == ()
-    assert answer.fallback_reason == "claimed_known_without_evidence"
-
-
-async def test_known_without_citations_is_ungrounded(stub, make_responder):
-    responder = make_responder()
-    stub.push(json_reply({"answer": "Yes, I know it.", "certainty": "known", "cited": []}))
+    stub.push(json_reply({"answer": "It is 0427. It is 0427. It is 0427. It is 0427."}))
     answer = await responder.answer(request(candidate(SAFE)))
-    assert answer.fallback_reason == "ungrounded_claim"
+    assert answer.fallback_reason == "malformed_output"
 
 
 @pytest.mark.parametrize(
     "reply",
     [
         text_reply("The combination is 0427."),
-        text_reply('{"answer": "x", "certainty": "maybe", "cited": []}'),
-        text_reply('{"answer": "", "certainty": "known", "cited": ["e1"]}'),
-        text_reply('{"answer": "0427", "certainty": "known", "cited": "e1"}'),
+        text_reply('{"answer": ""}'),
+        text_reply('{"answer": 427}'),
         text_reply('["not", "an", "object"]'),
     ],
-    ids=["prose", "bad-certainty", "empty-answer", "cited-not-list", "array"],
+    ids=["prose", "empty-answer", "answer-not-text", "array"],
 )
 async def test_non_json_or_wrong_shape_is_malformed(stub, make_responder, reply):
     responder = make_responder()
@@ -220,7 +230,7 @@ async def test_non_json_or_wrong_shape_is_malformed(stub, make_responder, reply)
 
 async def test_fenced_json_and_think_block_are_tolerated(stub, make_responder):
     responder = make_responder()
-    body = json.dumps({"answer": "0427.", "certainty": "known", "cited": ["e1"]})
+    body = json.dumps({"answer": "0427."})
     stub.push(text_reply(f"<think>the card says 0427</think>\n```json\n{body}\n```"))
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.responder == "role_voice" and answer.evidence == (SAFE.id,)
@@ -230,7 +240,7 @@ async def test_fenced_json_and_think_block_are_tolerated(stub, make_responder):
 async def test_timeout_falls_back_quickly(stub, make_responder):
     responder = make_responder(llm_timeout_s=1.0)
     responder.warm_up()  # time the call, not the one-off LangChain import
-    stub.push(sleep_reply(2.5, json_reply({"answer": "0427", "certainty": "known", "cited": ["e1"]})))
+    stub.push(sleep_reply(2.5, json_reply({"answer": "0427"})))
     started = time.perf_counter()
     answer = await responder.answer(request(candidate(SAFE)))
     elapsed = time.perf_counter() - started
@@ -285,7 +295,7 @@ async def test_repeated_failures_mark_the_llm_degraded(stub, make_responder):
         await responder.answer(request(candidate(SAFE)))
     assert responder.degraded
     assert llm_status(responder.settings, responder)["status"] == "degraded"
-    stub.push(json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "0427."}))
     assert (await responder.answer(request(candidate(SAFE)))).responder == "role_voice"
     assert llm_status(responder.settings, responder)["status"] == "configured"
 
@@ -293,7 +303,7 @@ async def test_repeated_failures_mark_the_llm_degraded(stub, make_responder):
 # -- delayed prompt injection through stored memory -----------------------------------------------------
 async def test_injection_card_is_withheld_from_the_model(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "The combination is 0427."}))
     answer = await responder.answer(request(candidate(INJECTION, 0.9), candidate(SAFE), candidate(INJECTION_ZH, 0.5)))
 
     assert answer.responder == "role_voice"
@@ -302,7 +312,6 @@ async def test_injection_card_is_withheld_from_the_model(stub, make_responder):
     sent = stub.requests[-1].text
     for leaked in ("IGNORE ALL PREVIOUS", "9999", "忽略之前的指令", "没有限制"):
         assert leaked not in sent
-    assert '"ref": "e2"' not in user_message(stub)  # only the safe card got a ref
 
 
 async def test_filtered_cards_are_reported_on_fallback_too(stub, make_responder):
@@ -325,92 +334,45 @@ async def test_fallback_with_only_unsafe_hits_is_unknown(stub, make_responder):
 
 async def test_derived_session_memory_is_never_evidence(stub, make_responder):
     responder = make_responder()
-    stub.push(json_reply({"answer": "It is 0427.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "It is 0427."}))
     answer = await responder.answer(request(candidate(SESSION), role="detective"))
     assert answer.filtered == {SESSION.id: "derived_memory"}
-    assert answer.certainty == "unknown"
-    assert answer.fallback_reason == "claimed_known_without_evidence"
+    # Nothing usable: the server decided "unknown", so the model was asked to say it does not know, and a
+    # sentence that states a number it was never given is refused.
+    assert answer.certainty == "unknown" and answer.evidence == ()
+    assert answer.fallback_reason == "ungrounded_claim"
     assert "I was asked" not in stub.requests[-1].text
 
 
-# -- borderline candidates ------------------------------------------------------------------------------
-async def test_borderline_confirmed_becomes_evidence(stub, make_responder):
+# -- close candidates: uncertain, decided by the server -----------------------------------------------------
+async def test_only_a_close_candidate_is_uncertain_and_the_answer_hedges(stub, make_responder):
     responder = make_responder()
-    stub.push(
-        json_reply(
-            {
-                "answer": "The vault is on floor 3.",
-                "certainty": "known",
-                "cited": ["b1"],
-                "borderline": {"b1": True},
-            }
-        )
-    )
-    answer = await responder.answer(
-        request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?", role="detective")
-    )
-    assert answer.responder == "role_voice" and answer.certainty == "known"
-    assert answer.evidence == (BOARD_TIP.id,)
-    assert answer.borderline_verdicts == {BOARD_TIP.id: True}
-    prompt = user_message(stub)
-    assert "<<<BORDERLINE" in prompt and '"ref": "b1"' in prompt and BOARD_TIP.id not in prompt
-
-
-async def test_borderline_rejected_is_not_evidence(stub, make_responder):
-    responder = make_responder()
-    stub.push(
-        json_reply(
-            {
-                "answer": "The combination is 0427.",
-                "certainty": "known",
-                "cited": ["e1"],
-                "borderline": {"b1": False},
-            }
-        )
-    )
-    answer = await responder.answer(request(candidate(SAFE), borderline=(candidate(MEETING, 0.3),)))
-    assert answer.responder == "role_voice"
-    assert answer.evidence == (SAFE.id,)
-    assert answer.borderline_verdicts == {MEETING.id: False}
-
-
-async def test_citing_a_rejected_or_unjudged_borderline_falls_back(stub, make_responder):
-    responder = make_responder()
-    stub.push(
-        json_reply({"answer": "Floor 3.", "certainty": "known", "cited": ["b1"], "borderline": {"b1": False}}),
-        json_reply({"answer": "Floor 3.", "certainty": "known", "cited": ["b1"]}),  # no verdict = rejected
-    )
-    for _ in range(2):
-        answer = await responder.answer(
-            request(candidate(SAFE), borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?")
-        )
-        assert answer.fallback_reason == "citation_outside_evidence"
-        assert answer.evidence == (SAFE.id,)  # evidence mode never uses borderline
-
-
-async def test_only_borderline_and_none_confirmed_cannot_be_known(stub, make_responder):
-    responder = make_responder()
-    stub.push(json_reply({"answer": "Floor 3.", "certainty": "known", "cited": [], "borderline": {"b1": False}}))
+    stub.push(json_reply({"answer": "Not sure, chief. Maybe the vault is on floor 3."}))
     answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
-    # The invalid reply is discarded whole, its verdicts with it: the evidence fallback says "uncertain" out
-    # loud (before the three outcomes, borderline cards were plain misses and this ended "unknown").
-    assert answer.certainty == "uncertain" and answer.fallback_reason == "claimed_known_without_evidence"
-    assert answer.evidence == (BOARD_TIP.id,) and answer.text.startswith("I might know")
+    assert (answer.responder, answer.certainty, answer.evidence) == ("role_voice", "uncertain", (BOARD_TIP.id,))
+    assert answer.borderline_verdicts == {}  # the model judges nothing
+    assert "not sure" in user_message(stub) and '- "The vault is on floor 3."' in user_message(stub)
 
 
-async def test_a_rejected_uncertain_candidate_becomes_unknown(stub, make_responder):
+async def test_an_uncertain_answer_that_sounds_sure_falls_back(stub, make_responder):
     responder = make_responder()
-    reply = {"answer": "No idea, chief.", "certainty": "unknown", "cited": [], "borderline": {"b1": False}}
-    stub.push(json_reply(reply))
+    stub.push(json_reply({"answer": "The vault is on floor 3."}))
     answer = await responder.answer(request(borderline=(candidate(BOARD_TIP, 0.3),), question="Where is the vault?"))
-    assert (answer.responder, answer.certainty, answer.evidence) == ("role_voice", "unknown", ())
-    assert answer.borderline_verdicts == {BOARD_TIP.id: False}
+    assert (answer.responder, answer.fallback_reason) == ("evidence", "fact_not_stated")
+    assert answer.certainty == "uncertain" and answer.text.startswith("I might know")
+
+
+async def test_close_candidates_are_not_used_when_there_are_hits(stub, make_responder):
+    responder = make_responder()
+    stub.push(json_reply({"answer": "The combination is 0427."}))
+    answer = await responder.answer(request(candidate(SAFE), borderline=(candidate(BOARD_TIP, 0.3),)))
+    assert answer.evidence == (SAFE.id,) and "floor 3" not in user_message(stub)
 
 
 # -- budget and concurrency ----------------------------------------------------------------------------
 async def test_budget_exhausted_stops_calling_the_provider(stub, make_responder):
     responder = make_responder(llm_request_budget=2)
-    ok = json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]})
+    ok = json_reply({"answer": "0427."})
     stub.push(ok, ok, ok)
     results = [await responder.answer(request(candidate(SAFE))) for _ in range(3)]
     assert [a.responder for a in results] == ["role_voice", "role_voice", "evidence"]
@@ -427,7 +389,7 @@ async def test_zero_budget_never_calls_the_provider(stub, make_responder):
 
 async def test_busy_when_no_slot_frees_up(stub, make_responder):
     responder = make_responder(llm_max_concurrency=1, llm_timeout_s=2.0, slot_wait_s=0.2)
-    stub.push(sleep_reply(0.8, json_reply({"answer": "0427.", "certainty": "known", "cited": ["e1"]})))
+    stub.push(sleep_reply(0.8, json_reply({"answer": "0427."})))
 
     async def second() -> object:
         # The provider has the first request, so the first call holds the only slot until it answers.
@@ -455,7 +417,7 @@ async def test_agent_binds_no_tools_and_a_tool_call_is_not_executed(stub, make_r
     # second round-trip, and the answer falls back.
     stub.push(
         tool_call_reply("read_file", {"file_path": "/etc/passwd"}),
-        json_reply({"answer": "should never be requested", "certainty": "unknown", "cited": []}),
+        json_reply({"answer": "should never be requested"}),
     )
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "malformed_output"
@@ -484,8 +446,8 @@ def test_system_prompt_states_the_rules_in_both_languages():
     for role in ("detective", "informant", "suspect"):
         for lang in ("en", "zh"):
             prompt = system_prompt(role, lang)
-            assert "ONLY from the EVIDENCE" in prompt and "never instructions" in prompt
-            assert '"certainty"' in prompt and "unknown" in prompt
+            assert "only what the FACTS say" in prompt and "never instructions" in prompt
+            assert '{"answer": ' in prompt and '"certainty"' not in prompt
 
 
 def test_packet_orders_by_score_and_deduplicates():
@@ -545,17 +507,18 @@ async def test_keys_never_reach_the_logs(stub, make_responder, caplog):
 
 async def test_every_call_caps_its_output_and_asks_for_the_reply_schema(stub, make_responder):
     responder = make_responder(llm_max_tokens=200)
-    stub.push(json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]}))
+    stub.push(json_reply({"answer": "The combination is 0427."}))
     await responder.answer(request(candidate(SAFE)))
     sent = stub.requests[-1].body
     assert sent["max_tokens"] == 200
     assert sent["response_format"]["type"] == "json_object"
-    assert sent["response_format"]["schema"]["required"] == ["answer", "certainty", "cited"]
+    assert sent["response_format"]["schema"]["required"] == ["answer"]
+    assert list(sent["response_format"]["schema"]["properties"]) == ["answer"]  # the model writes only the sentence
 
 
 async def test_a_provider_that_refuses_a_reply_format_is_asked_the_next_way_once(stub, make_responder):
     responder = make_responder(llm_timeout_s=3.0)
-    grounded = json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]})
+    grounded = json_reply({"answer": "The combination is 0427."})
     stub.push(status_reply(400, "response_format.schema is not supported"), grounded, grounded)
     first = await responder.answer(request(candidate(SAFE)))
     assert first.fallback_reason is None and first.evidence == (SAFE.id,)
@@ -568,9 +531,23 @@ async def test_a_provider_that_refuses_a_reply_format_is_asked_the_next_way_once
 
 async def test_a_provider_that_refuses_every_format_gets_plain_requests(stub, make_responder):
     responder = make_responder(llm_timeout_s=3.0)
-    grounded = json_reply({"answer": "The combination is 0427.", "certainty": "known", "cited": ["e1"]})
+    grounded = json_reply({"answer": "The combination is 0427."})
     stub.push(status_reply(422), status_reply(400), grounded)
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason is None
     assert "response_format" not in stub.requests[-1].body
     assert stub.requests[-1].body["max_tokens"] == responder.settings.llm_max_tokens
+
+
+async def test_sampling_is_sent_only_when_set(stub, make_responder):
+    plain = make_responder()
+    stub.push(json_reply({"answer": "The combination is 0427."}))
+    await plain.answer(request(candidate(SAFE)))
+    body = stub.requests[-1].body
+    assert "seed" not in body and body.get("stream") in (None, False)
+    assert body.get("temperature") in (None, 0.7)  # the provider's default, or langchain's, never ours
+    seeded = make_responder(llm_temperature=0.0, llm_seed=42)
+    stub.push(json_reply({"answer": "The combination is 0427."}))
+    assert (await seeded.answer(request(candidate(SAFE)))).responder == "role_voice"
+    body = stub.requests[-1].body
+    assert (body["temperature"], body["seed"]) == (0.0, 42)

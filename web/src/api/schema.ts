@@ -475,6 +475,19 @@ export interface components {
              */
             created_at: string;
         };
+        /**
+         * CaseMode
+         * @description How this case's answers are worded, and why (a case in a language the model does not speak stays in
+         *     evidence mode).
+         */
+        CaseMode: {
+            /**
+             * Mode
+             * @enum {string}
+             */
+            mode: "evidence" | "role_voice";
+            reason: components["schemas"]["ModeReason"];
+        };
         /** CaseRecordView */
         CaseRecordView: {
             /** Case Id */
@@ -674,7 +687,7 @@ export interface components {
          * @description Why an answer came from the evidence responder instead of the role voice (docs/answering.md).
          * @enum {string}
          */
-        FallbackReason: "ungrounded_claim" | "citation_outside_evidence" | "claimed_known_without_evidence" | "malformed_output" | "provider_timeout" | "provider_error" | "budget_exhausted" | "busy" | "known_without_citation" | "declined_available_evidence";
+        FallbackReason: "ungrounded_claim" | "citation_outside_evidence" | "claimed_known_without_evidence" | "fact_not_stated" | "malformed_output" | "provider_timeout" | "provider_error" | "budget_exhausted" | "busy" | "known_without_citation" | "declined_available_evidence";
         /** FieldError */
         FieldError: {
             /**
@@ -955,9 +968,16 @@ export interface components {
          * @enum {string}
          */
         MissReason: "below_threshold" | "uncertain" | "borderline_rejected" | "derived_context" | "duplicate" | "filtered_unsafe" | "type_not_evidence" | "expired" | "failed_validation";
+        /**
+         * ModeReason
+         * @description Why a case answers in evidence mode or in the role voice (the snapshot's `mode`, the console header).
+         * @enum {string}
+         */
+        ModeReason: "no_model" | "model_speaks_language" | "language_not_spoken";
         /** OperatorSnapshot */
         OperatorSnapshot: {
             case: components["schemas"]["CaseInfo"];
+            mode: components["schemas"]["CaseMode"];
             scenario: components["schemas"]["ScenarioDetail"];
             spaces: components["schemas"]["Spaces"];
             last_trace: components["schemas"]["Trace"] | null;
@@ -1992,6 +2012,7 @@ export type BoardCopy = components['schemas']['BoardCopy'];
 export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
 export type CaseInfo = components['schemas']['CaseInfo'];
+export type CaseMode = components['schemas']['CaseMode'];
 export type CaseRecordView = components['schemas']['CaseRecordView'];
 export type CaseStatus = components['schemas']['CaseStatus'];
 export type Certainty = components['schemas']['Certainty'];
@@ -2028,6 +2049,7 @@ export type MemoryHealth = components['schemas']['MemoryHealth'];
 export type MemoryPolicyView = components['schemas']['MemoryPolicyView'];
 export type MemoryType = components['schemas']['MemoryType'];
 export type MissReason = components['schemas']['MissReason'];
+export type ModeReason = components['schemas']['ModeReason'];
 export type OperatorSnapshot = components['schemas']['OperatorSnapshot'];
 export type Phase = components['schemas']['Phase'];
 export type PolicyAction = components['schemas']['PolicyAction'];
@@ -4306,11 +4328,12 @@ type ReadonlyArray<T> = [
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiCasesCase_idRecordExportGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/cases/{case_id}/record/export"]["get"]["parameters"]["query"]["format"]> = ["json", "markdown"];
 export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Audience"]> = ["operator", "stage"];
+export const caseModeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseMode"]["mode"]> = ["evidence", "role_voice"];
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
-export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
+export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "fact_not_stated", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
 export const healthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["status"]> = ["ok", "degraded"];
 export const healthModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["mode"]> = ["evidence", "role_voice"];
 export const healthAccessValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["access"]> = ["open", "passcodes"];
@@ -4326,6 +4349,7 @@ export const llmHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryHealth"]["status"]> = ["up", "down"];
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
+export const modeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ModeReason"]> = ["no_model", "model_speaks_language", "language_not_spoken"];
 export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
 export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];

@@ -48,6 +48,7 @@ export function trace(overrides: Partial<Trace> = {}): Trace {
 export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSnapshot {
   return {
     case: { id: "case-1", scenario_id: "safe-combination", language: "en", version: 1, status: "active", created_at: "2026-11-29T12:00:00Z" },
+    mode: { mode: "evidence", reason: "no_model" },
     scenario: {
       id: "safe-combination",
       title: "The safe combination",

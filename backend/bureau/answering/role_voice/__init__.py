@@ -1,8 +1,10 @@
 """Role voice: a tool-less DeepAgents agent per role phrases the evidence the memory layer already chose.
 
-The model never chooses scopes and never sees anything outside the evidence packet. Its output is validated
-server-side (refs, citations, certainty, grounding); anything wrong, slow or failing falls back to the
-evidence responder with a specific `fallback_reason`. `answer()` never raises.
+The model never chooses scopes and never sees anything outside the evidence packet. The server decides
+certainty, evidence and citations before the model is called (`plan_answer`); the model writes only the
+in-character sentence, which is validated server-side (grounding, and that it states what was decided);
+anything wrong, slow or failing falls back to the evidence responder with a specific `fallback_reason`.
+`answer()` never raises.
 
 Modules: `prompt` (persona, language rule, rules, rendered question), `packet` (the evidence packet),
 `reply` (parsing and validating the model's reply), `agent` (the tool-less agent and its hardening),

@@ -86,6 +86,12 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
             params["ls_provider"] = PROVIDER_KEY
             return params
 
+    # Only when set: at temperature 0 with a seed the local model's answers are reproducible.
+    sampling: dict[str, Any] = {}
+    if settings.llm_temperature is not None:
+        sampling["temperature"] = settings.llm_temperature
+    if settings.llm_seed is not None:
+        sampling["seed"] = settings.llm_seed
     return RoleVoiceChatOpenAI(
         base_url=settings.llm_base_url,
         # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client refuses an empty one.
@@ -94,11 +100,15 @@ def build_chat_model(settings: Settings, reply_format: dict[str, Any] | None = N
         timeout=settings.llm_timeout_s,
         max_retries=0,
         use_responses_api=False,
+        # Streamed where the provider is llama.cpp's server: closing a stream cancels the generation there, so
+        # a call stopped at the timeout frees its slot at once instead of running on (a plain request runs on).
+        streaming=settings.llm_stream,
         # langchain-openai sends the cap as `max_completion_tokens`, which llama.cpp's servers ignore: send
         # `max_tokens` too, so every OpenAI-compatible server stops generating at the cap.
         max_tokens=settings.llm_max_tokens,
         extra_body={"max_tokens": settings.llm_max_tokens},
         model_kwargs={"response_format": reply_format} if reply_format else {},
+        **sampling,
     )
 
 

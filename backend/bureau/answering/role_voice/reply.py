@@ -1,4 +1,5 @@
-"""The model's reply: parsed strictly, then mapped back to card ids and checked against the rules."""
+"""The answer's plan (certainty and evidence, decided before the model is called) and the model's reply: parsed
+strictly, then checked against the plan (grounded, and stating what was decided)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bureau.answering.base import Answer, AnswerRequest
+from bureau.answering.evidence import MAX_CITED
 from bureau.answering.grounding import ungrounded_claims
-from bureau.answering.role_voice.packet import EvidencePacket
+from bureau.answering.role_voice.packet import EvidencePacket, PacketItem
+from bureau.answering.statement import rambles, states_certainty
 from bureau.scope.vocabulary import Certainty, FallbackReason
 
 
@@ -17,17 +20,15 @@ class MalformedOutputError(ValueError):
     pass
 
 
-# The reply's JSON schema, sent as `response_format` where the provider takes one (small models return
-# valid JSON only when the request carries it); `parse_reply` checks the same shape either way.
+# The reply's JSON schema, sent as `response_format` where the provider takes one (llama.cpp turns it into a
+# grammar, so even a 135M model can only write this object); `parse_reply` checks the same shape either way.
+# The model writes the sentence and nothing else: certainty, evidence and citations are decided before it is
+# called (`plan_answer`).
+ANSWER_MAX_CHARS = 160
 REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "answer": {"type": "string", "minLength": 1, "maxLength": 600},
-        "certainty": {"type": "string", "enum": [Certainty.KNOWN.value, Certainty.UNKNOWN.value]},
-        "cited": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
-        "borderline": {"type": "object", "additionalProperties": {"type": "boolean"}},
-    },
-    "required": ["answer", "certainty", "cited"],
+    "properties": {"answer": {"type": "string", "minLength": 1, "maxLength": ANSWER_MAX_CHARS}},
+    "required": ["answer"],
     "additionalProperties": False,
 }
 
@@ -35,9 +36,6 @@ REPLY_SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True, slots=True)
 class ModelReply:
     answer: str
-    certainty: Certainty
-    cited: tuple[str, ...]
-    borderline: dict[str, bool]
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
@@ -67,25 +65,10 @@ def parse_reply(content: Any) -> ModelReply:
         raise MalformedOutputError("not JSON") from exc
     if not isinstance(data, dict):
         raise MalformedOutputError("not an object")
-    answer, certainty = data.get("answer"), data.get("certainty")
-    cited = data.get("cited", [])
-    verdicts = data.get("borderline", {})
-    if verdicts is None:
-        verdicts = {}
+    answer = data.get("answer")
     if not isinstance(answer, str) or not answer.strip():
         raise MalformedOutputError("answer missing")
-    if certainty not in (Certainty.KNOWN, Certainty.UNKNOWN):
-        raise MalformedOutputError("certainty invalid")
-    if not isinstance(cited, list) or not all(isinstance(r, str) for r in cited):
-        raise MalformedOutputError("cited invalid")
-    if not isinstance(verdicts, dict) or not all(isinstance(v, bool) for v in verdicts.values()):
-        raise MalformedOutputError("borderline invalid")
-    return ModelReply(
-        answer=answer.strip(),
-        certainty=Certainty(certainty),
-        cited=tuple(dict.fromkeys(r.strip() for r in cited)),
-        borderline={str(k).strip(): v for k, v in verdicts.items()},
-    )
+    return ModelReply(answer=answer.strip())
 
 
 class ValidationFailure(Exception):
@@ -94,34 +77,40 @@ class ValidationFailure(Exception):
         self.reason = reason
 
 
-def validate_reply(request: AnswerRequest, packet: EvidencePacket, reply: ModelReply) -> Answer:
-    """Map the model's reply back to card ids and enforce the rules; raise ValidationFailure(reason)."""
-    borderline_refs = {i.ref: i for i in packet.borderline}
-    # Strict: a borderline ref without an explicit `true` is rejected.
-    verdicts = {ref: reply.borderline.get(ref) is True for ref in borderline_refs}
-    usable = {i.ref: i for i in packet.hits}
-    usable.update({ref: borderline_refs[ref] for ref, ok in verdicts.items() if ok})
-    borderline_verdicts = {borderline_refs[ref].card_id: ok for ref, ok in verdicts.items()}
+@dataclass(frozen=True, slots=True)
+class AnswerPlan:
+    """What the answer will be, decided by the server before the model is called: certainty is a retrieval
+    fact (known iff usable hits, uncertain iff only close candidates, else unknown) and the evidence is the
+    usable hits, best first (as in evidence mode), or the closest candidate."""
 
-    if reply.certainty == Certainty.KNOWN and not usable:
-        raise ValidationFailure(FallbackReason.CLAIMED_KNOWN_WITHOUT_EVIDENCE)
-    if any(ref not in usable for ref in reply.cited):
-        raise ValidationFailure(FallbackReason.CITATION_OUTSIDE_EVIDENCE)
-    if reply.certainty == Certainty.KNOWN:
-        if not reply.cited:
-            raise ValidationFailure(FallbackReason.UNGROUNDED_CLAIM)
-        sources = [usable[ref].candidate.card.content for ref in reply.cited]
-    else:
-        # "I don't know" may echo the question and mention usable evidence, but invent nothing.
-        sources = [request.question, *(i.candidate.card.content for i in usable.values())]
+    certainty: Certainty
+    cited: tuple[PacketItem, ...]
+
+
+def plan_answer(packet: EvidencePacket) -> AnswerPlan:
+    if packet.hits:
+        return AnswerPlan(Certainty.KNOWN, packet.hits[:MAX_CITED])
+    if packet.borderline:
+        return AnswerPlan(Certainty.UNCERTAIN, packet.borderline[:1])
+    return AnswerPlan(Certainty.UNKNOWN, ())
+
+
+def validate_reply(request: AnswerRequest, packet: EvidencePacket, plan: AnswerPlan, reply: ModelReply) -> Answer:
+    """Check the sentence against the plan; raise ValidationFailure(reason)."""
+    facts = [item.candidate.card.content for item in plan.cited]
+    # Every name, number and code must be in the cited cards (an unsure or unknown answer may echo the question).
+    sources = facts if plan.certainty == Certainty.KNOWN else [request.question, *facts]
+    if rambles(reply.answer):
+        raise ValidationFailure(FallbackReason.MALFORMED_OUTPUT)
     if ungrounded_claims(reply.answer, sources):
         raise ValidationFailure(FallbackReason.UNGROUNDED_CLAIM)
-    evidence = tuple(usable[ref].card_id for ref in reply.cited) if reply.certainty == Certainty.KNOWN else ()
+    # It must say what was decided: the best cited fact (known), a hedge (uncertain), "I don't know" (unknown).
+    if not states_certainty(reply.answer, plan.certainty, facts[0] if facts else None, request.question):
+        raise ValidationFailure(FallbackReason.FACT_NOT_STATED)
     return Answer(
         text=reply.answer,
-        certainty=reply.certainty,
-        evidence=evidence,
+        certainty=plan.certainty,
+        evidence=tuple(item.card_id for item in plan.cited),
         responder="role_voice",
-        borderline_verdicts=borderline_verdicts,
         filtered=dict(packet.filtered),
     )

@@ -23,7 +23,14 @@ from bureau.answering.role_voice.agent import (
 from bureau.answering.role_voice.budget import CallBudget, SharedBudget
 from bureau.answering.role_voice.packet import EvidencePacket, build_packet
 from bureau.answering.role_voice.prompt import render_prompt
-from bureau.answering.role_voice.reply import MalformedOutputError, ValidationFailure, parse_reply, validate_reply
+from bureau.answering.role_voice.reply import (
+    AnswerPlan,
+    MalformedOutputError,
+    ValidationFailure,
+    parse_reply,
+    plan_answer,
+    validate_reply,
+)
 from bureau.config import Settings
 from bureau.memory.types import Candidate
 from bureau.scope import ROLES
@@ -91,7 +98,14 @@ class RoleVoiceResponder:
                 self.agent_for(role, language)
 
     # -- answering ---------------------------------------------------------------------------------
+    def speaks(self, language: str) -> bool:
+        """Whether the model speaks this case's language (`BUREAU_LLM_LANGUAGES`); other cases stay in
+        evidence mode."""
+        return spoken_language(language) in self.settings.llm_language_set
+
     async def answer(self, request: AnswerRequest) -> Answer:
+        if not self.speaks(request.language):
+            return evidence_answer(request)  # this case's mode is evidence: not a fallback
         packet = EvidencePacket(hits=(), borderline=(), filtered={})
         try:
             packet = build_packet(request)
@@ -111,8 +125,9 @@ class RoleVoiceResponder:
         try:
             if not await self.budget.take():
                 return self._fallback(request, packet, FallbackReason.BUDGET_EXHAUSTED)
+            plan = plan_answer(packet)  # certainty and evidence: decided here, before the model is called
             try:
-                content = await self._call_model(request, packet)
+                content = await self._call_model(request, plan)
                 reply = parse_reply(content)
             except MalformedOutputError:
                 self.budget.record(False)
@@ -128,12 +143,12 @@ class RoleVoiceResponder:
         finally:
             slots.release()
         try:
-            answer = validate_reply(request, packet, reply)
+            answer = validate_reply(request, packet, plan, reply)
         except ValidationFailure as failure:
             return self._fallback(request, packet, failure.reason)
         return answer
 
-    async def _call_model(self, request: AnswerRequest, packet: EvidencePacket) -> Any:
+    async def _call_model(self, request: AnswerRequest, plan: AnswerPlan) -> Any:
         """One call within the timeout. A provider that refuses the reply format is asked the next way
         (remembered for every later call), inside the same deadline."""
         from langchain_core.messages import HumanMessage
@@ -146,7 +161,7 @@ class RoleVoiceResponder:
             if deadline is None:
                 deadline = loop.time() + self.settings.llm_timeout_s + self.guard_margin_s
             call = agent.ainvoke(
-                {"messages": [HumanMessage(content=render_prompt(request, packet))]},
+                {"messages": [HumanMessage(content=render_prompt(request, plan))]},
                 config={"recursion_limit": RECURSION_LIMIT},
             )
             try:

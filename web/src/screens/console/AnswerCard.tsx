@@ -41,6 +41,7 @@ export function AnswerCard({ answer, cards }: AnswerCardProps) {
           className={`answer answer--${answer.certainty}`}
           data-testid="answer"
           data-certainty={answer.certainty}
+          data-responder={answer.responder}
           data-answer-key={answer.key}
           data-conflicting={conflicts.length > 0 || undefined}
         >

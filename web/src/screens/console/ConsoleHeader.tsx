@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { Link } from "react-router";
-import type { OperatorSnapshot, ResponderMode } from "../../api/types";
+import type { OperatorSnapshot } from "../../api/types";
 import { useSession } from "../../access/SessionProvider";
 import { ConfirmDialog } from "../../components/ConfirmDialog";
 import { ConnectionDot } from "../../components/ConnectionDot";
@@ -11,7 +11,6 @@ import { useI18n } from "../../i18n/I18n";
 interface ConsoleHeaderProps {
   snapshot: OperatorSnapshot;
   connection: ConnectionState;
-  mode: ResponderMode | null;
   onReset: () => void;
   onErase: () => void;
   onSignOutError: (error: unknown) => void;
@@ -22,7 +21,6 @@ type PendingConfirmation = "reset" | "erase" | null;
 export function ConsoleHeader({
   snapshot,
   connection,
-  mode,
   onReset,
   onErase,
   onSignOutError,
@@ -31,6 +29,8 @@ export function ConsoleHeader({
   const { session, signOut } = useSession();
   const [confirming, setConfirming] = useState<PendingConfirmation>(null);
   const caseId = snapshot.case.id;
+  // Per case: a case in a language the model does not speak stays in evidence mode, and says why.
+  const { mode, reason } = snapshot.mode;
 
   return (
     <header className="topbar console-header">
@@ -56,9 +56,10 @@ export function ConsoleHeader({
           <div>
             <dt>{t("console.mode")}</dt>
             <dd>
-              <span className="badge" data-testid="mode">
-                {mode === null ? "…" : t(mode === "role_voice" ? "mode.role_voice" : "mode.evidence")}
-              </span>
+              <span className="badge" data-testid="mode" data-mode={mode}>
+                {t(mode === "role_voice" ? "mode.role_voice" : "mode.evidence")}
+              </span>{" "}
+              <small data-testid="mode-reason">{t(`mode.reason.${reason}`)}</small>
             </dd>
           </div>
         </dl>

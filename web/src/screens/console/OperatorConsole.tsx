@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
-import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type ResponderMode, type Role, type Space } from "../../api/types";
+import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type Role, type Space } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { TopicLabelsProvider } from "../../labels/labels";
@@ -50,7 +50,6 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const { t } = useI18n();
   const navigate = useNavigate();
   const [state, dispatch] = useReducer(consoleReducer, initialConsoleState);
-  const [mode, setMode] = useState<ResponderMode | null>(null);
   const [selectedRole, selectRole] = useSelectedRole();
   const [publishingCardId, setPublishingCardId] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -66,14 +65,6 @@ function CaseConsole({ caseId }: { caseId: string }) {
     onEvent: (event) => dispatch({ type: "live-event", event }),
     onMissing: () => forgetCase(caseId),
   });
-
-  useEffect(() => {
-    if (connection !== "live") return;
-    api.health().then(
-      (health) => setMode(health.mode),
-      () => undefined,
-    );
-  }, [connection]);
 
   useEffect(() => {
     api.memoryPolicy().then(setMemoryPolicy, () => undefined); // without it the box uses the server's default type
@@ -199,7 +190,6 @@ function CaseConsole({ caseId }: { caseId: string }) {
         <ConsoleHeader
           snapshot={snapshot}
           connection={connection}
-          mode={mode}
           onReset={reset}
           onErase={erase}
           onSignOutError={(error) => setNotice(describeError(t, error))}
