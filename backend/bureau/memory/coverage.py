@@ -53,6 +53,7 @@ class Lists:
     kinds: Mapping[str, frozenset[str]]  # word -> the other members of every kind it belongs to
     kind_phrases: frozenset[str]  # Chinese members of two characters or more, found in a question's text
     persons: frozenset[str]  # words that name a person (a card saying one answers "who")
+    kind_names: Mapping[str, frozenset[str]]  # a kind's name -> its members ("vehicle" -> van, car, …)
 
 
 @cache
@@ -66,13 +67,17 @@ def lists() -> Lists:
         for w in members:
             equivalents[w] = equivalents.get(w, frozenset()) | members
     kinds: dict[str, frozenset[str]] = {}
-    for words in raw["kinds"].values():
+    by_kind: dict[str, frozenset[str]] = {}
+    for kind in {*raw["kinds"], *raw["more_kinds"]}:
+        words = [*raw["kinds"].get(kind, ()), *raw["more_kinds"].get(kind, ())]
         members = frozenset(str(w).casefold() for w in words)
+        by_kind[kind] = members
         for w in members:
             kinds[w] = kinds.get(w, frozenset()) | (members - {w})
+    kind_names = {str(n).casefold(): by_kind[kind] for kind, names in raw["kind_names"].items() for n in names}
     phrases = frozenset(w for w in kinds if _CJK.search(w) and len(w) > 1)
     persons = frozenset(" ".join(raw["persons"].values()).casefold().split())
-    return Lists(common, attributes, equivalents, kinds, phrases, persons)
+    return Lists(common, attributes, equivalents, kinds, phrases, persons, kind_names)
 
 
 @cache
@@ -95,6 +100,14 @@ def lemma(word: str) -> str:
 # Parts of speech that make a word the predicate (what is done or said of the thing), not the thing asked about.
 _PREDICATE_EN = frozenset({"VERB", "ADJ", "ADV", "AUX"})
 _PREDICATE_ZH = re.compile(r"^(?:v|vd|vg|vi|a|ad|d|f|t|q|p|c|u.*|y|zg|r|e|o)$")
+
+
+def _modifier(word: str, tag: str) -> bool:
+    """An adverb: English words lemminflect knows only as adverbs, Chinese words rjieba tags `d`."""
+    if _CJK.search(word):
+        return tag in ("d", "ad")
+    found = set(_lemmas(word))
+    return found == {"ADV"}
 
 
 def is_predicate(word: str, tag: str = "") -> bool:
@@ -154,6 +167,10 @@ def hard_match(card: CardWords, word: str) -> bool:
     group = table.equivalents.get(word.casefold(), frozenset()) | {word.casefold()}
     if any(_says(card, w) for w in group):
         return True
+    cjk = _CJK.search(word) is not None
+    members = table.kind_names.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
+    if any((_CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
+        return True  # a kind's name, answered by a member of the kind ("what vehicle" by "a van")
     chars = _CJK.findall(word)
     return len(chars) > 1 and all(c in card.chars for c in chars)
 
@@ -230,6 +247,10 @@ def question_words(words: Sequence[str], text: str) -> QuestionWords:
             key = _PARTICLE_TAIL.sub("", key) if len(key) > 1 else key
         if key in table.attributes:
             attributes.add(table.attributes[key])
+        elif _ASKS_NUMBER.match(key):
+            attributes.add("number")  # 几个, 多大码: the question's own "how many"
+        elif _modifier(key, tags.get(word, tags.get(key, ""))):
+            continue  # an adverb qualifies the predicate; it is not what the question is about
         elif key in table.common or lemma(key) in table.common:
             common.append(key)
         elif any(noun in key or key in noun for noun in table.attributes if _CJK.search(noun) and noun in norm):
@@ -246,6 +267,7 @@ def question_words(words: Sequence[str], text: str) -> QuestionWords:
 
 
 _COLOURS = re.compile(r"[红蓝绿黄黑白灰棕紫橙粉银金]色")
+_ASKS_NUMBER = re.compile(r"^(?:几|多[少大长久高远重])")
 _DEMONSTRATIVE = re.compile(r"[这那哪每][辆个位家条次只张件本台间座把份种样些天]")
 _PARTICLE_TAIL = re.compile(r"[是的了着过在把被给]+$")
 
