@@ -59,8 +59,10 @@ def _verdict(score: float, cuts: Cuts) -> Verdict:
 def covered(score: float, cuts: Cuts, signals: Mapping[str, float]) -> Judgement:
     """The coverage rule (memory/coverage.py) over any policy's score: `known` only when the card covers the
     question's focus words and attribute with nothing contradicting it, else `uncertain` at best; `uncertain`
-    only with a focus word matched. A held-back score is drawn just below the line it did not cross. Signals
-    without the rule's (a hand-built test, an old trace) are judged by the score alone."""
+    only with a focus word matched. A held-back score is drawn just below the line it did not cross. `rule`
+    names the part of the rule that keeps a known-or-uncertain candidate from being known, whether or not its
+    score alone reached the known cut. Signals without the rule's (a hand-built test, an old trace) are judged
+    by the score alone."""
     verdict = _verdict(score, cuts)
     if verdict == Certainty.UNKNOWN:
         return Judgement(score, verdict)
@@ -69,11 +71,10 @@ def covered(score: float, cuts: Cuts, signals: Mapping[str, float]) -> Judgement
         held = min(score, max(0.0, cuts.uncertain - CAP_GAP))
         rule = CoverageRule.CONTRADICTION if flags["rule_contradiction"] else CoverageRule.NO_FOCUS_MATCH
         return Judgement(round(held, 6), _verdict(held, cuts), rule)
-    if verdict == Certainty.KNOWN:
-        for name, rule in _KNOWN_RULES:
-            if flags[name]:
-                held = min(score, max(0.0, cuts.known - CAP_GAP))
-                return Judgement(round(held, 6), _verdict(held, cuts), rule)
+    for name, rule in _KNOWN_RULES:
+        if flags[name]:
+            held = min(score, max(0.0, cuts.known - CAP_GAP))
+            return Judgement(round(held, 6), _verdict(held, cuts), rule)
     return Judgement(score, verdict)
 
 

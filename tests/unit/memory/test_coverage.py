@@ -110,7 +110,7 @@ CUTS = Cuts(known=0.5, uncertain=0.2)
         ({"rule_contradiction": 1.0, "rule_focus_missing": 1.0}, 0.9, Certainty.UNCERTAIN, CoverageRule.CONTRADICTION),
         ({"rule_no_focus": 1.0, "rule_focus_missing": 1.0}, 0.9, Certainty.UNKNOWN, CoverageRule.NO_FOCUS_MATCH),
         ({"rule_no_focus": 1.0, "rule_contradiction": 1.0}, 0.3, Certainty.UNKNOWN, CoverageRule.CONTRADICTION),
-        ({"rule_focus_missing": 1.0}, 0.3, Certainty.UNCERTAIN, None),  # uncertain anyway: nothing held back
+        ({"rule_focus_missing": 1.0}, 0.3, Certainty.UNCERTAIN, CoverageRule.FOCUS_NOT_COVERED),  # named all the same
         ({"rule_no_focus": 1.0}, 0.1, Certainty.UNKNOWN, None),
     ],
 )
