@@ -18,17 +18,59 @@ import argparse
 import asyncio
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
 
 from bureau.answering.base import AnswerRequest
+from bureau.answering.role_voice.packet import build_packet
+from bureau.answering.role_voice.reply import MalformedOutputError, parse_reply
 from bureau.answering.role_voice.responder import RoleVoiceResponder
 from bureau.config import Settings
 from bureau.memory.relevance import load_policy
-from bureau.retrieval_eval import BLIND_SET_PATH, LANGUAGES, build_scorer, load_blind, load_set, score_set
+from bureau.memory.types import Candidate
+from bureau.retrieval_eval import (
+    BLIND_SET_PATH,
+    LANGUAGES,
+    Probe,
+    Scored,
+    build_scorer,
+    load_blind,
+    load_set,
+    score_set,
+)
+from bureau.scope.relevance import RelevancePolicy
 from bureau.scope.vocabulary import Certainty
 
 
-def uncertain_items(scored, policy):
+class RecordingResponder(RoleVoiceResponder):
+    """The production responder, keeping the model's last raw reply: its verdicts are read even when the whole
+    reply then fails validation (the game falls back to evidence mode and uses none of them)."""
+
+    last: Any = None
+
+    async def _call_model(self, request: AnswerRequest, packet: Any) -> Any:
+        self.last = None
+        self.last = await super()._call_model(request, packet)
+        return self.last
+
+
+def raw_verdicts(responder: RecordingResponder, request: AnswerRequest) -> dict[str, bool] | None:
+    """card id -> the model's verdict as it wrote it (strict: a ref without `true` is a no); None: no parsable
+    reply at all."""
+    if responder.last is None:
+        return None
+    try:
+        reply = parse_reply(responder.last)
+    except MalformedOutputError:
+        return None
+    refs = {item.ref: item.card_id for item in build_packet(request).borderline}
+    return {card_id: reply.borderline.get(ref) is True for ref, card_id in refs.items()}
+
+
+def uncertain_items(scored: list[Scored], policy: RelevancePolicy) -> Iterator[tuple[Probe, tuple[Candidate, ...]]]:
     """(probe, candidates judged uncertain, best first) for every question with no known candidate."""
     for s in scored:
         lang = s.probe.language
@@ -47,17 +89,21 @@ async def measure(args: argparse.Namespace) -> None:
     settings = Settings(
         llm_base_url=args.base_url,
         llm_model=args.model,
-        llm_api_key="not-needed",
+        llm_api_key=SecretStr("not-needed"),
         llm_timeout_s=args.timeout,
         llm_request_budget=100_000,
         llm_max_tokens=args.max_tokens,
         data_dir=Path("/tmp/measure-judge"),
     )
-    responder = RoleVoiceResponder(settings, degraded_after=1_000_000)
+    responder = RecordingResponder(settings, degraded_after=1_000_000)
     policy = load_policy("local")
     assert policy is not None
     scorer, embedder = build_scorer("local")
-    sets = [("labelled test half", [s for s in score_set(load_set(), scorer, embedder) if s.probe.split == "test"])]
+    sets = []
+    if not args.no_labelled:
+        sets.append(
+            ("labelled test half", [s for s in score_set(load_set(), scorer, embedder) if s.probe.split == "test"])
+        )
     if args.blind:
         sets.append(("blind set", score_set(load_blind(Path(args.blind)), scorer, embedder)))
     for name, scored in sets:
@@ -72,6 +118,7 @@ async def measure(args: argparse.Namespace) -> None:
             taken[lang] += 1
             request = AnswerRequest(probe.case_id, probe.role, probe.text, lang, hits=(), borderline=borderline)
             answer = await responder.answer(request)
+            raw = raw_verdicts(responder, request)
             counts = per_lang[lang]
             counts["questions"] += 1
             if answer.fallback_reason is not None:
@@ -81,6 +128,10 @@ async def measure(args: argparse.Namespace) -> None:
                 verdict = answer.borderline_verdicts.get(candidate.card.id)
                 counts["items"] += 1
                 counts["label_true"] += label
+                if raw is not None and candidate.card.id in raw:
+                    counts["raw_judged"] += 1
+                    counts["raw_agree"] += raw[candidate.card.id] == label
+                    counts["raw_confirmed"] += raw[candidate.card.id]
                 if verdict is None:
                     counts["no_verdict"] += 1
                     continue
@@ -99,7 +150,9 @@ async def measure(args: argparse.Namespace) -> None:
             print(
                 f"  {lang}: {c['questions']} questions, {c['items']} uncertain candidates ({c['label_true']} truly "
                 f"answer); verdicts on {c['judged']}: agreement {100 * c['agree'] / judged:.1f} %, confirmed "
-                f"{c['confirmed']} (right {c['agree_on_true']}); no verdict {c['no_verdict']}"
+                f"{c['confirmed']} (right {c['agree_on_true']}); no verdict {c['no_verdict']}; raw replies (before "
+                f"validation) parsable for {c['raw_judged']}: agreement "
+                f"{100 * c['raw_agree'] / (c['raw_judged'] or 1):.1f} %, confirmed {c['raw_confirmed']}"
                 + (f"; fallbacks: {fallbacks}" if fallbacks else "")
             )
 
@@ -112,6 +165,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--max-tokens", type=int, default=300)
     parser.add_argument("--blind", nargs="?", const=str(BLIND_SET_PATH), default=None, help="also the blind set")
+    parser.add_argument("--no-labelled", action="store_true", help="leave the labelled set's test half out")
     asyncio.run(measure(parser.parse_args()))
 
 
