@@ -576,8 +576,8 @@ def render_chart(report: Report, cuts: dict[str, Cuts]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         'font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{left}" y="18" font-size="14">Precision–recall of "known" ({report.split} half, '
-        f"{report.embedder})</text>",
+        f'<text x="{left}" y="18" font-size="14">Precision–recall of "known" ('
+        f"{'blind set' if report.split == 'blind' else report.split + ' half'}, {report.embedder})</text>",
     ]
     for i in range(6):
         v = i / 5
