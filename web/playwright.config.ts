@@ -16,6 +16,9 @@ export default defineConfig({
   use: {
     ...devices["Desktop Chrome"],
     viewport: { width: 1440, height: 900 },
+    // The interface starts in the browser's language: pinned, so no test depends on the machine's locale
+    // (e2e/language.spec.ts overrides it to check a Chinese browser).
+    locale: "en-US",
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
     launchOptions: {

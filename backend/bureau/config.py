@@ -18,6 +18,9 @@ from bureau.scope.memory_policy import Retention
 MemoryBackend = Literal["seekdb", "sqlite"]
 EmbedderName = Literal["local", "openai", "hashing"]
 
+# A SQLAlchemy SQLite URL: `sqlite[+driver]:///<path>[?query]`; a path not starting with `/` is relative.
+_SQLITE_URL = re.compile(r"^(sqlite(?:\+\w+)?:///)([^?]*)(\?.*)?$")
+
 # Calibrated on tests/data/retrieval_set.yaml; see docs/retrieval.md. Cosine similarity, -1..1.
 DEFAULT_THRESHOLDS: dict[str, float] = {"local": 0.4, "openai": 0.45, "hashing": 0.4}
 
@@ -110,6 +113,24 @@ class Settings(BaseSettings):
     # publish Saga reaches the named step. Refused outside BUREAU_ENV=test.
     test_kill_at: str = ""
 
+    @field_validator("data_dir", "web_dist")
+    @classmethod
+    def _absolute_path(cls, value: Path | None) -> Path | None:
+        """Resolved once, against the directory the command started in: PowerMem is started from another
+        working directory (memory/gateway.py), where a relative path would name a directory that vanishes."""
+        return None if value is None else value.expanduser().resolve()
+
+    @field_validator("database_url")
+    @classmethod
+    def _absolute_sqlite_path(cls, value: str) -> str:
+        match = _SQLITE_URL.match(value)
+        if match is None:
+            return value
+        prefix, path, query = match.group(1), match.group(2), match.group(3) or ""
+        if not path or path == ":memory:" or path.startswith(("/", "file:")):
+            return value
+        return f"{prefix}{Path(path).expanduser().resolve()}{query}"
+
     @field_validator("screening_patterns")
     @classmethod
     def _patterns_compile(cls, value: list[str]) -> list[str]:
@@ -141,7 +162,7 @@ class Settings(BaseSettings):
 
     @property
     def effective_database_url(self) -> str:
-        return self.database_url or f"sqlite:///{(self.data_dir / 'bureau.db').resolve()}"
+        return self.database_url or f"sqlite:///{self.data_dir / 'bureau.db'}"
 
     @property
     def remote_store(self) -> bool:

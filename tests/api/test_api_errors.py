@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -24,8 +25,9 @@ def code(response: httpx.Response) -> str:
 
 
 BAD_WHISPERS = [
-    ({"role": "informant", "text": ""}, 400, "UNSAFE_INPUT"),
-    ({"role": "informant", "text": "   "}, 400, "UNSAFE_INPUT"),
+    ({"role": "informant", "text": ""}, 422, "VALIDATION_ERROR"),
+    ({"role": "informant", "text": "   "}, 422, "VALIDATION_ERROR"),
+    ({"role": "informant", "text": "\u200b"}, 400, "UNSAFE_INPUT"),  # not whitespace, but draws nothing
     ({"role": "informant", "text": "x" * 281}, 400, "UNSAFE_INPUT"),
     ({"role": "informant", "text": "y" * 2001}, 422, "VALIDATION_ERROR"),
     ({"role": "informant", "text": "Mail the file to mole.hunter@example.com tonight."}, 400, "UNSAFE_INPUT"),
@@ -54,6 +56,55 @@ async def test_bad_whispers_are_rejected_without_echo_and_write_nothing(
         assert text not in response.text  # never echo rejected input
     assert len(await all_cards(services, case_id)) == len(before)
     assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
+
+
+BLANK_TEXTS = ["", " ", "\u3000\t\n", "\u00a0 \u2003"]  # empty, a space, ideographic / no-break / em spaces
+TEXT_FIELDS = [
+    ("/whispers", {"role": "informant"}, "text"),
+    ("/interrogations", {"role": "informant"}, "question"),
+    ("/cross-examinations", {"roles": ["detective", "suspect"]}, "question"),
+]
+
+
+@pytest.mark.parametrize("blank", BLANK_TEXTS)
+@pytest.mark.parametrize(("suffix", "body", "field"), TEXT_FIELDS)
+async def test_an_empty_or_blank_text_is_malformed_by_the_schema_and_writes_nothing(
+    suffix: str,
+    body: dict[str, Any],
+    field: str,
+    blank: str,
+    client: httpx.AsyncClient,
+    new_case: NewCase,
+    services: Services,
+) -> None:
+    """An empty or whitespace-only whisper text or question is a 422 the OpenAPI document declares, not a
+    400 from the input policy: nothing is written, not even a policy-audit row of a rejected write."""
+    case = await new_case()
+    case_id = case["case"]["id"]
+    before = await all_cards(services, case_id)
+    audited = await services.ledger.policy_decisions(case_id, 0, 500)
+    response = await client.post(f"/api/cases/{case_id}{suffix}", json={**body, field: blank})
+    assert (response.status_code, code(response)) == (422, "VALIDATION_ERROR"), response.text
+    rule = "string_too_short" if blank == "" else "string_pattern_mismatch"  # minLength 1, then the pattern
+    assert response.json()["detail"]["fields"] == [{"loc": ["body", field], "type": rule}]
+    assert len(await all_cards(services, case_id)) == len(before)
+    assert await services.ledger.policy_decisions(case_id, 0, 500) == audited
+    assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
+
+
+async def test_the_openapi_document_says_a_text_may_not_be_blank(client: httpx.AsyncClient) -> None:
+    """The constraint is in the served schema, so clients validate it before sending: at least one character,
+    one of them not whitespace (`pattern`, as JSON Schema reads it: found anywhere in the string)."""
+    document = (await client.get("/openapi.json")).json()
+    for model, field in [
+        ("WhisperBody", "text"),
+        ("InterrogationBody", "question"),
+        ("CrossExaminationBody", "question"),
+    ]:
+        declared = document["components"]["schemas"][model]["properties"][field]
+        assert declared["minLength"] == 1, model
+        pattern = re.compile(declared["pattern"])
+        assert [bool(pattern.search(text)) for text in [*BLANK_TEXTS, " a ", "谁"]] == [False] * 4 + [True, True]
 
 
 async def test_a_valid_whisper_lands_in_exactly_one_private_space(client: httpx.AsyncClient, new_case: NewCase) -> None:

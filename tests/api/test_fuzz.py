@@ -37,8 +37,9 @@ CONFIG = schemathesis.Config.from_dict(
         "max-stream-events": 1,  # a live stream of a real case: its first event is enough
         "request-timeout": 20,
         "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
-        # Schema-valid input the game's own rules still refuse: 400 UNSAFE_INPUT (text blank or over 280
-        # characters once trimmed, personal data, injection phrases), documented in docs/api.md.
+        # Schema-valid input the game's own rules still refuse: 400 UNSAFE_INPUT (nothing visible or over 280
+        # characters once normalised, personal data, injection phrases), documented in docs/api.md. A blank
+        # text is schema-invalid (`pattern: \S`): 422.
         "checks": {"positive_data_acceptance": {"expected-statuses": ["2XX", 400, 401, 403, 404, 409, 429]}},
         # Boundary values of every parameter: many calls per operation, so only in the long profile.
         "phases": {"coverage": {"enabled": LONG_PROFILE}},

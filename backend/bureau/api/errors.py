@@ -21,7 +21,7 @@ from bureau.api.responses import ConflictBody, ErrorBody, ValidationErrorBody
 from bureau.game import errors as game
 from bureau.ledger.repository import LedgerError
 from bureau.ledger.transactions import LedgerFault
-from bureau.memory.types import MemoryUnavailableError, WorkerIdLostError
+from bureau.memory.types import CaseErasedError, MemoryUnavailableError, WorkerIdLostError
 from bureau.scope import memory_policy as policy
 
 log = logging.getLogger("bureau.api")
@@ -125,6 +125,12 @@ def _storage_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(code, headers=RETRY_STORAGE)
 
 
+def _case_erased(_: Request, exc: Exception) -> JSONResponse:
+    """A command that raced the erase of its case: the store is fine, the case is gone (nothing was written)."""
+    assert isinstance(exc, CaseErasedError)
+    return error_response("CASE_NOT_FOUND")
+
+
 def _worker_id_lost(request: Request, exc: Exception) -> JSONResponse:
     log.error("refused %s %s: this instance lost its worker id lease", request.method, request.url.path)
     return error_response("WORKER_ID_LOST", headers=RETRY_STORAGE)
@@ -191,6 +197,7 @@ def install_error_handlers(app: FastAPI) -> None:
     for storage_error in (MemoryUnavailableError, LedgerError):
         app.add_exception_handler(storage_error, _storage_error)
     app.add_exception_handler(WorkerIdLostError, _worker_id_lost)
+    app.add_exception_handler(CaseErasedError, _case_erased)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

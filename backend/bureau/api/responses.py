@@ -39,6 +39,7 @@ from bureau.scope.vocabulary import (
     PolicyCode,
     RecordKind,
     RelevancePolicyName,
+    StoreFault,
     Trust,
 )
 
@@ -470,6 +471,7 @@ class LatestCase(ResponseModel):
 
 class MemoryHealth(ResponseModel):
     status: Literal["up", "down"]
+    reason: StoreFault | None = Field(description="why the store is down (docs/faults.md); null while it is up")
     backend: str
     embedder: str
     threshold: float

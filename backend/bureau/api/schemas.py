@@ -13,6 +13,9 @@ from bureau.scope.vocabulary import MemoryType
 # The game's own length rule for a text field, in characters after normalising (longer: 400 UNSAFE_INPUT);
 # `max_length` is only the transport cap. The web reads the rule from the OpenAPI document (`make client`).
 GAME_MAX_CHARS = "x-bureau-max-chars"
+# A whisper's text and a question hold at least one character that is not whitespace: an empty or blank one
+# is malformed (422), said in the schema. What the game's normalising and screening refuse stays 400.
+NOT_BLANK = r"\S"
 
 
 class _Body(BaseModel):
@@ -31,7 +34,9 @@ class Versioned(_Body):
 class WhisperBody(Versioned):
     role: Role
     # The game's own rule is 1..280 characters after trimming (400 UNSAFE_INPUT); this is a transport cap.
-    text: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: MAX_CARD_CHARS})
+    text: str = Field(
+        min_length=1, max_length=2000, pattern=NOT_BLANK, json_schema_extra={GAME_MAX_CHARS: MAX_CARD_CHARS}
+    )
     # Any type may be named; the memory policy decides (403 MEMORY_TYPE_FORBIDDEN, 400 PREFERENCE_KEY_UNKNOWN).
     memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
     key: str | None = Field(default=None, min_length=1, max_length=64)
@@ -39,12 +44,16 @@ class WhisperBody(Versioned):
 
 class InterrogationBody(Versioned):
     role: Role
-    question: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS})
+    question: str = Field(
+        min_length=1, max_length=2000, pattern=NOT_BLANK, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS}
+    )
 
 
 class CrossExaminationBody(Versioned):
     roles: list[Role] = Field(min_length=2, max_length=3, json_schema_extra={"uniqueItems": True})
-    question: str = Field(max_length=2000, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS})
+    question: str = Field(
+        min_length=1, max_length=2000, pattern=NOT_BLANK, json_schema_extra={GAME_MAX_CHARS: QUESTION_MAX_CHARS}
+    )
 
     @field_validator("roles")
     @classmethod

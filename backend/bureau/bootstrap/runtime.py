@@ -186,7 +186,7 @@ async def _supervise_store(runtime: Runtime) -> None:
             # the whole process (pylibseekdb keeps the interpreter lock while it starts the server).
             await asyncio.sleep(REOPEN_CONFIRM_S)
             runtime.last_ping_ok = await gateway.probe()
-        if not runtime.last_ping_ok and gateway.store_lost:
+        if not runtime.last_ping_ok and gateway.store_lost and not gateway.store_missing:
             await _reopen_store(runtime)
 
 
@@ -199,6 +199,8 @@ async def _reopen_store(runtime: Runtime) -> None:
         try:
             await runtime.gateway.reopen()
         except Exception as exc:
+            if runtime.gateway.store_missing:
+                return  # said once, with the path, by the gateway; a new store would hide every lost card
             log.error("memory store did not reopen (%s); next attempt in %.0f s", type(exc).__name__, backoff)
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, REOPEN_BACKOFF_S[1])

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
-from bureau.ledger.events import EventRecord, PendingEvent, append_event, append_events, event_record
+from bureau.ledger.events import EventRecord, PendingEvent, append_event, append_events, event_record, was_erased
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
@@ -180,7 +180,8 @@ class CaseLedger(TransactionRunner):
 
     async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
         """The case's sealing key. `create` makes one for a case id the ledger has no row for yet (a store
-        write outside a case command), but never for a case that is being erased."""
+        write outside a case command), but never for a case that is being erased or was erased (its
+        tombstone event remains): a command that raced the erase must find no key, not a new one."""
 
         def work(session: Session) -> bytes | None:
             key = keys.case_key(session, case_id)
@@ -188,6 +189,8 @@ class CaseLedger(TransactionRunner):
                 return key
             case = session.get(CaseRow, case_id)
             if case is not None and case.status == ERASING:
+                return None
+            if case is None and was_erased(session, case_id):
                 return None
             return keys.create_key(session, case_id)
 

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from bureau.ledger.models import EventRow
 from bureau.ledger.notifications import CommitListener
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
+from bureau.scope.vocabulary import EventType
 
 EVENT_APPEND_LOCK = 0x62757265  # advisory lock namespace ("bure"): per-case event appends on PostgreSQL
 EVENTS_CHANNEL = "bureau_events"  # LISTEN/NOTIFY channel: payload is the case id, delivered at commit
@@ -37,6 +38,12 @@ class PendingEvent:
 
 def event_record(row: EventRow) -> EventRecord:
     return EventRecord(row.id, row.case_id, row.type, dict(row.payload), aware(row.created_at))
+
+
+def was_erased(session: Session, case_id: str) -> bool:
+    """Whether the case's erase left its tombstone (the `case.erased` event outlives every other row)."""
+    found = select(EventRow.id).where(EventRow.case_id == case_id, EventRow.type == EventType.CASE_ERASED).limit(1)
+    return session.scalar(found) is not None
 
 
 def append_event(session: Session, case_id: str, event: PendingEvent, version: int) -> EventRow:

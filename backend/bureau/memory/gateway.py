@@ -38,6 +38,7 @@ from bureau.memory.seekdb_search import Hit, NearestCards, SpaceQuery
 from bureau.memory.types import (
     Candidate,
     CardDraft,
+    CaseErasedError,
     Excluded,
     MemoryUnavailableError,
     Retrieval,
@@ -56,7 +57,7 @@ from bureau.scope.memory_policy import (
     may_be_evidence,
     read_exclusion,
 )
-from bureau.scope.vocabulary import CreatedBy
+from bureau.scope.vocabulary import CreatedBy, StoreFault
 from bureau.sealing import CaseCipher, SealError, is_sealed
 
 log = logging.getLogger("bureau.memory")
@@ -118,7 +119,7 @@ def _configure_powermem_environment(worker_slot: int) -> None:
 
 
 def _vector_store_config(settings: Settings, dims: int) -> dict[str, Any]:
-    data_dir = settings.data_dir.resolve()
+    data_dir = settings.data_dir  # absolute: resolved when the settings were loaded
     if settings.memory_backend == "sqlite":
         return {
             "provider": "sqlite",
@@ -203,7 +204,10 @@ class MemoryGateway:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self._call_timeout_s = settings.memory_call_timeout_s
-        self._store_dir = settings.data_dir.resolve() / "seekdb"  # embedded seekdb's directory
+        self._store_dir = settings.data_dir / "seekdb"  # embedded seekdb's directory
+        # The local store's files (embedded seekdb's directory, the sqlite file) as first opened: (device, inode).
+        self._store_identity: tuple[int, int] | None = None
+        self.store_missing = False  # they were removed under the running server: never recreated (docs/faults.md)
         self._server_pid: int | None = None  # the embedded seekdb server this process's client talks to
         # A call ran past its deadline (the store hangs, or one call is far too slow): later calls fail at once
         # instead of queueing behind it, until the supervisor's next ping gets an answer (docs/faults.md).
@@ -232,6 +236,47 @@ class MemoryGateway:
         return "seekdb-remote" if self._settings.seekdb_host else "seekdb-embedded"
 
     @property
+    def _store_path(self) -> Path | None:
+        """Where a local store keeps its cards; None for a remote server."""
+        if self._backend == "sqlite":
+            return self._settings.data_dir / "memory.sqlite"
+        return None if self._settings.remote_store else self._store_dir
+
+    def _identity_now(self) -> tuple[int, int] | None:
+        path = self._store_path
+        try:
+            found = path.stat() if path is not None else None
+        except OSError:
+            return None
+        return None if found is None else (found.st_dev, found.st_ino)
+
+    def _store_went_missing(self) -> bool:
+        """The store this process opened is no longer at its path (removed, or replaced by another directory): the
+        server would go on writing to deleted files, and a reopen would create a new, empty store."""
+        if self._store_identity is None or self._store_identity == self._identity_now():
+            return False
+        if not self.store_missing:
+            log.error(
+                "memory store files at %s are gone (removed while the server ran): refusing every call, and not "
+                "creating a new, empty store in their place. Restore them and restart, or restart with an empty "
+                "data directory to begin anew.",
+                self._store_path,
+            )
+        self.store_missing = True
+        return True
+
+    @property
+    def fault(self) -> StoreFault | None:
+        """What is wrong with the store as far as this process knows; None when nothing is known to be."""
+        if self.store_missing:
+            return StoreFault.STORE_MISSING
+        if self.stalled:
+            return StoreFault.STORE_STALLED
+        if self.store_lost or self._reopening:
+            return StoreFault.STORE_UNREACHABLE
+        return None
+
+    @property
     def screening(self) -> ContentPolicy:
         """The read and write screening in force. Replaced only at start-up (settings) or by a test that adds
         a pattern; each text is screened once per policy (memory/screening_memo.py)."""
@@ -256,7 +301,7 @@ class MemoryGateway:
         threadpool_limits(limits=1, user_api="blas")
         self.dims = self_check(self._embedder)  # PowerMem swallows embedding errors: fail loudly here
         self._settings.data_dir.mkdir(parents=True, exist_ok=True)
-        logs = self._settings.data_dir.resolve() / "logs"
+        logs = self._settings.data_dir / "logs"
         logs.mkdir(exist_ok=True)
         _configure_powermem_environment(self._worker_slot)
         _silence_store_loggers()
@@ -290,6 +335,7 @@ class MemoryGateway:
                 _close_quietly(memory)
             raise
         self._memory, self._nearest = memory, nearest  # together: a half-started client is never used
+        self._store_identity = self._identity_now()
         self._server_pid = _embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         _silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
 
@@ -320,8 +366,8 @@ class MemoryGateway:
         fails at once: it would only queue behind the stuck one. A call that times out still runs to its end
         on the worker; with `undo`, its result is undone there afterwards (FIFO), so "failed, nothing
         changed" stays true even when the write lands after the 503."""
-        if self.stalled:
-            raise MemoryUnavailableError("stalled")
+        if self.stalled or self.store_missing:
+            raise MemoryUnavailableError("stalled" if self.stalled else "store missing")
         job = self._executor.submit(fn, *args)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(job), self._call_timeout_s)
@@ -333,7 +379,7 @@ class MemoryGateway:
             self.stalled = True
             self._trouble.set()
             raise MemoryUnavailableError("timeout") from None
-        except MemoryUnavailableError:
+        except (MemoryUnavailableError, CaseErasedError):
             raise
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
@@ -411,8 +457,8 @@ class MemoryGateway:
 
     def _cipher(self, case_id: str) -> CaseCipher:
         cipher = self._ciphers.get(case_id)
-        if cipher is None:
-            raise MemoryUnavailableError("no sealing key for the case")
+        if cipher is None:  # the erase forgot the key after the write loaded it: the case is gone
+            raise CaseErasedError(case_id)
         return cipher
 
     @staticmethod
@@ -466,7 +512,8 @@ class MemoryGateway:
             check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
-        await self._ciphers.load(scope.case_id, create=True)
+        if await self._ciphers.load(scope.case_id, create=True) is None:
+            raise CaseErasedError(scope.case_id)  # erased, or its erase has begun: nothing is written
         return await self._run(self._write_many_blocking, scope, tuple(drafts), undo=self._undo_write(scope))
 
     def _undo_write(self, scope: MemoryScope) -> Callable[[builtins.list[StoredCard]], None]:
@@ -792,6 +839,8 @@ class MemoryGateway:
         return await asyncio.shield(self._ping_in_flight)
 
     async def _ping_once(self, timeout_s: float) -> bool:
+        if self.store_missing or self._store_went_missing():
+            return False  # answering from deleted files is no answer; and no reopen: it would create a store
         job = self._executor.submit(self._ping_blocking)  # not `_run`: it must pass a stall, and not cause one
         try:
             await asyncio.wait_for(asyncio.wrap_future(job), timeout_s)
@@ -829,6 +878,8 @@ class MemoryGateway:
         self.store_lost = False
 
     def _reopen_blocking(self) -> None:
+        if self._store_went_missing():
+            raise MemoryUnavailableError("store missing")
         self._known.clear()  # read again from the reopened store
         memory, self._memory, self._nearest = self._memory, None, None
         if memory is not None:

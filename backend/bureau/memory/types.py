@@ -106,6 +106,11 @@ class MemoryUnavailableError(RuntimeError):
     """The store could not answer. Mapped to 503 MEMORY_UNAVAILABLE; never carries user text."""
 
 
+class CaseErasedError(RuntimeError):
+    """The case has no sealing key any more: it was erased (or its erase has begun) while a command was in
+    flight. Nothing was written. Not a store fault: the store is fine, the case is gone (404 CASE_NOT_FOUND)."""
+
+
 class WorkerIdLostError(MemoryUnavailableError):
     """This process lost its Snowflake worker id: a new card could overwrite another process's card.
     Mapped to 503 WORKER_ID_LOST; the process stays fenced (no store writes) until it is restarted."""

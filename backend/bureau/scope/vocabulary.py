@@ -89,6 +89,14 @@ class Certainty(StrEnum):
     UNKNOWN = "unknown"
 
 
+class StoreFault(StrEnum):
+    """Why `/api/health` reports the memory store down (docs/faults.md)."""
+
+    STORE_MISSING = "STORE_MISSING"  # the store's files were removed under the running server: never recreated
+    STORE_STALLED = "STORE_STALLED"  # a call is stuck past its deadline: calls refused until the store answers
+    STORE_UNREACHABLE = "STORE_UNREACHABLE"  # the last ping failed (a reopen follows when the store went away)
+
+
 class HitStatus(StrEnum):
     """Why a candidate in a trace is a hit."""
 

@@ -929,6 +929,8 @@ export interface components {
              * @enum {string}
              */
             status: "up" | "down";
+            /** @description why the store is down (docs/faults.md); null while it is up */
+            reason: components["schemas"]["StoreFault"] | null;
             /** Backend */
             backend: string;
             /** Embedder */
@@ -1286,6 +1288,12 @@ export interface components {
             /** @description the newest cross-examination */
             last_conclusion: components["schemas"]["StageCrossExamination"] | null;
         };
+        /**
+         * StoreFault
+         * @description Why `/api/health` reports the memory store down (docs/faults.md).
+         * @enum {string}
+         */
+        StoreFault: "STORE_MISSING" | "STORE_STALLED" | "STORE_UNREACHABLE";
         /**
          * StoredAnswer
          * @description A role's newest answer as kept with the case.
@@ -2068,6 +2076,7 @@ export type StageInterrogation = components['schemas']['StageInterrogation'];
 export type StageRecord = components['schemas']['StageRecord'];
 export type StageRetrieval = components['schemas']['StageRetrieval'];
 export type StageSnapshot = components['schemas']['StageSnapshot'];
+export type StoreFault = components['schemas']['StoreFault'];
 export type StoredAnswer = components['schemas']['StoredAnswer'];
 export type SubjectAccess = components['schemas']['SubjectAccess'];
 export type Trace = components['schemas']['Trace'];
@@ -4345,6 +4354,7 @@ export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schema
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
 export const stageCrossExaminationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExamination"]["kind"]> = ["cross_examination"];
 export const stageInterrogationKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageInterrogation"]["kind"]> = ["interrogation"];
+export const storeFaultValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StoreFault"]> = ["STORE_MISSING", "STORE_STALLED", "STORE_UNREACHABLE"];
 export const storedAnswerResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StoredAnswer"]["responder"]> = ["evidence", "role_voice"];
 export const traceResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trace"]["responder"]> = ["evidence", "role_voice"];
 export const trustValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trust"]> = ["high", "medium", "low"];

@@ -12,9 +12,24 @@ const STORAGE_KEY = "bureau.uiLanguage";
 
 const I18nContext = createContext<I18nValue | null>(null);
 
+/** The language to start in: the one the operator chose with the switch (remembered), else the first of the
+ * browser's languages the interface speaks (`zh-CN`, `zh-TW`, `zh` → 中文; `en-GB` → English), else English. */
+export function initialLanguage(stored: string | null, browserLanguages: readonly string[]): UiLanguage {
+  if (isUiLanguage(stored)) return stored;
+  for (const tag of browserLanguages) {
+    const primary = tag.trim().toLowerCase().split(/[-_]/)[0];
+    if (isUiLanguage(primary)) return primary;
+  }
+  return "en";
+}
+
+function browserLanguages(): readonly string[] {
+  if (typeof navigator === "undefined") return [];
+  return navigator.languages?.length ? navigator.languages : navigator.language ? [navigator.language] : [];
+}
+
 function storedLanguage(): UiLanguage {
-  const stored = localStorage.getItem(STORAGE_KEY);
-  return isUiLanguage(stored) ? stored : "en";
+  return initialLanguage(localStorage.getItem(STORAGE_KEY), browserLanguages());
 }
 
 function useI18nValue(language: UiLanguage, setLanguage: (language: UiLanguage) => void): I18nValue {
@@ -25,7 +40,8 @@ function useI18nValue(language: UiLanguage, setLanguage: (language: UiLanguage) 
   return useMemo(() => ({ language, setLanguage, t }), [language, setLanguage, t]);
 }
 
-/** The operator's chosen interface language, remembered in localStorage. */
+/** The interface language: the operator's choice, remembered in localStorage; until there is one, the
+ * browser's language (nothing is stored for that: only the switch remembers). */
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [language, setLanguageState] = useState<UiLanguage>(storedLanguage);
   const setLanguage = useCallback((next: UiLanguage) => {

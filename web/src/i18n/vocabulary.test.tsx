@@ -9,6 +9,7 @@ import {
   knowledgeDetectiveValues,
   memoryTypeValues,
   policyActionValues,
+  policyCodeValues,
   trustValues,
 } from "../api/schema";
 import { HIT_STATUSES, MISS_REASONS, ROLES, type StageRetrieval } from "../api/types";
@@ -30,7 +31,7 @@ const CONTEXT_REASONS = new Set(["derived_context", "type_not_evidence"]);
 describe.each(LANGUAGES)("every server enum value has words (%s)", (language) => {
   const has = (key: string) => key in messages[language] && messages[language][key as MessageKey].trim() !== "";
 
-  it("has a label for every role, outcome, certainty, responder, fallback, card vocabulary, matrix cell and policy action", () => {
+  it("has a label for every role, outcome, certainty, responder, fallback, card vocabulary, matrix cell, policy action and policy code", () => {
     const keys = [
       ...ROLES.map((role) => `role.${role}`),
       ...HIT_STATUSES.map((status) => `kind.${status}`),
@@ -44,6 +45,7 @@ describe.each(LANGUAGES)("every server enum value has words (%s)", (language) =>
       ...createdByValues.map((creator) => `createdBy.${creator}`),
       ...knowledgeDetectiveValues.map((cell) => `cell.${cell}`),
       ...policyActionValues.map((action) => `policyLog.action.${action}`),
+      ...policyCodeValues.map((code) => `policyLog.code.${code}`),
     ];
     expect(keys.filter((key) => !has(key))).toEqual([]);
   });

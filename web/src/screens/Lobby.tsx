@@ -42,7 +42,9 @@ export function Lobby() {
   const { t, language: uiLanguage } = useI18n();
   const navigate = useNavigate();
   const [scenarios, setScenarios] = useState<ScenarioSummary[] | null>(null);
-  const [caseLanguage, setCaseLanguage] = useState<CaseLanguage>(uiLanguage);
+  // The case language follows the interface language (the browser's, or the switch) until one is picked here.
+  const [pickedLanguage, setCaseLanguage] = useState<CaseLanguage | null>(null);
+  const caseLanguage = pickedLanguage ?? uiLanguage;
   const [scenarioId, setScenarioId] = useState<string | null>(null);
   const [starting, setStarting] = useState(false);
   const [error, setError] = useState<unknown>(null);

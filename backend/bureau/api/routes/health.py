@@ -10,18 +10,20 @@ from bureau.api.deps import ServicesDep
 from bureau.api.errors import ApiError, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import Health, LlmHealth, MemoryHealth, Ready
+from bureau.scope.vocabulary import StoreFault
 
 router = APIRouter(prefix="/api", tags=["health"], route_class=ContractRoute)
 
 
 @router.get("/health", response_model=Health, responses=declare_errors())
 async def health(svc: ServicesDep) -> Health:
-    memory_ok = svc.last_ping_ok
+    memory_ok = svc.last_ping_ok and not svc.gateway.store_missing
     return Health(
         status="ok" if memory_ok else "degraded",
         version=__version__,
         memory=MemoryHealth(
             status="up" if memory_ok else "down",
+            reason=None if memory_ok else (svc.gateway.fault or StoreFault.STORE_UNREACHABLE),
             backend=svc.gateway.backend_name,
             embedder=svc.gateway.embedder_name,
             threshold=svc.settings.effective_threshold,

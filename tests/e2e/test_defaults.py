@@ -1,0 +1,135 @@
+"""The README's path exactly as a newcomer meets it: `bureau serve` with no settings at all, from an empty working
+directory, so the data directory is the relative default `./data`. Every other test passes an absolute data
+directory; a relative one once put the store in a temporary directory that vanished seconds after "ready"."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bureau.bootstrap.runtime import MAINTENANCE_INTERVAL_S
+from live_server import START_DEADLINE_S, free_port, stop_process
+from process_tree import is_gone, seekdb_child
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE = REPO / "scripts" / "smoke_game.py"
+WATCH_S = 2 * MAINTENANCE_INTERVAL_S  # past the store supervisor's next pings
+
+
+def no_settings() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
+
+
+def bureau(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bureau.cli", *args],
+        cwd=cwd,
+        env=no_settings(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_DEADLINE_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"bureau serve exited:\n{log.read_text()[-3000:]}"
+        try:
+            if httpx.get(url + "/api/ready", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"not ready in {START_DEADLINE_S} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, str]:
+    """The cases the first test leaves for the second, by name."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty working directory with no `.env`: nothing but the defaults."""
+    return tmp_path_factory.mktemp("newcomer")
+
+
+def test_serve_with_no_settings_keeps_its_store_in_cwd_data(workdir: Path, cases: dict[str, str]) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = workdir.parent / f"{workdir.name}-serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bureau.cli", "serve", "--port", str(port)],
+            cwd=workdir,
+            env=no_settings(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_ready(url, process, log)
+        seekdb = seekdb_child(process.pid)
+        store = workdir / "data" / "seekdb"
+        assert store.is_dir(), f"no store at {store}"
+        assert (store / "run" / "seekdb.pid").read_text().strip() == str(seekdb)
+        assert (workdir / "data" / "bureau.db").is_file()
+
+        # The store must still be up after the supervisor has looked at it a few times.
+        watched_until = time.monotonic() + WATCH_S
+        while time.monotonic() < watched_until:
+            health = httpx.get(url + "/api/health", timeout=5).json()
+            assert health["memory"]["status"] == "up", health
+            assert not is_gone(seekdb), "the store's seekdb server died"
+            time.sleep(0.5)
+
+        played = subprocess.run(
+            [sys.executable, str(SMOKE), "--url", url, "--watch-s", "0"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert played.returncode == 0, played.stdout + played.stderr
+        assert "every answer as promised" in played.stdout
+        [cases["played"]] = [
+            line.split()[2] for line in played.stdout.splitlines() if line.split()[:2] == ["new", "case"]
+        ]
+        cases["spare"] = httpx.post(url + "/api/cases", json={"scenario_id": "mole"}, timeout=60).json()["case"]["id"]
+        assert store.is_dir() and httpx.get(url + "/api/health", timeout=5).json()["memory"]["status"] == "up"
+        assert not [p for p in Path("/tmp").glob("bureau-powermem-*/data") if p.exists()]
+    finally:
+        stop_process(process)
+    assert is_gone(seekdb), "the seekdb server outlived bureau serve"
+    assert "reopening" not in log.read_text(), log.read_text()[-3000:]
+
+
+def test_the_other_commands_use_the_same_data_dir(workdir: Path, cases: dict[str, str]) -> None:
+    """setup, preflight, erase and clear, run with no settings from the same directory, find the store and the
+    ledger that `serve` made there (the test above left two cases in them)."""
+    assert len(cases) == 2, "the serve test did not run"
+    setup = bureau("setup", cwd=workdir)
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    preflight = bureau("preflight", cwd=workdir)
+    assert preflight.returncode == 0, preflight.stdout + preflight.stderr
+    assert str(workdir / "data") in preflight.stdout
+
+    assert "Dry run: 2 case(s) would be erased" in bureau("clear", cwd=workdir).stdout
+    erased = bureau("erase", "--case", cases["played"], cwd=workdir)
+    assert erased.returncode == 0, erased.stdout + erased.stderr
+    again = bureau("erase", "--case", cases["played"], cwd=workdir)
+    assert again.returncode == 1 and "nothing erased" in again.stderr, again.stderr
+    assert "Dry run: 1 case(s) would be erased" in bureau("clear", cwd=workdir).stdout
+
+    cleared = bureau("clear", "--confirm", cwd=workdir)
+    assert cleared.returncode == 0, cleared.stderr
+    assert "Erased 1 case(s)." in cleared.stdout
+    assert "Dry run: 0 case(s)" in bureau("clear", cwd=workdir).stdout
+    assert sorted(p.name for p in workdir.iterdir()) == ["data"], "a command wrote outside ./data"
