@@ -143,16 +143,19 @@ async def measure(args: argparse.Namespace) -> None:
         print(f"{name}: {sum(taken.values())} questions with an uncertain best candidate, {elapsed:.0f} s")
         for lang in LANGUAGES:
             c = per_lang[lang]
-            judged = c["judged"] or 1
+
+            def pct(part: int, whole: int) -> str:
+                return f"{100 * part / whole:.1f} %" if whole else "–"
+
             fallbacks = ", ".join(
                 f"{k.split(':', 1)[1]} {v}" for k, v in sorted(c.items()) if k.startswith("fallback:")
             )
             print(
                 f"  {lang}: {c['questions']} questions, {c['items']} uncertain candidates ({c['label_true']} truly "
-                f"answer); verdicts on {c['judged']}: agreement {100 * c['agree'] / judged:.1f} %, confirmed "
+                f"answer); verdicts on {c['judged']}: agreement {pct(c['agree'], c['judged'])}, confirmed "
                 f"{c['confirmed']} (right {c['agree_on_true']}); no verdict {c['no_verdict']}; raw replies (before "
                 f"validation) parsable for {c['raw_judged']}: agreement "
-                f"{100 * c['raw_agree'] / (c['raw_judged'] or 1):.1f} %, confirmed {c['raw_confirmed']}"
+                f"{pct(c['raw_agree'], c['raw_judged'])}, confirmed {c['raw_confirmed']}"
                 + (f"; fallbacks: {fallbacks}" if fallbacks else "")
             )
 
