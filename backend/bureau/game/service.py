@@ -267,7 +267,9 @@ class Bureau:
     ) -> dict[str, Any]:
         """One question to several roles, each searched in its own scopes; a joint conclusion whose audience
         is the narrowest of its ingredients (sealed when it mixes two roles' private cards)."""
-        text = checked_text(question, QUESTION_MAX_CHARS, allowed=frozenset({INJECTION}))
+        text = checked_text(
+            question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
+        )
         case = await self._check_version(case_id, expected_version)
         return await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
 

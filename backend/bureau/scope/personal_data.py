@@ -1,5 +1,8 @@
 """Personal data in free text: phones, national ids, identity documents, payment cards, IBANs, e-mail and
-street addresses. Pure (no I/O). Input is already NFKC-normalised by `content_policy`.
+street addresses. Pure (no I/O). Every detector reads the personal-data forms of `canonical.personal_forms`:
+`text` (NFKC, invisible characters removed) and, for the number and e-mail checks, `joined` (separators
+between digits collapsed, bracketed [at] / [dot] restored), so "4111.1111.1111.1111", "123 45 6789" and
+"mia [at] example [dot] org" are found as what they are.
 
 Checksums and phone plans come from maintained libraries: `phonenumbers` (Google's libphonenumber data)
 and `python-stdnum` (IBAN, Luhn). The regexes here only find *candidates*; a library decides.
@@ -13,6 +16,8 @@ import re
 import phonenumbers
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
+
+from bureau.scope.canonical import PersonalForms
 
 PHONE = "phone_number"
 NATIONAL_ID = "national_id"
@@ -32,15 +37,22 @@ _PHONE_KEYWORD = re.compile(
 )
 # A grouped number looks like a phone; a bare run of digits could be an order or invoice number.
 _GROUPED = re.compile(r"[\s().-]")
+# Where a grouped number could be: two digits with a grouping character between them (and nothing but
+# punctuation), or an opening parenthesis before a digit. Without it (and without "+" or a phone word) no
+# match of the loop in `has_phone` can be accepted, so the loop is skipped.
+_MAYBE_GROUPED = re.compile(r"\d[^\w+]*[\s().-][^\w+]*\d|\(\s*\d")
 _CN_MOBILE = re.compile(r"(?<![\d])1[3-9]\d(?:[ -]?\d{4}){2}(?!\d)")
 _CN_LANDLINE = re.compile(r"(?<![\d-])0\d{2,3}-\d{7,8}(?![\d-])")
 _NANP = re.compile(r"(?<![\w-])(?:\(\d{3}\)\s?|\d{3}[.\- ])\d{3}[.\- ]\d{4}(?![\w-])")
 
 
-def has_phone(text: str) -> bool:
+def has_phone(forms: PersonalForms) -> bool:
+    text = forms.text
     if _CN_MOBILE.search(text) or _CN_LANDLINE.search(text) or _NANP.search(text):
         return True
     keyword = _PHONE_KEYWORD.search(text) is not None
+    if not keyword and "+" not in text and not _MAYBE_GROUPED.search(text):
+        return False  # no match could be accepted below: skip libphonenumber's ten passes
     for region in _PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
             raw = match.raw_string
@@ -53,7 +65,8 @@ def has_phone(text: str) -> bool:
 _CN_ID = re.compile(
     r"(?<![\dA-Za-z])\d{6}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![\dA-Za-z])"
 )
-_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+# 3-2-4 digits with one separator used twice (dash, space, dot, slash): "123-45-6789", "123 45 6789".
+_SSN = re.compile(r"(?<![\w./-])(?!000|666|9\d\d)\d{3}([- ./])(?!00)\d{2}\1(?!0000)\d{4}(?![\w-]|[./]\d)")
 _SSN_KEYWORD = re.compile(r"\b(?:ssn|social security(?: number| no\.?)?)\s*[:#]?\s*\d{9}\b", re.IGNORECASE)
 
 # A document keyword, a few filler words ("number", "is", ":"), then an id of 6-18 letters/digits with
@@ -74,15 +87,17 @@ def _document_id_like(candidate: str) -> bool:
     return 6 <= len(compact) <= 18 and sum(ch.isdigit() for ch in compact) >= 5
 
 
-def has_national_id(text: str) -> bool:
-    if _SSN.search(text) or _SSN_KEYWORD.search(text):
+def has_national_id(forms: PersonalForms) -> bool:
+    text = forms.text
+    if _SSN.search(text) or _SSN_KEYWORD.search(forms.joined):
         return True
     # An 18-character run with a plausible birth date is treated as an id; a valid checksum is not required
     # (a mistyped id is still someone's id), but the date shape keeps random long numbers out.
-    return _CN_ID.search(text) is not None
+    return _CN_ID.search(text) is not None or _CN_ID.search(forms.joined) is not None
 
 
-def has_id_document(text: str) -> bool:
+def has_id_document(forms: PersonalForms) -> bool:
+    text = forms.text
     for pattern in (_DOCUMENT_EN, _DOCUMENT_ZH):
         for match in pattern.finditer(text):
             if _document_id_like(match.group(1).upper()):
@@ -98,21 +113,31 @@ _CARD = re.compile(r"(?<![\d+-])(?:\d{13,19}|\d{2,6}(?:[ -]\d{2,6}){2,6})(?![\d-
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{1,4}){3,8}(?![A-Za-z0-9])")
 
 
-def has_payment_card(text: str) -> bool:
-    for match in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", match.group())
-        if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn.is_valid(digits):
-            return True
+def has_payment_card(forms: PersonalForms) -> bool:
+    """13-19 digits that pass Luhn: grouped as printed, or split by any one separator between digits (dots,
+    slashes, single spaces, invisible characters), read on the joined form."""
+    for text in (forms.text, forms.joined) if forms.joined != forms.text else (forms.text,):
+        for match in _CARD.finditer(text):
+            digits = re.sub(r"\D", "", match.group())
+            if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn.is_valid(digits):
+                return True
     return False
 
 
-def has_iban(text: str) -> bool:
+def has_iban(forms: PersonalForms) -> bool:
     """An IBAN whose mod-97 check digits are right (a random code rarely passes: 1 in 97)."""
-    return any(stdnum_iban.is_valid(match.group().upper()) for match in _IBAN.finditer(text))
+    return any(stdnum_iban.is_valid(match.group().upper()) for match in _IBAN.finditer(forms.text))
 
 
 # -- e-mail and street addresses -------------------------------------------------------------------
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w-])")
+# Any script in the local part and the domain (an IDN address such as 张三@例子.中国 is someone's address too).
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?![\w-])")
+# Spelt out without brackets: "mia at example dot org" (a known top-level domain keeps prose out).
+_EMAIL_SPELT = re.compile(
+    r"\b[\w.+-]+\s+(?:at|AT)\s+[\w-]+(?:\s+(?:dot|DOT)\s+[\w-]+)*\s+(?:dot|DOT)\s+"
+    r"(?:com|org|net|edu|gov|io|co|cn|uk|de|fr|jp|info|biz|me)\b",
+    re.IGNORECASE,
+)
 
 # "221B Baker Street", "1600 Pennsylvania Ave", "12 rue de Rivoli": a house number, 1-4 capitalised
 # words, a street word. "the bakery on Elm Street" (no number) is a place, not someone's address.
@@ -132,12 +157,12 @@ _ADDRESS_ZH = re.compile(
 )
 
 
-def has_email(text: str) -> bool:
-    return _EMAIL.search(text) is not None
+def has_email(forms: PersonalForms) -> bool:
+    return _EMAIL.search(forms.joined) is not None or _EMAIL_SPELT.search(forms.text) is not None
 
 
-def has_street_address(text: str) -> bool:
-    return any(p.search(text) for p in (_ADDRESS_EN, _ADDRESS_EU, _ADDRESS_DE, _ADDRESS_ZH))
+def has_street_address(forms: PersonalForms) -> bool:
+    return any(p.search(forms.text) for p in (_ADDRESS_EN, _ADDRESS_EU, _ADDRESS_DE, _ADDRESS_ZH))
 
 
 DETECTORS = (

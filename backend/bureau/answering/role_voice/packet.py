@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from bureau.answering.base import AnswerRequest
 from bureau.memory.types import Candidate
 from bureau.scope import BOARD
-from bureau.scope.content_policy import screen_text
 from bureau.scope.memory_policy import may_replay
 
 UNSAFE_CONTENT = "unsafe_content"
@@ -58,7 +57,7 @@ def build_packet(request: AnswerRequest) -> EvidencePacket:
             seen.add(card.id)
             if not may_replay(card.facts):  # the policy table: type and creator trust (derived, agent, untrusted)
                 filtered[card.id] = DERIVED_MEMORY
-            elif screen_text(card.content):
+            elif request.screening.screen(card.content):
                 filtered[card.id] = UNSAFE_CONTENT
             else:
                 items.append(PacketItem(ref=f"{prefix}{len(items) + 1}", candidate=candidate))
