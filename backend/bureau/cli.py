@@ -247,10 +247,18 @@ def preflight(args: argparse.Namespace) -> int:
 
 
 def eval_retrieval(args: argparse.Namespace) -> int:
-    from bureau.retrieval_eval import CHART_PATH, run
+    from bureau.retrieval_eval import BLIND_CHART_PATH, BLIND_SET_PATH, CHART_PATH, run
 
     chart = None if args.no_chart else (args.chart or CHART_PATH)
-    run(args.embedder, refit=args.fit, split=args.split, chart=chart, half_splits=args.half_splits)
+    run(
+        args.embedder,
+        refit=args.fit,
+        split=args.split,
+        chart=chart,
+        half_splits=args.half_splits,
+        blind_path=None if args.no_blind else (args.blind or BLIND_SET_PATH),
+        blind_chart=None if args.no_chart else BLIND_CHART_PATH,
+    )
     return 0
 
 
@@ -306,7 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(held-out figures for choosing signals without the test half)",
     )
     evaluate.add_argument("--chart", type=Path, default=None, help="precision-recall SVG (docs/img/…)")
-    evaluate.add_argument("--no-chart", action="store_true", help="do not write the chart")
+    evaluate.add_argument("--no-chart", action="store_true", help="do not write the charts")
+    evaluate.add_argument("--blind", type=Path, default=None, help="the blind set (default tests/data/blind_…)")
+    evaluate.add_argument("--no-blind", action="store_true", help="leave the blind set out")
     evaluate.set_defaults(handler=eval_retrieval)
     return parser
 

@@ -25,6 +25,7 @@ import numpy as np
 import yaml
 
 from bureau.game.scenario_schema import load_builtin_scenarios
+from bureau.memory.coverage import RULE_SIGNALS
 from bureau.memory.relevance import SIGNALS, RelevanceScorer, load_policy, question_language
 from bureau.memory.types import Candidate, StoredCard
 from bureau.scope.keys import ROLES
@@ -42,6 +43,10 @@ from bureau.scope.vocabulary import Certainty, MemoryType, RelevancePolicyName
 
 REPO = Path(__file__).resolve().parents[2]
 SET_PATH = REPO / "tests" / "data" / "honest_retrieval_set.yaml"
+# Written blind (issue 23), committed before the scorer saw it; never fitted on: reported in its own column.
+BLIND_SET_PATH = REPO / "tests" / "data" / "blind_retrieval_set.yaml"
+BLIND_CHART_PATH = REPO / "docs" / "img" / "blind-retrieval-pr.svg"
+NEAR_KINDS: tuple[str, ...] = ("attribute", "instance", "time", "person")
 MODEL_PATH = Path(__file__).resolve().parent / "memory" / "data" / "relevance_model.json"
 CHART_PATH = REPO / "docs" / "img" / "honest-retrieval-pr.svg"
 
@@ -73,6 +78,7 @@ class Probe:
     role: str  # asked of
     expected: str | None  # card id, None when unanswerable
     split: str
+    near_kind: str = ""  # blind set: which kind of near-topic question (attribute, instance, time, person)
 
     @property
     def language(self) -> str:
@@ -114,7 +120,7 @@ def _next_role(role: str) -> str:
     return ROLES[(ROLES.index(role) + 1) % len(ROLES)]
 
 
-def load_set(path: Path = SET_PATH) -> EvalSet:
+def load_set(path: Path = SET_PATH, *, presets: bool = True) -> EvalSet:
     raw = yaml.safe_load(path.read_text("utf-8"))
     scenarios = load_builtin_scenarios()
     out = EvalSet()
@@ -137,11 +143,35 @@ def load_set(path: Path = SET_PATH) -> EvalSet:
             asked += [("paraphrase", fact["paraphrase"]), ("cross_language", fact["cross_language"])]
             for kind, text in asked:
                 out.probes.append(Probe(text, kind, fid, case_id, role, fid, split))
-            for kind in ("near", "off"):
-                out.probes.append(Probe(fact[f"{kind}_topic"], kind, fid, case_id, role, None, split))
+            for text, near_kind in _near_topics(fact["near_topic"]):
+                out.probes.append(Probe(text, "near", fid, case_id, role, None, split, near_kind))
+            out.probes.append(Probe(fact["off_topic"], "off", fid, case_id, role, None, split))
             out.probes.append(Probe(fact["direct"], "cross_role", fid, case_id, _next_role(role), None, split))
-    _add_preset_probes(out, scenarios)
+    if presets:
+        _add_preset_probes(out, scenarios)
     return out
+
+
+def _near_topics(raw: Any) -> list[tuple[str, str]]:
+    """One near-topic question (the labelled set) or a list of `{kind, question}` (the blind set)."""
+    if isinstance(raw, str):
+        return [(raw, "")]
+    out = []
+    for item in raw:
+        if item["kind"] not in NEAR_KINDS:
+            raise ValueError(f"unknown near-topic kind {item['kind']!r}")
+        out.append((str(item["question"]), str(item["kind"])))
+    return out
+
+
+def load_blind(path: Path = BLIND_SET_PATH) -> EvalSet:
+    """The blind set: the same format, every fact `split: blind`, near-topic questions listed by kind. No
+    preset questions (they belong to the labelled set's calibration)."""
+    data = load_set(path, presets=False)
+    wrong = sorted({p.split for p in data.probes} - {"blind"})
+    if wrong:
+        raise ValueError(f"blind set facts must have split: blind, found {wrong}")
+    return data
 
 
 def _add_preset_probes(out: EvalSet, scenarios: dict[tuple[str, str], Any]) -> None:
@@ -307,7 +337,9 @@ def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
         used = [name for name in SIGNALS if name not in UNUSED.get(lang, ())]
         intercept, weights = fit_logistic(_matrix((c for c, _ in rows), used), np.asarray([y for _, y in rows]))
         named = {name: 0.0 for name in SIGNALS} | {n: round(float(w), 6) for n, w in zip(used, weights, strict=True)}
-        cuts = _choose_cuts(part, lang, intercept, named, embedder)
+        # The cut points are the model's own, chosen without the coverage rule: the rule only ever holds a
+        # candidate back, on top (a cut chosen with it sinks to wherever the rule alone keeps precision).
+        cuts = _choose_cuts(without_rule(part), lang, intercept, named, embedder)
         languages[lang] = {
             "intercept": round(intercept, 6),
             "weights": named,
@@ -367,7 +399,53 @@ def metrics(outcomes: Sequence[Outcome]) -> dict[str, float]:
         group = by_kind[kind]
         result[f"{kind}_known"] = _rate([o.verdict == "known" for o in group])
         result[f"{kind}_unknown"] = _rate([o.verdict == "unknown" for o in group])
+    for near_kind in NEAR_KINDS:
+        group = [o for o in by_kind["near"] if o.probe.near_kind == near_kind]
+        result[f"near_{near_kind}_known"] = _rate([o.verdict == "known" for o in group])
+        result[f"near_{near_kind}_n"] = float(len(group))
     return result
+
+
+def without_rule(scored: Sequence[Scored]) -> list[Scored]:
+    """The same candidates without the coverage rule's signals: the scorer as it was before issue 23."""
+    return [
+        Scored(
+            s.probe,
+            tuple(
+                replace(c, signals={k: v for k, v in c.signals.items() if k not in RULE_SIGNALS}) for c in s.candidates
+            ),
+        )
+        for s in scored
+    ]
+
+
+COMPARE_ROWS: tuple[tuple[str, str], ...] = (
+    ("precision_known", "precision of known (≥ 97 %)"),
+    ("near_known", "near-topic answered known (≤ 2 %)"),
+    *((f"near_{k}_known", f"  near-topic, another {k}: known") for k in NEAR_KINDS),
+    ("direct_known", "direct: known, right card (100 %)"),
+    ("followup_known", "follow-up: known, right card (≥ 90 %)"),
+    ("paraphrase_known", "paraphrase: known, right card"),
+    ("paraphrase_known_or_uncertain", "paraphrase: right card known or uncertain (≥ 70 %)"),
+    ("cross_language_known", "cross-language: known, right card"),
+    ("cross_language_known_or_uncertain", "cross-language: right card known or uncertain"),
+    ("near_unknown", "near-topic: unknown"),
+    ("off_known", "off-topic: known (0)"),
+    ("cross_role_known", "cross-role: known (0)"),
+    ("uncertain_rate", "uncertain, all questions"),
+    ("auroc", "AUROC (best score)"),
+)
+
+
+def render_comparison(columns: Sequence[tuple[str, dict[str, float]]]) -> str:
+    """Old and new figures side by side: one column per (set, language, scorer)."""
+    lines = ["| figure | " + " | ".join(name for name, _ in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for key, label in COMPARE_ROWS:
+        cells = [_cell(figures.get(key, float("nan")), key) for _, figures in columns]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    counts = [f"{f['questions']:.0f} ({f['known']:.0f})" for _, f in columns]
+    lines.append(f"| questions (known) | {' | '.join(counts)} |")
+    return "\n".join(lines)
 
 
 def pr_curve(outcomes: Sequence[Outcome]) -> list[tuple[float, float, float]]:
@@ -426,8 +504,8 @@ def evaluate(scored: Sequence[Scored], policy: RelevancePolicy, split: str = "te
     part = [s for s in scored if s.probe.split == split or (split == "all" and s.probe.split != "preset")]
     outcomes = [judge(s, policy) for s in part]
     old = ThresholdPolicy(TODAY_THRESHOLD, 0.0)
-    # Today's evidence mode: one cosine threshold, nothing uncertain (the band was shown as misses).
-    today_outcomes = [judge(s, old) for s in part]
+    # Today's evidence mode: one cosine threshold, nothing uncertain (the band was shown as misses), no rule.
+    today_outcomes = [judge(s, old) for s in without_rule(part)]
     groups = {"all": outcomes, **{lang: [o for o in outcomes if o.probe.language == lang] for lang in LANGUAGES}}
     today = {
         "all": today_outcomes,
@@ -498,8 +576,8 @@ def render_chart(report: Report, cuts: dict[str, Cuts]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         'font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{left}" y="18" font-size="14">Precision–recall of "known" ({report.split} half, '
-        f"{report.embedder})</text>",
+        f'<text x="{left}" y="18" font-size="14">Precision–recall of "known" ('
+        f"{'blind set' if report.split == 'blind' else report.split + ' half'}, {report.embedder})</text>",
     ]
     for i in range(6):
         v = i / 5
@@ -559,8 +637,11 @@ def run(
     chart: Path | None = CHART_PATH,
     out: Any = print,
     half_splits: int = 0,
+    blind_path: Path | None = BLIND_SET_PATH,
+    blind_chart: Path | None = BLIND_CHART_PATH,
 ) -> Report:
-    """Score the set, optionally refit the model file, print the table and write the chart."""
+    """Score the set, optionally refit the model file, print the table and write the chart; then the blind
+    set (when there is one) in its own columns, before and after the coverage rule, with its own chart."""
     data = load_set(set_path)
     scorer, embed = build_scorer(embedder)
     out(f"Scoring {len(data.probes)} questions about {len(data.facts)} facts with the {embedder} embedder …")
@@ -588,8 +669,34 @@ def run(
     for lang in LANGUAGES:
         cuts = policy.cuts(lang)
         out(f"{lang}: known when p >= {cuts.known:.4f}, uncertain when p >= {cuts.uncertain:.4f}")
+    cuts_by_lang = {lang: policy.cuts(lang) for lang in LANGUAGES}
     if chart is not None:
         chart.parent.mkdir(parents=True, exist_ok=True)
-        chart.write_text(render_chart(report, {lang: policy.cuts(lang) for lang in LANGUAGES}), "utf-8")
+        chart.write_text(render_chart(report, cuts_by_lang), "utf-8")
         out(f"Wrote the precision–recall chart to {chart}")
+    before = evaluate(without_rule(scored), policy, split, embedder)
+    columns = _columns(split, before, report)
+    if blind_path is not None:
+        if blind_path.exists():
+            blind = load_blind(blind_path)
+            out(f"Blind set: {len(blind.probes)} questions about {len(blind.facts)} facts (never fitted on)")
+            blind_scored = score_set(blind, scorer, embed)
+            blind_report = evaluate(blind_scored, policy, "blind", embedder)
+            columns += _columns("blind", evaluate(without_rule(blind_scored), policy, "blind", embedder), blind_report)
+            if blind_chart is not None:
+                blind_chart.parent.mkdir(parents=True, exist_ok=True)
+                blind_chart.write_text(render_chart(blind_report, cuts_by_lang), "utf-8")
+                out(f"Wrote the blind set's precision–recall chart to {blind_chart}")
+        else:
+            out(f"No blind set at {blind_path}: its columns are left out")
+    out("Before (no coverage rule) and now, side by side:")
+    out(render_comparison(columns))
     return report
+
+
+def _columns(name: str, before: Report, now: Report) -> list[tuple[str, dict[str, float]]]:
+    return [
+        (f"{name} {lang.upper()} {label}", report.by_language[lang])
+        for lang in LANGUAGES
+        for label, report in (("before", before), ("now", now))
+    ]

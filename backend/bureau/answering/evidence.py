@@ -33,7 +33,7 @@ def evidence_answer(request: AnswerRequest, fallback_reason: FallbackReason | No
         closest = request.borderline[0]  # the game passes them best-judged first
         where = words.uncertain_where_board if closest.card.space == BOARD else words.uncertain_where_own
         return Answer(
-            text=words.uncertain.format(where=where, content=closest.card.content),
+            text=_uncertain(words, where, closest.card.content, closest.gaps),
             certainty=Certainty.UNCERTAIN,
             evidence=(closest.card.id,),
             responder="evidence",
@@ -62,6 +62,15 @@ def evidence_answer(request: AnswerRequest, fallback_reason: FallbackReason | No
         responder="evidence",
         fallback_reason=fallback_reason,
     )
+
+
+def _uncertain(words: Phrasebook, where: str, content: str, gaps: tuple[str, ...]) -> str:
+    """What the role does know, and what the question asked that it does not ("… — but nothing about
+    shellfish"); the plain "I might know" when the card says everything the question asked, only not surely."""
+    if not gaps:
+        return words.uncertain.format(where=where, content=content)
+    said = [words.attribute_word(g.removeprefix("kind:")) if g.startswith("kind:") else g for g in gaps]
+    return words.uncertain_gap.format(where=where, content=content, missing=words.gap_separator.join(said))
 
 
 def _provenance(card: StoredCard, words: Phrasebook) -> str:

@@ -28,6 +28,7 @@ from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
 from bureau.scope.vocabulary import (
     CaseStatus,
     Certainty,
+    CoverageRule,
     CreatedBy,
     FallbackReason,
     HitStatus,
@@ -134,6 +135,9 @@ class _Candidate(ResponseModel):
     topic: str
     memory_type: MemoryType
     judged_by: Absent[Literal["model"]] = None
+    rule: Absent[CoverageRule] = Field(
+        default=None, description="the part of the coverage rule that held this candidate back (docs/retrieval.md)"
+    )
 
 
 class TraceHit(_Candidate):

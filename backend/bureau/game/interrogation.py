@@ -148,6 +148,7 @@ def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any
     `signals` every measured signal (`cosine` among them). A candidate the read policy excluded before any
     judgement is drawn at its cosine."""
     card = candidate.card
+    held = {"rule": judgement.rule} if judgement is not None and judgement.rule is not None else {}
     return {
         "card_id": card.id,
         "space": card.space,
@@ -156,6 +157,7 @@ def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any
         "signals": {name: round(float(value), 3) for name, value in _signals(candidate).items()},
         "topic": card.topic,
         "memory_type": card.memory_type,
+        **held,
         **extra,
     }
 
@@ -261,8 +263,22 @@ def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"card_id": mark["card_id"], "space": mark["space"]} for mark in [*trace["hits"], *quoted]]
 
 
-def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, Any]) -> RecordDraft:
-    """The case-record entry of one interrogation: content-free summary, sealed text."""
+def held_back_gaps(classified: Classified) -> dict[str, list[str]]:
+    """Per candidate the coverage rule held back, the question's words it does not cover (memory/coverage.py).
+    Question text: it goes where the record keeps the question (the sealed body), never into the trace."""
+    candidates = [*classified.hits, *classified.borderline, *(c for c, _ in classified.misses)]
+    return {
+        c.card.id: list(c.gaps)
+        for c in candidates
+        if c.gaps and classified.judgements.get(c.card.id) is not None and classified.judgements[c.card.id].rule
+    }
+
+
+def interrogation_entry(
+    role: str, question: str, answer: str, trace: dict[str, Any], gaps: dict[str, list[str]] | None = None
+) -> RecordDraft:
+    """The case-record entry of one interrogation: content-free summary, sealed text (the question, the answer,
+    and the question's words a held-back candidate does not cover)."""
     return RecordDraft(
         kind=INTERROGATION,
         roles=[role],
@@ -272,7 +288,7 @@ def interrogation_entry(role: str, question: str, answer: str, trace: dict[str, 
             "provenance": provenance(trace),
             "ingredients": [hit["card_id"] for hit in trace["hits"]],
         },
-        body={"question": question, "answer": answer},
+        body={"question": question, "answer": answer, **({"uncovered": gaps} if gaps else {})},
     )
 
 
@@ -386,7 +402,7 @@ async def persist(deps: InterrogationDeps, state: InterrogationState) -> Interro
         [(scope, session_card)],
         _events(role, trace, answer, session_card),
         expected_version=state.get("expected_version"),
-        record=interrogation_entry(role, state["question"], answer.text, trace),
+        record=interrogation_entry(role, state["question"], answer.text, trace, held_back_gaps(state["classified"])),
         decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
     await keep_recent_session_records(deps.gateway, scope)

@@ -51,6 +51,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import DEFAULT_THRESHOLDS, Settings
+from bureau.memory.coverage import CardWords, QuestionWords, card_words, cover, question_words
 from bureau.memory.types import Candidate, StoredCard
 from bureau.scope.relevance import LogisticPolicy, RelevancePolicy, ThresholdPolicy, policy_from_data
 
@@ -288,6 +289,7 @@ class CardFeatures:
     persons: frozenset[str]  # words that name a person (for "who" questions)
     literal: frozenset[str]  # BM25 terms (English stems) and single Chinese characters, for lexical coverage
     content_vector: np.ndarray  # the content words' sentence vector, L2-normalised (empty without word vectors)
+    cover: CardWords  # what the coverage rule reads of the card
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +303,7 @@ class Question:
     addressed: frozenset[str]  # the card's first person, when the question says "you"
     stems: tuple[str, ...]  # per content word: its Snowball stem (Chinese words as they are)
     content_vector: np.ndarray
+    focus: QuestionWords  # focus words, common words, attribute nouns (the coverage rule)
 
 
 def _unit_rows(vectors: Sequence[Sequence[float]]) -> np.ndarray:
@@ -356,6 +359,15 @@ def _lexical_coverage(question: Question, card: CardFeatures) -> float:
         chars = _CJK.findall(word)
         found.append(sum(c in card.literal for c in chars) / len(chars) if chars else float(stem in card.literal))
     return sum(found) / len(found)
+
+
+def _best_per_word(question: Question, card: CardFeatures) -> dict[str, float]:
+    """Each question word's best single-word cosine against the card's words (the soft match)."""
+    q, c = question.word_vectors, card.word_vectors
+    if q.shape[0] != len(question.features.words) or c.shape[0] == 0 or q.shape[1] != c.shape[1]:
+        return {}
+    best = (q @ c.T).max(axis=1)
+    return {re.sub(r"['’]s$", "", w): float(b) for w, b in zip(question.features.words, best, strict=True)}
 
 
 def _bm25_scores(question: TextFeatures, pool: list[CardFeatures]) -> dict[str, float]:
@@ -446,7 +458,18 @@ class RelevanceScorer:
             whole = _unit_rows([vectors[card.case_id, contents[card.content]]] if self._words else [])
             persons = _persons(unicodedata.normalize("NFKC", card.content))
             literal = frozenset(text.terms) | frozenset(_CJK.findall(card.content))
-            out.append(CardFeatures(card.case_id, card.content, text, _unit_rows(rows), persons, literal, whole))
+            out.append(
+                CardFeatures(
+                    card.case_id,
+                    card.content,
+                    text,
+                    _unit_rows(rows),
+                    persons,
+                    literal,
+                    whole,
+                    card_words(card.content),
+                )
+            )
         with self._lock:
             for card, features in zip(cards, out, strict=True):
                 if card.case_id in self._erased:
@@ -515,6 +538,7 @@ class RelevanceScorer:
             _addressed(text),
             tuple(w if _CJK.search(w) else _stemmer().stemWord(w) for w in features.words),
             _unit_rows(vectors[1:2]),
+            question_words(features.words, text),
         )
 
     def score(self, question: Question, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -530,6 +554,15 @@ class RelevanceScorer:
             card = features[candidate.card.id]
             key = _content_key(candidate.card.content)
             mean, minimum = _coverage(question.word_vectors, card.word_vectors)
+            covered = cover(
+                question.focus,
+                question.asks,
+                asked,
+                card.cover,
+                candidate.card.content,
+                card.persons,
+                _best_per_word(question, card),
+            )
             shared = question.features.entities & card.text.entities
             missing = question.features.entities - card.text.entities
             gives = [gives_type(candidate.card.content, kind, card.persons, asked) for kind in question.asks]
@@ -544,8 +577,9 @@ class RelevanceScorer:
                 "entity_miss": 1.0 if missing else 0.0,
                 "type_match": 1.0 if any(gives) else 0.0,
                 "type_miss": 1.0 if gives and not any(gives) else 0.0,
+                **covered.signals(),
             }
-            scored.append(replace(candidate, signals=signals))
+            scored.append(replace(candidate, signals=signals, gaps=covered.gaps))
         return scored
 
 

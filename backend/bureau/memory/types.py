@@ -80,6 +80,9 @@ class Candidate:
     card: StoredCard
     score: float
     signals: Mapping[str, float] = field(default_factory=dict)
+    # What the question asked that the card does not cover (memory/coverage.py): question words, and attribute
+    # kinds as `kind:<kind>`. Question text: for the answer and the sealed record, never a content-free summary.
+    gaps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,10 @@ class Phrasebook:
     uncertain: str  # {where} {content}
     uncertain_where_own: str
     uncertain_where_board: str
+    # An uncertain answer that names what the question asked and the card does not say (memory/coverage.py).
+    uncertain_gap: str  # {where} {content} {missing}
+    gap_separator: str
+    attribute_words: Mapping[str, str]  # an attribute kind the card does not answer, as the sentence says it
     where_own: str
     where_board: str
     conflict_prefix: str
@@ -60,6 +64,9 @@ class Phrasebook:
     def trust_word(self, trust: str) -> str:
         return self.trust.get(trust, trust)
 
+    def attribute_word(self, kind: str) -> str:
+        return self.attribute_words.get(kind, kind)
+
 
 ENGLISH = Phrasebook(
     roles={
@@ -82,6 +89,17 @@ ENGLISH = Phrasebook(
     uncertain="I might know — the closest memory is {where}: “{content}”, but it may not answer this.",
     uncertain_where_own="in my own memory",
     uncertain_where_board="on the bulletin board",
+    uncertain_gap="What I know, {where}: “{content}” — but nothing about {missing}.",
+    gap_separator=", ",
+    attribute_words={
+        "time": "when",
+        "number": "how much or how many",
+        "person": "who",
+        "place": "where",
+        "reason": "why",
+        "colour": "the colour",
+        "name": "the name",
+    },
     where_own="own memory",
     where_board="the bulletin board",
     conflict_prefix="Conflicting intel, the cards disagree.",
@@ -108,6 +126,17 @@ CHINESE = Phrasebook(
     uncertain="我可能知道——最接近的记忆是{where}：“{content}”，但它不一定能回答这个问题。",
     uncertain_where_own="我自己记忆里的这条",
     uncertain_where_board="公告板上的这条",
+    uncertain_gap="我知道的是{where}：“{content}”——但没有关于{missing}的任何信息。",
+    gap_separator="、",
+    attribute_words={
+        "time": "时间",
+        "number": "数量",
+        "person": "是谁",
+        "place": "地点",
+        "reason": "原因",
+        "colour": "颜色",
+        "name": "名字",
+    },
     where_own="自己的记忆",
     where_board="公告板",
     conflict_prefix="情报相互矛盾，这些卡片说法不一。",

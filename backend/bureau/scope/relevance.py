@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from bureau.scope.vocabulary import Certainty, RelevancePolicyName
+from bureau.scope.vocabulary import Certainty, CoverageRule, RelevancePolicyName
 
 Verdict = Certainty
 CAP_GAP = 0.001
@@ -30,6 +30,7 @@ class Judgement:
 
     score: float
     verdict: Verdict
+    rule: CoverageRule | None = None  # the part of the coverage rule that held the candidate back
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,36 @@ def _verdict(score: float, cuts: Cuts) -> Verdict:
     return Certainty.UNKNOWN
 
 
+def covered(score: float, cuts: Cuts, signals: Mapping[str, float]) -> Judgement:
+    """The coverage rule (memory/coverage.py) over any policy's score: `known` only when the card covers the
+    question's focus words and attribute with nothing contradicting it, else `uncertain` at best; `uncertain`
+    only with a focus word matched. A held-back score is drawn just below the line it did not cross. `rule`
+    names the part of the rule that keeps a known-or-uncertain candidate from being known, whether or not its
+    score alone reached the known cut. Signals without the rule's (a hand-built test, an old trace) are judged
+    by the score alone."""
+    verdict = _verdict(score, cuts)
+    if verdict == Certainty.UNKNOWN:
+        return Judgement(score, verdict)
+    flags = {name: float(signals.get(name, 0.0)) >= 1.0 for name in RULE_NAMES}
+    if flags["rule_no_focus"]:
+        held = min(score, max(0.0, cuts.uncertain - CAP_GAP))
+        rule = CoverageRule.CONTRADICTION if flags["rule_contradiction"] else CoverageRule.NO_FOCUS_MATCH
+        return Judgement(round(held, 6), _verdict(held, cuts), rule)
+    for name, rule in _KNOWN_RULES:
+        if flags[name]:
+            held = min(score, max(0.0, cuts.known - CAP_GAP))
+            return Judgement(round(held, 6), _verdict(held, cuts), rule)
+    return Judgement(score, verdict)
+
+
+RULE_NAMES: tuple[str, ...] = ("rule_focus_missing", "rule_attribute_missing", "rule_contradiction", "rule_no_focus")
+_KNOWN_RULES: tuple[tuple[str, CoverageRule], ...] = (
+    ("rule_contradiction", CoverageRule.CONTRADICTION),
+    ("rule_focus_missing", CoverageRule.FOCUS_NOT_COVERED),
+    ("rule_attribute_missing", CoverageRule.ATTRIBUTE_NOT_ANSWERED),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ThresholdPolicy:
     threshold: float
@@ -65,8 +96,7 @@ class ThresholdPolicy:
         return Cuts(known=self.threshold, uncertain=round(self.threshold - self.band, 4))
 
     def judge(self, signals: Mapping[str, float], language: str) -> Judgement:
-        score = float(signals["cosine"])
-        return Judgement(score=score, verdict=_verdict(score, self.cuts(language)))
+        return covered(float(signals["cosine"]), self.cuts(language), signals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +132,7 @@ class LogisticPolicy:
     def judge(self, signals: Mapping[str, float], language: str) -> Judgement:
         model = self._model(language)
         score = round(model.probability(signals), 6)  # rounded: the same signals give the same verdict
-        return Judgement(score=score, verdict=_verdict(score, model.cuts))
+        return covered(score, model.cuts, signals)
 
 
 class RelevanceModelError(ValueError):

@@ -191,6 +191,16 @@ class ModeReason(StrEnum):
     LANGUAGE_NOT_SPOKEN = "language_not_spoken"  # e.g. a Chinese case with the English-only local model
 
 
+class CoverageRule(StrEnum):
+    """Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/coverage.py): shown
+    in the X-ray beside the candidate. A code only, never the words."""
+
+    CONTRADICTION = "contradiction"  # a question word meets another member of its kind in the card
+    FOCUS_NOT_COVERED = "focus_not_covered"  # a focus word of the question is not in the card: uncertain at best
+    ATTRIBUTE_NOT_ANSWERED = "attribute_not_answered"  # the card has no phrase of the type asked for
+    NO_FOCUS_MATCH = "no_focus_match"  # not one focus word matched, even softly: unknown
+
+
 class RelevancePolicyName(StrEnum):
     """Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
     calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one."""

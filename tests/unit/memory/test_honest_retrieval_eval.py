@@ -33,24 +33,26 @@ PRESET_HOLDERS_KNOWN = 21
 # Measured on the test half (evidence mode, offline, local embedder); see docs/retrieval.md.
 DOCUMENTED: dict[str, dict[str, float]] = {
     "en": {
-        "precision_known": 0.979,
+        "precision_known": 1.0,
         "direct_known": 1.0,
-        "followup_known": 0.863,
+        "followup_known": 0.818,
         "paraphrase_known_or_uncertain": 0.50,
         "cross_language_known_or_uncertain": 0.90,
         "off_unknown": 1.0,
-        "auroc": 0.932,
+        "auroc": 0.931,
     },
     "zh": {
-        "precision_known": 0.958,
+        "precision_known": 1.0,
         "direct_known": 1.0,
-        "followup_known": 0.809,
+        "followup_known": 0.714,
         "paraphrase_known_or_uncertain": 0.25,
         "cross_language_known_or_uncertain": 0.85,
         "off_unknown": 1.0,
-        "auroc": 0.914,
+        "auroc": 0.913,
     },
 }
+# Ceilings (with the coverage rule, docs/retrieval.md): near-topic questions answered known on the test half.
+NEAR_KNOWN_CEILING: dict[str, float] = {"en": 0.0, "zh": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,11 @@ def test_figures_do_not_drop_below_the_documented_ones(report, lang: str) -> Non
     measured = report.by_language[lang]
     for name, floor in DOCUMENTED[lang].items():
         assert measured[name] >= floor - 5e-4, f"{lang} {name}: {measured[name]:.3f} < documented {floor:.3f}"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_near_topic_known_does_not_rise_above_the_documented_ceiling(report, lang: str) -> None:
+    assert report.by_language[lang]["near_known"] <= NEAR_KNOWN_CEILING[lang] + 5e-4
 
 
 @pytest.mark.parametrize("embedder", ["local", "hashing"])

@@ -23,7 +23,9 @@ OUTCOMES: tuple[tuple[str, str, str], ...] = (
     # Below the Chinese uncertain cut (0.170 < 0.242), which the preset questions asked of roles without the
     # fact set (聚餐订在哪家餐厅？ of the suspect must stay unknown): docs/retrieval.md.
     ("zh.porter", "快递员手里拿着什么？", "unknown"),
-    ("zh.porter", "Who did the night porter see?", "known"),
+    # Across languages the coverage rule (memory/coverage.py) finds no literal match: uncertain at best, and
+    # said so (docs/retrieval.md, "what the rule costs").
+    ("zh.porter", "Who did the night porter see?", "uncertain"),
 )
 
 

@@ -565,6 +565,13 @@ export interface components {
              */
             snapshot?: components["schemas"]["OperatorSnapshot"];
         };
+        /**
+         * CoverageRule
+         * @description Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/coverage.py): shown
+         *     in the X-ray beside the candidate. A code only, never the words.
+         * @enum {string}
+         */
+        CoverageRule: "contradiction" | "focus_not_covered" | "attribute_not_answered" | "no_focus_match";
         /** CreateCase */
         CreateCase: {
             /** Scenario Id */
@@ -1407,6 +1414,11 @@ export interface components {
              * @constant
              */
             judged_by?: "model";
+            /**
+             * Rule
+             * @description the part of the coverage rule that held this candidate back (docs/retrieval.md)
+             */
+            rule?: components["schemas"]["CoverageRule"];
             status: components["schemas"]["HitStatus"];
         };
         /** TraceMiss */
@@ -1436,6 +1448,11 @@ export interface components {
              * @constant
              */
             judged_by?: "model";
+            /**
+             * Rule
+             * @description the part of the coverage rule that held this candidate back (docs/retrieval.md)
+             */
+            rule?: components["schemas"]["CoverageRule"];
             reason: components["schemas"]["MissReason"];
             /**
              * Borderline
@@ -2020,6 +2037,7 @@ export type Conclusion = components['schemas']['Conclusion'];
 export type Conflict = components['schemas']['Conflict'];
 export type ConflictBody = components['schemas']['ConflictBody'];
 export type ConflictDetail = components['schemas']['ConflictDetail'];
+export type CoverageRule = components['schemas']['CoverageRule'];
 export type CreateCase = components['schemas']['CreateCase'];
 export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
@@ -4331,6 +4349,7 @@ export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const caseModeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseMode"]["mode"]> = ["evidence", "role_voice"];
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
+export const coverageRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CoverageRule"]> = ["contradiction", "focus_not_covered", "attribute_not_answered", "no_focus_match"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
 export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "fact_not_stated", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];

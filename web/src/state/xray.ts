@@ -21,6 +21,8 @@ export interface XrayMark {
   kind: MarkKind;
   /** The miss reason as the server sent it (null for hits). */
   reason: string | null;
+  /** The part of the coverage rule that kept this candidate from being known (docs/retrieval.md), if any. */
+  rule: string | null;
   isEvidence: boolean;
   /** A miss just below the cut: drawn with its exact score and "just below". */
   justBelow: boolean;
@@ -167,6 +169,7 @@ function buildSearchedLane(space: Space, trace: Trace): SearchedLane {
     clamped,
     kind: candidate.kind,
     reason: candidate.reason,
+    rule: candidate.rule ?? null,
     isEvidence: candidate.isEvidence,
     justBelow,
     signals: candidate.signals ?? {},

@@ -34,6 +34,16 @@ describe("<MemoryXray>", () => {
     expect(legend).toEqual(["miss", "context", "not_searched"]);
   });
 
+  it("names the part of the coverage rule that held a candidate back, in the table and the mark's title", () => {
+    const held = { ...miss("d1", "detective", 0.39, "uncertain"), rule: "contradiction" as const };
+    renderWithI18n(<MemoryXray role="detective" trace={trace({ threshold: 0.4, borderline_floor: 0.3, misses: [held, miss("d2", "detective", 0.1)] })} />);
+    const rules = screen.getAllByTestId("xray-rule");
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.textContent).toContain("held back: the question names another of the same kind");
+    const mark = screen.getByTestId("xray-lane-detective").querySelector('[data-card-id="d1"] title');
+    expect(mark?.textContent).toContain("held back: the question names another of the same kind");
+  });
+
   it("labels a borderline miss with its exact score", () => {
     renderWithI18n(<MemoryXray role="detective" trace={trace({ threshold: 0.4, borderline_floor: 0.3, misses: [miss("d1", "detective", 0.395)] })} />);
     expect(screen.getByText("0.395 — just below", { selector: "text" })).toBeTruthy();

@@ -131,6 +131,13 @@ export function reasonText(t: Translate, reason: string): string {
   return isMessageKey(key) ? t(key) : reason.replace(/_+/g, " ");
 }
 
+/** The part of the coverage rule that held a candidate back, in words (null when none did). */
+export function ruleText(t: Translate, rule: string | null | undefined): string | null {
+  if (!rule) return null;
+  const key = `rule.${rule}`;
+  return isMessageKey(key) ? t(key) : rule.replace(/_+/g, " ");
+}
+
 function markLabel(t: Translate, topicLabel: (topic: string) => string, mark: XrayMark, cuts: number[]): string | null {
   if (!markHasLabel(mark)) return null;
   const parts: string[] = [];
@@ -178,7 +185,8 @@ function Searched({ lane, top, isOwnSpace, axis, cuts }: { lane: SearchedLane; t
         const y = baseline - mark.row * ROW_STEP;
         const label = markLabel(t, topicLabel, mark, cuts);
         const kindText = mark.reason ? reasonText(t, mark.reason) : t(mark.kind === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit");
-        const title = `${topicLabel(mark.topic)} · ${formatScore(mark.score, cuts)} · ${kindText}`;
+        const held = ruleText(t, mark.rule);
+        const title = `${topicLabel(mark.topic)} · ${formatScore(mark.score, cuts)} · ${kindText}${held ? ` · ${held}` : ""}`;
         return (
           <g key={mark.cardId} data-card-id={mark.cardId} data-kind={mark.kind} data-just-below={mark.justBelow || undefined}>
             <title>{title}</title>
@@ -362,7 +370,10 @@ function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
                 <td>{spaceMemoryName(t, row.space)}</td>
                 <td>{topicLabel(row.topic)}</td>
                 <td>{formatScore(row.score, cuts)}</td>
-                <td>{row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}</td>
+                <td>
+                  {row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}
+                  {row.rule && <span data-testid="xray-rule"> · {ruleText(t, row.rule)}</span>}
+                </td>
                 <td className="xray__signals">{formatSignals(row.signals ?? {})}</td>
                 <td>
                   <code>{row.card_id}</code>
