@@ -235,7 +235,11 @@ async def test_a_deletion_that_leaves_enough_support_keeps_the_finding(
     # A fourth, independent account for the detective: removing one of the detective's cards leaves three.
     told = await client.post(
         f"/api/cases/{case_id}/whispers",
-        json={"role": "detective", "text": "The grey van left the harbour at midnight sharp.", "source": "a bus driver"},
+        json={
+            "role": "detective",
+            "text": "The grey van left the harbour at midnight sharp.",
+            "source": "a bus driver",
+        },
     )
     assert told.status_code == 201
     promoted = (await promote(client, case_id, VAN["en"])).json()
