@@ -241,7 +241,7 @@ class Game:
         shown = json.dumps([listed, [c for c in board if c["kind"] == "finding"], finding_events], ensure_ascii=False)
         public = json.dumps([staged, stage], ensure_ascii=False)
         record = (await self.client.get(self.base + "/record/export")).text
-        prompt = self.prompt([c for c in board if c["kind"] == "finding"])
+        prompt = await self.prompt([c for c in board if c["kind"] == "finding"])
         for text in (shown, public, prompt):
             assert not [i for i in self.contributor_ids if f'"{i}"' in text]
             assert not [s for s in SOURCES if s in text]
@@ -249,36 +249,15 @@ class Game:
         assert not [f for f in self.promoted if f in record]
         assert not [p for r in rows for p in r[1:] if p in record or p in public]
 
-    def prompt(self, finding_cards: list[dict[str, Any]]) -> str:
-        """What a role-voice model would be shown with the finding cards as its evidence."""
+    async def prompt(self, finding_cards: list[dict[str, Any]]) -> str:
+        """What a role-voice model would be shown with the finding cards (as the store returns them) as its
+        evidence."""
         if not finding_cards:
             return ""
         board = board_scope(self.case_id)
-        stored = [
-            self.services.gateway._to_card(  # noqa: SLF001 (the same card the store returns)
-                {"id": c["id"], "user_id": board.user_id, "agent_id": board.agent_id},
-                {
-                    "case_id": self.case_id,
-                    "space": c["space"],
-                    "topic": c["topic"],
-                    "kind": c["kind"],
-                    "card_memory_type": c["memory_type"],
-                    "trust": c["trust"],
-                    "created_by": c["created_by"],
-                    "created_at": c["created_at"],
-                    "finding": c["finding"],
-                },
-                c["content"],
-            )
-            for c in finding_cards
-        ]
-        request = AnswerRequest(
-            self.case_id,
-            "detective",
-            "What does the bureau know?",
-            "en",
-            tuple(Candidate(card, 0.9) for card in stored),
-        )
+        stored = [await self.services.gateway.get(board, c["id"]) for c in finding_cards]
+        hits = tuple(Candidate(card, 0.9) for card in stored if card is not None)
+        request = AnswerRequest(self.case_id, "detective", "What does the bureau know?", "en", hits)
         return render_prompt(request, build_packet(request))
 
 
@@ -293,7 +272,9 @@ def min_support(request: pytest.FixtureRequest, services: Services) -> Iterator[
 
 @settings(
     max_examples=10,
-    derandomize=True,  # the same histories every run: the reported counts are reproducible deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    derandomize=True,  # the same histories every run: the reported counts are reproducible
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(history=histories)
 async def test_findings_hold_the_rule_keep_no_path_home_and_survive_erasure_only_when_supported(
