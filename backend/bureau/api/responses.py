@@ -321,6 +321,7 @@ class ScenarioDetail(ResponseModel):
     title: str
     description: str
     preset_questions: list[str]
+    claims: list[str] = Field(description="one-sentence claims the scenario offers to evaluate as findings")
     key_facts: list[KeyFact]
     topic_labels: dict[str, LanguageLabels]
 

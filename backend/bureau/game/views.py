@@ -93,6 +93,7 @@ def operator_snapshot(
             "title": scenario.title,
             "description": scenario.description,
             "preset_questions": list(scenario.preset_questions),
+            "claims": list(scenario.claims),
             "key_facts": _key_facts(scenario, translations or (scenario,)),
             "topic_labels": topic_labels(translations or (scenario,)),
         },

@@ -1373,6 +1373,11 @@ export interface components {
             description: string;
             /** Preset Questions */
             preset_questions: string[];
+            /**
+             * Claims
+             * @description one-sentence claims the scenario offers to evaluate as findings
+             */
+            claims: string[];
             /** Key Facts */
             key_facts: components["schemas"]["KeyFact"][];
             /** Topic Labels */

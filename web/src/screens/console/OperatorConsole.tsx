@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useReducer, useState } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
 import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type ResponderMode, type Role, type Space } from "../../api/types";
@@ -16,6 +16,7 @@ import { BulletinBoard } from "./BulletinBoard";
 import { CaseTimeline, RecordEntryDialog } from "./CaseTimeline";
 import { ConsoleHeader } from "./ConsoleHeader";
 import { CrossExamination } from "./CrossExamination";
+import { FindingsPanel } from "./FindingsPanel";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
 import { PolicyLog } from "./PolicyLog";
@@ -146,10 +147,10 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
-  async function whisper(text: string, memoryType?: string, key?: string): Promise<Card> {
+  async function whisper(text: string, memoryType?: string, key?: string, source?: string): Promise<Card> {
     beginAction();
     try {
-      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key);
+      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key, source);
       scheduleRefetch();
       return card;
     } finally {
@@ -186,6 +187,16 @@ function CaseConsole({ caseId }: { caseId: string }) {
     } finally {
       setPublishingCardId(null);
     }
+  }
+
+  const evaluateFindings = useCallback((claim?: string) => api.evaluateFindings(caseId, claim), [caseId]);
+  const listFindings = useCallback(() => api.findings(caseId), [caseId]);
+  async function promoteFinding(claim: string) {
+    beginAction();
+    const result = await api.promoteFinding(caseId, claim);
+    setFreshCardId(result.card.id);
+    scheduleRefetch();
+    return result;
   }
 
   function select(role: Role) {
@@ -225,6 +236,13 @@ function CaseConsole({ caseId }: { caseId: string }) {
             <AnswerCard answer={answer} cards={cardsById} />
             <MemoryXray trace={answer?.trace ?? null} role={selectedRole} cardCounts={cardCounts} />
             <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
+            <FindingsPanel
+              claims={snapshot.scenario.claims ?? []}
+              refreshKey={String(snapshot.case.version)}
+              evaluate={evaluateFindings}
+              promote={promoteFinding}
+              list={listFindings}
+            />
           </div>
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
