@@ -107,6 +107,9 @@ function CaseConsole({ caseId }: { caseId: string }) {
     return counts;
   }, [snapshot]);
 
+  const evaluateFindings = useCallback((claim?: string) => api.evaluateFindings(caseId, claim), [caseId]);
+  const listFindings = useCallback(() => api.findings(caseId), [caseId]);
+
   if (missing || state.erased) {
     return (
       <main id="main" className="page-status">
@@ -189,8 +192,6 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
-  const evaluateFindings = useCallback((claim?: string) => api.evaluateFindings(caseId, claim), [caseId]);
-  const listFindings = useCallback(() => api.findings(caseId), [caseId]);
   async function promoteFinding(claim: string) {
     beginAction();
     const result = await api.promoteFinding(caseId, claim);
