@@ -408,6 +408,24 @@ class Findings:
         except Exception:
             log.warning("could not release a finding reservation; its lease will expire")
 
+    async def roll_back_abandoned(self) -> int:
+        """Undo promotions whose process died between reserving and `ready` and that nobody retried: their
+        board card (found by its finding id) goes and the claim is free again. Only leases that ran out a
+        whole lease ago, taken over first, so a live owner or a retry is never undercut. Returns how many."""
+        undone = 0
+        for record in await self.ledger.abandoned_findings(older_than_s=self.lease_s):
+            owner = secrets.token_hex(8)
+            if not await self.ledger.take_over_finding(record.case_id, record.id, owner, self.lease_s):
+                continue  # a retry got there first: it reconciles
+            board = board_scope(record.case_id)
+            for card in await self.gateway.find_finding(board, record.id):
+                await discard_card(self.gateway, self.ledger, board, card.id, "finding_compensation")
+            await self.ledger.release_finding(record.case_id, record.id, owner)
+            undone += 1
+        if undone:
+            log.warning("rolled back %d finding promotion(s) abandoned by a crashed process", undone)
+        return undone
+
     # ----- list and withdraw ---------------------------------------------------------------------------
 
     async def list(self, case_id: str) -> dict[str, Any]:

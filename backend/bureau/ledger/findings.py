@@ -192,6 +192,21 @@ class FindingLedger(CaseLedger):
 
         await self._run(work)
 
+    async def abandoned_findings(self, older_than_s: float) -> list[FindingRecord]:
+        """Pending promotions whose lease ran out more than `older_than_s` ago, across cases: their owner died
+        (or stalled so long that its client gave up)."""
+
+        def work(session: Session) -> list[FindingRecord]:
+            cutoff = utcnow() - timedelta(seconds=older_than_s)
+            stmt = select(FindingRow).where(
+                FindingRow.state == FindingState.PENDING, FindingRow.lease_expires_at <= cutoff
+            )
+            return [
+                _record(row, cipher_for(session, row.case_id)) for row in session.scalars(stmt.order_by(FindingRow.id))
+            ]
+
+        return await self._read(work)
+
     async def findings(self, case_id: str) -> list[FindingRecord]:
         """Every finding of the case (pending, promoted and withdrawn), oldest first."""
 

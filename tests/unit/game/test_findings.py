@@ -3,6 +3,7 @@ leave-one-out, promotion as a Saga, no path home, and withdrawal when erasure re
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -300,8 +301,7 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
     assert pending.state == "pending"
     stranded = await services.gateway.find_finding(board_scope(case_id), pending.id)
     assert len(stranded) == (1 if step == "after_board_write" else 0)
-    # A retry after the lease ran out takes the attempt over and finds the card by its finding id.
-    await services.ledger.take_over_finding(case_id, pending.id, "expire-now", -1.0)
+    # A retry waits out the crashed attempt's lease (1 s in tests), takes it over and finds the card again.
     retry = await promote(client, case_id, VAN["en"])
     assert retry.status_code == 201, retry.text
     assert retry.json()["finding"]["id"] == pending.id
@@ -309,3 +309,35 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
     assert [c["id"] for c in board] == [retry.json()["card"]["id"]]
     if stranded:
         assert stranded[0].id == retry.json()["card"]["id"]
+
+
+async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    case_id = (await new_case("night-ferry", "en"))["case"]["id"]
+    findings_service = services.bureau.findings
+
+    class Crash(BaseException):
+        pass
+
+    def crash(at: str) -> None:
+        if at == "after_board_write":
+            raise Crash
+
+    findings_service.fault = crash
+    try:
+        with pytest.raises(Crash):
+            await services.bureau.promote_finding(case_id, VAN["en"])
+    finally:
+        findings_service.fault = lambda at: None
+    [pending] = await services.ledger.findings(case_id)
+    assert len(await services.gateway.find_finding(board_scope(case_id), pending.id)) == 1
+    assert await findings_service.roll_back_abandoned() == 0  # its lease is live: never undercut
+    # Once the lease ran out a whole lease ago, the job removes the stranded card and frees the claim.
+    deadline = asyncio.get_running_loop().time() + 10 * findings_service.lease_s
+    while not await findings_service.roll_back_abandoned():
+        assert asyncio.get_running_loop().time() < deadline, "the abandoned promotion was never rolled back"
+        await asyncio.sleep(0.1)
+    assert await services.gateway.find_finding(board_scope(case_id), pending.id) == []
+    assert await services.ledger.findings(case_id) == [] and await services.ledger.support_rows(case_id) == []
+    assert (await promote(client, case_id, VAN["en"])).status_code == 201
