@@ -53,13 +53,16 @@ for (const language of ["en", "zh"] as const) {
     await expect(stagePage.locator("body")).not.toContainText(SOURCES[language]);
     await expectNoViolations(stagePage, "stage with a finding");
 
-    // Erase the informant's account of the van: the finding is withdrawn everywhere.
+    // Erase the informant's account of the van from the console: the finding is withdrawn everywhere.
     const state = (await (await request.get(`/api/cases/${caseId}`)).json()) as {
       spaces: { informant: { id: string; topic: string }[] };
     };
     const account = state.spaces.informant.find((card) => card.topic === "van_harbourmaster");
     expect(account).toBeDefined();
-    expect((await request.delete(`/api/cases/${caseId}/cards/${account?.id}`)).status()).toBe(204);
+    await operator.selectRole("informant");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByTestId(`erase-${account?.id}`).click();
+    await expect(page.getByTestId("notice")).toHaveText(text(language, "cards.erased"));
     await expect(stagePage.getByTestId("stage-finding-withdrawn")).toHaveText(text(language, "stage.withdrawn"));
     await expect(learned).toHaveCount(0);
     await expect(panel.getByTestId("findings-list").locator('[data-state="withdrawn"]')).toContainText(

@@ -173,6 +173,10 @@ export const api = {
         ...(source ? { source } : {}),
       },
     }),
+  /** Erase one private card: its board copies go, findings it supported are re-checked (docs/findings.md). */
+  deleteCard: async (caseId: string, cardId: string) => {
+    await call("DELETE", `${casePath(caseId)}/cards/${encodeURIComponent(cardId)}`);
+  },
   /** Each given (or, without one, proposed) claim with every matching card's status; changes nothing. */
   evaluateFindings: (caseId: string, claim?: string) =>
     callJson<FindingEvaluation>("POST", `${casePath(caseId)}/findings/evaluate`, { body: claim ? { claim } : {} }),

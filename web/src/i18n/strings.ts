@@ -340,6 +340,9 @@ export const en = {
   "stage.learnedNote": "(supported independently; no sources kept)",
   "stage.withdrawn": "A finding was withdrawn: erasure removed its support.",
   "whisper.source": "Told by (optional)",
+  "cards.erase": "Erase card",
+  "cards.eraseConfirm": "Erase this card for good? Its board copies go with it, and a finding it supported is withdrawn if it no longer qualifies.",
+  "cards.erased": "Erased: the card is gone.",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -685,6 +688,9 @@ export const zh: Record<MessageKey, string> = {
   "stage.learnedNote": "（经独立证实；不保留来源）",
   "stage.withdrawn": "一条调查结论已撤回：删除使其失去了支持。",
   "whisper.source": "消息来源（可选）",
+  "cards.erase": "删除卡片",
+  "cards.eraseConfirm": "永久删除这张卡片？它在公告板上的副本会一并删除；它支持的调查结论若不再符合条件，也会被撤回。",
+  "cards.erased": "已删除：卡片已不复存在。",
 };
 
 export const messages = { en, zh } as const;

@@ -200,6 +200,17 @@ function CaseConsole({ caseId }: { caseId: string }) {
     return result;
   }
 
+  async function eraseCard(card: Card) {
+    beginAction();
+    try {
+      await api.deleteCard(caseId, card.id);
+      setNotice(t("cards.erased"));
+      scheduleRefetch();
+    } catch (error) {
+      setNotice(describeError(t, error));
+    }
+  }
+
   function select(role: Role) {
     beginAction();
     selectRole(role);
@@ -226,6 +237,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
               boardCopies={boardCopiesBySource(snapshot)}
               publishingCardId={publishingCardId}
               onPublish={publish}
+              onErase={eraseCard}
             />
             <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} policy={memoryPolicy} />
           </div>
