@@ -303,5 +303,7 @@ async def test_findings_hold_the_rule_keep_no_path_home_and_survive_erasure_only
 
 
 def test_the_histories_did_promote_and_withdraw_findings() -> None:
+    if not any(COUNTS.values()):
+        pytest.skip("the property test did not run in this session (selected alone)")
     print(f"\nfindings property run: {COUNTS}")
     assert COUNTS["promoted"] > 0 and COUNTS["withdrawn"] > 0 and COUNTS["refused"] > 0, COUNTS
