@@ -107,6 +107,23 @@ def _status_of(card: StoredCard, matched: list[Contribution], by_card: dict[str,
     return ContributionStatus.SHARED_SOURCE
 
 
+def _promoted_view(claim: str, proposed: bool, record: FindingRecord) -> dict[str, Any]:
+    f = record.figures
+    return {
+        "claim": claim,
+        "proposed": proposed,
+        "contributors": [],
+        "support": f.support,
+        "leave_one_out": f.leave_one_out,
+        "min_support": f.min_support,
+        "margin": f.leave_one_out - f.min_support,
+        "contradictions": f.contradictions,
+        "trust": f.trust,
+        "decision": FindingDecision.PROMOTED,
+        "finding_id": record.id,
+    }
+
+
 def finding_view(record: FindingRecord) -> dict[str, Any]:
     """A finding as every view shows it: its figures and state, never a contributor."""
     f = record.figures
@@ -158,8 +175,13 @@ class Findings:
             claims = [(text, True) for text in await self.proposals(case_id)]
         results = []
         for text, proposed in claims:
+            promoted = await self.ledger.finding_for_claim(case_id, text)
+            if promoted is not None and promoted.state == FindingState.READY:
+                # After promotion no view shows which cards supported it: the figures, never the contributors.
+                results.append(_promoted_view(text, proposed, promoted))
+                continue
             assessed = await self.assess(case_id, text, record, proposed=proposed)
-            results.append(assessed.view(await self.ledger.finding_for_claim(case_id, text)))
+            results.append(assessed.view(promoted))
         return {"min_support": self.min_support, "claims": results}
 
     async def assess(

@@ -97,6 +97,9 @@ async def test_promotion_is_idempotent_and_the_card_has_no_path_home(
     assert card["finding"]["review_at"] == finding["review_at"] and "told_by" not in card
     assert finding["state"] == "ready" and finding["public_card_id"] == card["id"]
 
+    # After promotion no view shows which cards supported it: evaluating the claim again included.
+    [after] = (await evaluate(client, case_id, VAN["en"]))["claims"]
+    assert (after["decision"], after["contributors"], after["finding_id"]) == ("promoted", [], finding["id"])
     again = await promote(client, case_id, "  the grey van left the harbour at MIDNIGHT. ")
     assert again.status_code == 200 and again.json()["idempotent"] is True
     assert again.json()["card"]["id"] == card["id"]

@@ -141,6 +141,12 @@ class Game:
         [result] = evaluated.json()["claims"]
         for c in result["contributors"]:
             c["created_by"] = self.created_by.get(c["card_id"], "")
+        if result["decision"] == "promoted":
+            # After promotion no view shows which cards supported it, the evaluation included.
+            assert result["contributors"] == [] and result["finding_id"] in self.promoted, result
+            response = await self.client.post(self.base + "/findings", json={"claim": CLAIMS[claim]})
+            assert response.status_code == 200 and response.json()["finding"]["id"] == result["finding_id"]
+            return
         eligible = [
             (c["card_id"], c["role"], source_identity(c)) for c in result["contributors"] if c["status"] in ELIGIBLE
         ]
