@@ -105,6 +105,7 @@ async def test_promotion_is_idempotent_and_the_card_has_no_path_home(
     assert again.json()["card"]["id"] == card["id"]
     board = (await snapshot(client, case_id))["spaces"]["bulletin_board"]
     assert [c["id"] for c in board] == [card["id"]]
+    assert board[0]["finding"] == card["finding"]  # read back from the store as written
 
     # Nothing a reader can follow home: no private card id, role or source in the card, the finding list,
     # the finding events (operator and stage), the stage snapshot or the record.
