@@ -345,3 +345,28 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
     assert await services.gateway.find_finding(board_scope(case_id), pending.id) == []
     assert await services.ledger.findings(case_id) == [] and await services.ledger.support_rows(case_id) == []
     assert (await promote(client, case_id, VAN["en"])).status_code == 201
+
+
+async def test_a_withdrawal_whose_board_delete_fails_leaves_a_cleanup_task(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case_id = (await new_case("night-ferry", "en"))["case"]["id"]
+    card_id = (await promote(client, case_id, VAN["en"])).json()["card"]["id"]
+    state = await snapshot(client, case_id)
+    van_card = next(c for c in cards(state, "suspect") if c["topic"] == "van_fisherman")
+    real_delete = services.gateway.delete
+
+    async def board_fails(scope: Any, target: str) -> bool:
+        if target == card_id:
+            raise MemoryUnavailableError("injected")
+        return await real_delete(scope, target)
+
+    monkeypatch.setattr(services.gateway, "delete", board_fails)
+    assert (await client.delete(f"/api/cases/{case_id}/cards/{van_card['id']}")).status_code == 204
+    # The ledger withdrew it at once; the store keeps the card until the cleanup task removes it.
+    assert [f["state"] for f in await findings(client, case_id)] == ["withdrawn"]
+    assert await services.gateway.get(board_scope(case_id), card_id) is not None
+    assert card_id in {t.card_id for t in await services.ledger.due_cleanups()}
+    monkeypatch.setattr(services.gateway, "delete", real_delete)
+    await services.bureau.run_cleanups()
+    assert await services.gateway.get(board_scope(case_id), card_id) is None
