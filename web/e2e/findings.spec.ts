@@ -1,6 +1,6 @@
 import { expect, test } from "./bureau";
 import { expectNoViolations } from "./axe";
-import { ConsolePage, text, useUiLanguage } from "./pages";
+import { ConsolePage, screenshot, text, useUiLanguage } from "./pages";
 
 const CLAIMS = {
   en: { van: "The grey van left the harbour at midnight.", lights: "The warehouse lights were off at ten o'clock." },
@@ -43,6 +43,8 @@ for (const language of ["en", "zh"] as const) {
     await expect(van.locator('[data-status="counted"]')).toHaveCount(3);
     await expect(van).toContainText(text(language, "findings.toldBy", { source: SOURCES[language] }));
     await expectNoViolations(page, "console with a findings evaluation");
+    await panel.scrollIntoViewIfNeeded();
+    await screenshot(page, `console-${language}-findings-1440x900`, true);
     await van.getByTestId("promote-finding").click();
     await expect(panel.getByTestId("findings-list").locator('[data-state="ready"]')).toContainText(CLAIMS[language].van);
 
@@ -52,6 +54,8 @@ for (const language of ["en", "zh"] as const) {
     await expect(stagePage.locator("body")).toContainText(text(language, "stage.learnedNote"));
     await expect(stagePage.locator("body")).not.toContainText(SOURCES[language]);
     await expectNoViolations(stagePage, "stage with a finding");
+    await stagePage.setViewportSize({ width: 1920, height: 1080 });
+    await screenshot(stagePage, `stage-${language}-finding-1920x1080`, true);
 
     // Erase the informant's account of the van from the console: the finding is withdrawn everywhere.
     const state = (await (await request.get(`/api/cases/${caseId}`)).json()) as {
