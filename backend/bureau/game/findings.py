@@ -50,6 +50,9 @@ from bureau.scope.vocabulary import (
 log = logging.getLogger("bureau.findings")
 CLAIM_MAX_CHARS = 240
 MAX_PROPOSALS = 6
+# Proposals search each card against the other roles: bounded to each role's newest cards, so the route stays
+# quick in a case of any size (a claim the operator writes is always judged against every card).
+PROPOSAL_CARDS_PER_ROLE = 20
 PENDING_WAIT_S = 2.0
 PENDING_POLL_S = 0.05
 _TRUST_ORDER = [Trust.LOW, Trust.MEDIUM, Trust.HIGH]  # lowest first

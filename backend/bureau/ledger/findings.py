@@ -250,12 +250,3 @@ class FindingLedger(CaseLedger):
             return [(r.finding_id, r.card, r.role, r.source) for r in session.scalars(stmt)]
 
         return await self._read(work)
-
-    async def card_pseudonym(self, case_id: str, card_id: str) -> str | None:
-        """Test seam: the keyed pseudonym a card id has in this case's mapping."""
-
-        def work(session: Session) -> str | None:
-            cipher = cipher_for(session, case_id)
-            return cipher.pseudonym("card", card_id) if cipher else None
-
-        return await self._read(work)
