@@ -115,6 +115,25 @@ def play_four_acts(server: LiveServer, backend: str) -> None:
         assert 0.4 <= detective["trace"]["hits"][0]["score"] <= 1.0  # a cosine, not an RRF rank
         assert http.delete(f"/api/cases/{case_id}").status_code == 204
         assert http.get(f"/api/cases/{case_id}").status_code == 404
+        play_findings(http)
+
+
+def play_findings(http: httpx.Client) -> None:
+    """The fifth act on this backend: a finding's figures and sealed sources round-trip through the store,
+    and deleting a contributor withdraws it (docs/findings.md)."""
+    case = http.post("/api/cases", json={"scenario_id": "night-ferry"}).json()
+    case_id = case["case"]["id"]
+    assert {c["told_by"] for c in case["spaces"]["detective"] if "told_by" in c} >= {"the night porter"}
+    promoted = http.post(f"/api/cases/{case_id}/findings", json={"claim": "The grey van left the harbour at midnight."})
+    assert promoted.status_code == 201, promoted.text
+    card = promoted.json()["card"]
+    board = http.get(f"/api/cases/{case_id}").json()["spaces"]["bulletin_board"]
+    assert [(c["id"], c["finding"]["support"]) for c in board] == [(card["id"], 3)]
+    van = next(c for c in case["spaces"]["informant"] if c["topic"] == "van_harbourmaster")
+    assert http.delete(f"/api/cases/{case_id}/cards/{van['id']}").status_code == 204
+    assert http.get(f"/api/cases/{case_id}").json()["spaces"]["bulletin_board"] == []
+    assert [f["state"] for f in http.get(f"/api/cases/{case_id}/findings").json()["findings"]] == ["withdrawn"]
+    assert http.delete(f"/api/cases/{case_id}").status_code == 204
 
 
 def session_headers(signed_in: httpx.Response) -> dict[str, str]:

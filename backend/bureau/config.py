@@ -13,6 +13,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bureau.scope.content_policy import ContentPolicy
+from bureau.scope.keys import ROLES
 from bureau.scope.memory_policy import Retention
 
 MemoryBackend = Literal["seekdb", "sqlite"]
@@ -116,6 +117,10 @@ class Settings(BaseSettings):
     session_ttl_s: int = Field(default=12 * 3600, ge=60)
     max_sse_per_session: int = Field(default=6, ge=1, le=100)
     publication_lease_s: float = Field(default=10.0, gt=0)
+    # Findings (docs/findings.md): independent contributors a claim keeps with any one removed. At most the
+    # number of roles minus one, so that a finding stays possible.
+    finding_min_support: int = Field(default=2, ge=1, le=len(ROLES) - 1)
+    finding_review_days: int = Field(default=30, ge=1, le=3650)
 
     # Serving
     host: str = "127.0.0.1"

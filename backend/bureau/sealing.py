@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
+import hmac
 import os
 from collections.abc import Sequence
 
@@ -52,6 +54,12 @@ class CaseCipher:
         self.case_id = case_id
         self._aead = AESGCM(_derive(key, b"content"))
         self._rotation_seed = int.from_bytes(_derive(key, b"rotation"), "big")
+        self._pseudonym_key = _derive(key, b"pseudonym")
+
+    def pseudonym(self, kind: str, value: str) -> str:
+        """A keyed pseudonym (HMAC-SHA256): equal values give equal pseudonyms within the case, and nothing
+        without the case key can tell what it stands for (the findings ledger's mapping, docs/findings.md)."""
+        return hmac.new(self._pseudonym_key, f"{kind}:{value}".encode(), hashlib.sha256).hexdigest()
 
     def seal(self, text: str) -> str:
         nonce = os.urandom(_NONCE_BYTES)

@@ -16,6 +16,7 @@ import json
 import secrets
 import string
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ from bureau.api.deps import Services
 from bureau.api.errors import ERRORS
 from bureau.api.frames import OPERATOR_PAYLOADS, STAGE_PAYLOADS
 from bureau.ledger.database import create_ledger_engine
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import FindingFigures, Ledger
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.vocabulary import Certainty, EventType
 from contract import OpenApiContract
@@ -36,6 +37,9 @@ from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer
 from sse_client import open_sse
 
 PORTER = "The night porter saw a courier with a violet umbrella."
+# A claim three roles are told by three different sources: a finding that qualifies (docs/findings.md).
+FINDING = "The courier crossed the bridge at dawn."
+FINDING_SOURCES = ("the lock keeper", "the baker", "a cyclist")
 # Provoked in-process below (they need open play on loopback, or an injected storage fault).
 IN_PROCESS = {"HOST_NOT_ALLOWED", "MEMORY_UNAVAILABLE"}
 # Not provoked here: a crash, a lost worker-id lease (tests/e2e/test_worker_ids.py), a server still starting
@@ -167,6 +171,23 @@ async def play(game: Game, secured_server: LiveServer) -> None:
     )
     assert crossed["conclusion"]["sealed"] is True
 
+    # Findings: evaluate (a given claim, then the server's proposals), promote, repeat, list; one that does not
+    # qualify; one whose promotion another instance holds.
+    told = [
+        await game.whisper(role, FINDING, source=source)
+        for role, source in zip(("detective", "informant", "suspect"), FINDING_SOURCES, strict=True)
+    ]
+    assert told[0]["told_by"] == FINDING_SOURCES[0]
+    [evaluated] = (await game.call("POST", "/findings/evaluate", 200, json={"claim": FINDING}))["claims"]
+    assert evaluated["decision"] == "qualifies"
+    await game.call("POST", "/findings/evaluate", 200, json={})
+    promoted = await game.call("POST", "/findings", 201, json={"claim": FINDING})
+    assert (await game.call("POST", "/findings", 200, json={"claim": FINDING}))["card"] == promoted["card"]
+    assert [f["state"] for f in (await game.call("GET", "/findings", 200))["findings"]] == ["ready"]
+    await game.call("POST", "/findings", 409, json={"claim": PORTER})  # one role: FINDING_NOT_QUALIFIED
+    async with HeldFinding(secured_server, case_id, "The courier crossed the river at dusk."):
+        await game.call("POST", "/findings", 409, json={"claim": "The courier crossed the river at dusk."})
+
     # The record, its exports, subject access and the stage's views; then delete a card.
     await game.call("GET", "/record", 200)
     await game.call("GET", "/record/export", 200)
@@ -217,6 +238,27 @@ async def play(game: Game, secured_server: LiveServer) -> None:
     assert (await game.ask("informant", QUESTION))["certainty"] == Certainty.KNOWN
 
 
+class HeldFinding:
+    """Another instance's live promotion of a claim, written into the live server's own ledger."""
+
+    OWNER = "another-instance"
+
+    def __init__(self, server: LiveServer, case_id: str, claim: str) -> None:
+        self.ledger = Ledger(create_ledger_engine(f"sqlite:///{(server.data_dir / 'bureau.db').resolve()}"))
+        self.case_id, self.claim, self.finding_id = case_id, claim, secrets.token_hex(12)
+
+    async def __aenter__(self) -> None:
+        figures = FindingFigures(3, 2, 2, 0, "medium", datetime.now(UTC))
+        held, _ = await self.ledger.reserve_finding(
+            self.case_id, self.finding_id, self.claim, self.OWNER, 60, figures, []
+        )
+        assert held
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.ledger.release_finding(self.case_id, self.finding_id, self.OWNER)
+        self.ledger.engine.dispose()
+
+
 class HeldPublication:
     """Another instance's live publication lease on a detective card, written into the live server's own
     ledger (a second process on the same SQLite file), released on exit."""
@@ -251,6 +293,12 @@ async def test_the_whole_game_over_http_matches_the_contract(
         assert operator_stream.response.headers["content-type"].startswith("text/event-stream")
         game.base = streamed
         mat = await game.whisper("informant", "The spare key is under the mat.")
+        told = [
+            await game.whisper(role, FINDING, source=source)
+            for role, source in zip(("detective", "informant", "suspect"), FINDING_SOURCES, strict=True)
+        ]
+        await game.call("POST", "/findings", 201, json={"claim": FINDING})
+        await game.call("DELETE", f"/cards/{told[0]['id']}", 204)  # the finding is withdrawn
         secret = informant_secret_card(case)
         await game.ask("informant", QUESTION)
         await game.call("POST", "/publications", 201, json={"role": "informant", "card_id": secret["id"]})

@@ -119,7 +119,7 @@ async def test_publishing_another_roles_card_or_a_board_card_is_not_found(
 
 
 async def test_unrelated_question_is_unknown_for_every_role(client: httpx.AsyncClient, new_case: NewCase) -> None:
-    for scenario in ("safe-combination", "mole", "allergy"):
+    for scenario in ("safe-combination", "mole", "allergy", "night-ferry"):
         case = await new_case(scenario)
         for role in ("detective", "informant", "suspect"):
             result = await ask(client, case["case"]["id"], role, "Who won the football match?")

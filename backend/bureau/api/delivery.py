@@ -138,6 +138,19 @@ def _card_erased(payload: Payload) -> Payload:
     return {**_case_only(payload), "board_card_ids": list(payload.get("board_card_ids", []))}
 
 
+def _finding_promoted(payload: Payload) -> Payload:
+    """The board card that holds the finding and its figures: never a contributor."""
+    return {
+        **_case_only(payload),
+        "public_card_id": payload.get("public_card_id"),
+        "support": payload.get("support"),
+    }
+
+
+def _finding_withdrawn(payload: Payload) -> Payload:
+    return {**_case_only(payload), "public_card_id": payload.get("public_card_id")}
+
+
 STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
     EventType.CASE_CREATED: _case_only,
     EventType.CASE_RESET: _case_only,
@@ -149,6 +162,8 @@ STAGE_PROJECTIONS: dict[EventType, Callable[[Payload], Payload] | None] = {
     EventType.PUBLICATION_COMPLETED: _publication_completed,
     EventType.CROSS_EXAMINATION_COMPLETED: _cross_examination,
     EventType.CARD_ERASED: _card_erased,
+    EventType.FINDING_PROMOTED: _finding_promoted,
+    EventType.FINDING_WITHDRAWN: _finding_withdrawn,
 }
 
 

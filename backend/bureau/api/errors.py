@@ -51,6 +51,10 @@ ERRORS: dict[str, ErrorSpec] = {
     "METHOD_NOT_ALLOWED": ErrorSpec(405, "This route does not accept that method."),
     "VERSION_CONFLICT": ErrorSpec(409, "The case changed since you last saw it."),
     "PUBLICATION_PENDING": ErrorSpec(409, "Another publication of this card is in progress; retry shortly."),
+    "FINDING_NOT_QUALIFIED": ErrorSpec(
+        409, "The claim lacks independent support that survives leave-one-out; evaluate it to see why."
+    ),
+    "FINDING_PENDING": ErrorSpec(409, "Another promotion of this claim is in progress; retry shortly."),
     "PAYLOAD_TOO_LARGE": ErrorSpec(413, "The request body is too large."),
     "UNSUPPORTED_MEDIA_TYPE": ErrorSpec(415, "Request bodies must be application/json."),
     "VALIDATION_ERROR": ErrorSpec(422, "The request is malformed or has invalid fields."),
@@ -102,7 +106,7 @@ def _game_error(_: Request, exc: Exception) -> JSONResponse:
     headers: dict[str, str] = {}
     if isinstance(exc, game.VersionConflictError):
         extra["snapshot"] = exc.snapshot
-    if isinstance(exc, game.PublicationPendingError):
+    if isinstance(exc, game.PublicationPendingError | game.FindingPendingError):
         headers["Retry-After"] = str(exc.retry_after_s)
     return error_response(exc.code, headers=headers, **extra)
 

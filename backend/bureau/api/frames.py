@@ -81,6 +81,21 @@ class CardErased(CaseEvent):
     board_card_ids: list[str]
 
 
+class FindingPromoted(CaseEvent):
+    """A finding reached the board: its id, its card and its figures; never a contributor."""
+
+    finding_id: str
+    public_card_id: str
+    support: int
+    leave_one_out: int
+    contradictions: int
+
+
+class FindingWithdrawn(CaseEvent):
+    finding_id: str
+    public_card_id: str | None
+
+
 OPERATOR_PAYLOADS: dict[EventType, type[ResponseModel]] = {
     EventType.CASE_CREATED: CaseCreated,
     EventType.CASE_RESET: CaseEvent,
@@ -92,6 +107,8 @@ OPERATOR_PAYLOADS: dict[EventType, type[ResponseModel]] = {
     EventType.PUBLICATION_COMPLETED: PublicationCompleted,
     EventType.CROSS_EXAMINATION_COMPLETED: CrossExaminationCompleted,
     EventType.CARD_ERASED: CardErased,
+    EventType.FINDING_PROMOTED: FindingPromoted,
+    EventType.FINDING_WITHDRAWN: FindingWithdrawn,
 }
 
 
@@ -134,6 +151,15 @@ class StageCardErased(CaseEvent):
     board_card_ids: list[str] = Field(description="the board copies that disappeared (public ids only)")
 
 
+class StageFindingPromoted(CaseEvent):
+    public_card_id: str
+    support: int
+
+
+class StageFindingWithdrawn(CaseEvent):
+    public_card_id: str | None
+
+
 # `None`: the stage never receives this type (the delivery gate's table says the same; a test compares them).
 STAGE_PAYLOADS: dict[EventType, type[ResponseModel] | None] = {
     EventType.CASE_CREATED: CaseEvent,
@@ -146,6 +172,8 @@ STAGE_PAYLOADS: dict[EventType, type[ResponseModel] | None] = {
     EventType.PUBLICATION_COMPLETED: StagePublicationCompleted,
     EventType.CROSS_EXAMINATION_COMPLETED: StageCrossExaminationCompleted,
     EventType.CARD_ERASED: StageCardErased,
+    EventType.FINDING_PROMOTED: StageFindingPromoted,
+    EventType.FINDING_WITHDRAWN: StageFindingWithdrawn,
 }
 
 

@@ -28,9 +28,12 @@ from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
 from bureau.scope.vocabulary import (
     CaseStatus,
     Certainty,
+    ContributionStatus,
     CoverageRule,
     CreatedBy,
     FallbackReason,
+    FindingDecision,
+    FindingState,
     HitStatus,
     Kind,
     MemoryType,
@@ -71,6 +74,17 @@ class ResponseModel(BaseModel):
 # ----- cards ---------------------------------------------------------------------------------------------
 
 
+class FindingFacts(ResponseModel):
+    """What a finding's board card holds besides its text (docs/findings.md)."""
+
+    finding_id: str
+    support: int = Field(description="independent contributors (distinct roles and sources)")
+    leave_one_out: int = Field(description="the smallest support left with any one contributor removed")
+    contradictions: int = Field(description="close cards on a contributor's topic that say something else")
+    review_at: str = Field(json_schema_extra={"format": "date"})
+    scope: Space
+
+
 class CardSource(ResponseModel):
     role: Role
     card_id: str
@@ -94,10 +108,14 @@ class CardMeta(ResponseModel):
     created_by: CreatedBy
     created_at: Timestamp
     source: CardSource | None = Field(description="the private original of a board copy, else null")
+    finding: Absent[FindingFacts] = Field(
+        default=None, description="a finding's board card only: its figures, never a contributor"
+    )
 
 
 class Card(CardMeta):
     content: str
+    told_by: Absent[str] = Field(default=None, description="who told the role, when named (operator views only)")
 
 
 class Spaces(ResponseModel):
@@ -105,6 +123,66 @@ class Spaces(ResponseModel):
     informant: list[Card]
     suspect: list[Card]
     bulletin_board: list[Card]
+
+
+class FindingContributor(ResponseModel):
+    """One card that matches the claim, and whether it counts (operator only, before promotion)."""
+
+    card_id: str
+    role: Role | None = Field(description="null for a board card (never a contributor)")
+    source: str | None = Field(description="who told the role, when named")
+    status: ContributionStatus
+    score: float
+    created_at: Timestamp
+    content: str
+
+
+class ClaimEvaluation(ResponseModel):
+    claim: str
+    proposed: bool = Field(description="proposed by the server from matching cards: rewrite it in your words")
+    contributors: list[FindingContributor]
+    support: int
+    leave_one_out: int
+    min_support: int
+    margin: int = Field(description="leave_one_out - min_support; >= 0 qualifies")
+    contradictions: int
+    trust: Trust = Field(description="the lowest trust of the counted contributors (support is not truth)")
+    decision: FindingDecision
+    finding_id: str | None
+
+
+class FindingEvaluation(ResponseModel):
+    min_support: int
+    claims: list[ClaimEvaluation]
+
+
+class Finding(ResponseModel):
+    """A promoted or withdrawn finding: figures and state, never a contributor."""
+
+    id: str
+    state: FindingState
+    claim: str | None = Field(description="null once withdrawn")
+    public_card_id: str | None
+    support: int
+    leave_one_out: int
+    min_support: int
+    margin: int
+    contradictions: int
+    trust: Trust
+    review_at: str = Field(json_schema_extra={"format": "date"})
+    scope: Space
+    promoted_at: Timestamp | None
+    withdrawn_at: Timestamp | None
+
+
+class FindingPromotion(ResponseModel):
+    finding: Finding
+    card: Card
+    idempotent: bool = Field(description="true when the claim was promoted before (status 200)")
+
+
+class FindingList(ResponseModel):
+    findings: list[Finding]
 
 
 class WhisperResult(ResponseModel):
@@ -249,6 +327,7 @@ class ScenarioDetail(ResponseModel):
     title: str
     description: str
     preset_questions: list[str]
+    claims: list[str] = Field(description="one-sentence claims the scenario offers to evaluate as findings")
     key_facts: list[KeyFact]
     topic_labels: dict[str, LanguageLabels]
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bureau.api.responses import Language, Role
+from bureau.game.findings import CLAIM_MAX_CHARS
 from bureau.game.interrogation import QUESTION_MAX_CHARS
 from bureau.game.scenario_schema import MAX_CARD_CHARS
+from bureau.game.service import SOURCE_MAX_CHARS
 from bureau.scope.vocabulary import MemoryType
 
 # The game's own length rule for a text field, in characters after normalising (longer: 400 UNSAFE_INPUT);
@@ -40,6 +42,22 @@ class WhisperBody(Versioned):
     # Any type may be named; the memory policy decides (403 MEMORY_TYPE_FORBIDDEN, 400 PREFERENCE_KEY_UNKNOWN).
     memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE
     key: str | None = Field(default=None, min_length=1, max_length=64)
+    # Who told the role (e.g. "the night porter"): whispers that share a source count once towards a finding.
+    source: str | None = Field(
+        default=None, min_length=1, max_length=200, json_schema_extra={GAME_MAX_CHARS: SOURCE_MAX_CHARS}
+    )
+
+
+class FindingClaimBody(_Body):
+    """A one-sentence claim in the operator's own words (screened like a whisper)."""
+
+    claim: str = Field(min_length=1, max_length=2000, json_schema_extra={GAME_MAX_CHARS: CLAIM_MAX_CHARS})
+
+
+class FindingEvaluationBody(_Body):
+    """No claim: the server proposes claims from cards of different roles that match each other."""
+
+    claim: str | None = Field(default=None, min_length=1, max_length=2000)
 
 
 class InterrogationBody(Versioned):

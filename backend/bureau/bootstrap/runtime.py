@@ -159,11 +159,12 @@ async def _guarded(job: Awaitable[object], name: str) -> None:
 
 async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
     """Independent jobs, so one failing job cannot starve another: cleanups, expired sessions, abandoned
-    publications, and the jobs the caller adds."""
+    publications and findings, and the jobs the caller adds."""
     every = [
         ("cleanups", runtime.bureau.run_cleanups),
         ("sessions", runtime.ledger.purge_expired_sessions),
         ("abandoned publications", runtime.bureau.publisher.roll_back_abandoned),
+        ("abandoned findings", runtime.bureau.findings.roll_back_abandoned),
         *jobs,
     ]
     while True:

@@ -45,3 +45,17 @@ class PublicationPendingError(GameError):
     def __init__(self, retry_after_s: int) -> None:
         super().__init__("publication pending")
         self.retry_after_s = retry_after_s
+
+
+class FindingNotQualifiedError(GameError):
+    """The claim lacks independent support that survives leave-one-out (now, or by the time it was marked)."""
+
+    code = "FINDING_NOT_QUALIFIED"
+
+
+class FindingPendingError(GameError):
+    code = "FINDING_PENDING"
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__("finding pending")
+        self.retry_after_s = retry_after_s

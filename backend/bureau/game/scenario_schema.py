@@ -51,6 +51,8 @@ class ScenarioCard(_Strict):
     memory_type: MemoryType  # every card declares it; the memory policy decides what a scenario may load
     key: str | None = Field(default=None, max_length=64)
     trust: Trust = Trust.MEDIUM
+    # Who the role learned it from: contributions sharing a source count once towards a finding.
+    source: str | None = Field(default=None, min_length=1, max_length=80)
 
     @model_validator(mode="after")
     def _allowed_by_the_memory_policy(self) -> ScenarioCard:
@@ -101,6 +103,8 @@ class Scenario(_Strict):
     topics: dict[str, str] = Field(min_length=1)
     # Topics on which two cards deliberately disagree (the mole's two tips): the only ones that may repeat.
     conflicts: list[str] = Field(default_factory=list)
+    # One-sentence claims a presenter may evaluate as findings (docs/findings.md); the console offers them.
+    claims: list[str] = Field(default_factory=list, max_length=6)
     cards: ScenarioCards
 
     @field_validator("topics")

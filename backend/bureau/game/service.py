@@ -21,6 +21,7 @@ from bureau.game.errors import (
     UnsafeInputError,
     VersionConflictError,
 )
+from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
 from bureau.game.publication import Publisher
@@ -35,6 +36,7 @@ from bureau.ledger.repository import (
     LOADING,
     CaseMissingError,
     CaseRecord,
+    FindingRecord,
     Ledger,
     LedgerError,
     PendingEvent,
@@ -49,6 +51,7 @@ from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, Poli
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
+SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
 RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
 # What a whispered card is, in the game's terms, by the memory type the operator chose.
 _WHISPER_KIND = {
@@ -76,6 +79,7 @@ class Bureau:
         self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
         self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
+        self.findings = Findings(settings, gateway, ledger)
         self.sweeper = RetentionSweeper(gateway, ledger)
 
     # ----- queries -------------------------------------------------------------------------------------
@@ -229,12 +233,14 @@ class Bureau:
         expected_version: int | None = None,
         memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE,
         key: str | None = None,
+        source: str | None = None,
     ) -> dict[str, Any]:
         creator = CreatedBy.OPERATOR
         try:
             # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
             check_type(memory_type, creator, WritePath.ORDINARY, key)
             content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
+            told_by = checked_text(source, SOURCE_MAX_CHARS, screening=self.gateway.screening) if source else None
             await self._check_version(case_id, expected_version)
             scope = role_scope(case_id, role)
             draft = CardDraft(
@@ -244,6 +250,7 @@ class Bureau:
                 memory_type=memory_type,
                 created_by=creator,
                 key=key,
+                told_by=told_by,
             )
             card = await self.gateway.write(scope, draft)  # checks the whole rule again, value schema included
         except (MemoryPolicyError, UnsafeInputError) as exc:
@@ -286,15 +293,20 @@ class Bureau:
         card = await self._private_card(case_id, card_id)
         board = board_scope(case_id)
         listed = [c.id for c in await self.gateway.find_by_source(board, card.id)]
+        withdrawn: list[FindingRecord] = []
         try:
-            # Also leaves the tombstone a racing publish collides with, and adds the copy its row names.
-            copy_ids = await self.ledger.erase_card(case_id, card.id, card.space, listed, expected_version)
+            # Also leaves the tombstone a racing publish collides with, and adds the copy its row names; and
+            # re-runs leave-one-out for every finding the card supported (docs/findings.md).
+            copy_ids = await self.ledger.erase_card(
+                case_id, card.id, card.space, listed, expected_version, withdrawn=withdrawn
+            )
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
         except VersionMismatchError as exc:
             raise VersionConflictError(await self.snapshot(case_id)) from exc
         for copy_id in copy_ids:
             await discard_card(self.gateway, self.ledger, board, copy_id, "card_erased")
+        await self.findings.remove_withdrawn(case_id, withdrawn)
         await discard_card(self.gateway, self.ledger, space_scope(case_id, card.space), card.id, "card_erased")
 
     async def _private_card(self, case_id: str, card_id: str) -> StoredCard:
@@ -311,6 +323,18 @@ class Bureau:
             await self._check_version(case_id, expected_version)
         # Otherwise the case is checked once per run of the Saga, which concurrent publishes of the card share.
         return await self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
+
+    async def evaluate_findings(self, case_id: str, claim: str | None) -> dict[str, Any]:
+        await self.require_case(case_id)
+        return await self.findings.evaluate(case_id, claim)
+
+    async def promote_finding(self, case_id: str, claim: str) -> tuple[dict[str, Any], bool]:
+        await self.require_case(case_id)
+        return await self.findings.promote(case_id, claim)
+
+    async def list_findings(self, case_id: str) -> dict[str, Any]:
+        await self.require_case(case_id)
+        return await self.findings.list(case_id)
 
     async def run_cleanups(self) -> int:
         """Retry deletes that failed earlier. Returns how many tasks finished."""
@@ -384,6 +408,7 @@ class Bureau:
                         trust=card.trust,
                         created_by=CreatedBy.SCENARIO,
                         key=card.key,
+                        told_by=card.source,
                     )
                     for card in cards
                 ]

@@ -35,6 +35,7 @@ def subject_access_view(state: CaseState, entries: list[RecordEntry]) -> dict[st
             "source_present": present.get(card.source_card_id or "") == card.source_role,
         }
         for card in state.spaces.get(BOARD, [])
+        if card.source_card_id  # a finding's card has no source: nothing to follow home (docs/findings.md)
     ]
     derived: list[dict[str, Any]] = [
         {

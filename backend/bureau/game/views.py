@@ -27,6 +27,9 @@ def card_view(card: StoredCard) -> dict[str, Any]:
         "created_by": card.created_by,
         "created_at": card.created_at.isoformat(),
         "source": {"role": card.source_role, "card_id": card.source_card_id} if card.source_card_id else None,
+        # Who told it (private cards only: a board card never carries one) and a finding's figures.
+        **({"told_by": card.told_by} if card.told_by else {}),
+        **({"finding": card.finding.as_metadata()} if card.finding else {}),
     }
 
 
@@ -34,6 +37,7 @@ def card_event_view(card: StoredCard) -> dict[str, Any]:
     """Card metadata for the event log: never the content."""
     view = card_view(card)
     del view["content"]
+    view.pop("told_by", None)  # a name someone typed: as private as the text
     return view
 
 
@@ -89,6 +93,7 @@ def operator_snapshot(
             "title": scenario.title,
             "description": scenario.description,
             "preset_questions": list(scenario.preset_questions),
+            "claims": list(scenario.claims),
             "key_facts": _key_facts(scenario, translations or (scenario,)),
             "topic_labels": topic_labels(translations or (scenario,)),
         },

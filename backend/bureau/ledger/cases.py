@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.events import EventRecord, PendingEvent, append_event, append_events, event_record, was_erased
+from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
@@ -166,6 +167,7 @@ class CaseLedger(TransactionRunner):
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
             forget_entries(session, case_id)
+            forget_findings(session, case_id)
             keys.destroy_key(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
@@ -208,12 +210,14 @@ class CaseLedger(TransactionRunner):
         space: str,
         listed_copy_ids: Sequence[str],
         expected_version: int | None = None,
+        withdrawn: list[FindingRecord] | None = None,
     ) -> list[str]:
         """One private card is erased, with the case's version and a `card.erased` event: its publication
         row becomes a tombstone (no publish can reserve the card again, and a pending attempt can no longer
         mark it ready), and every record entry derived from it or from one of its board copies is marked
         (and loses its text). Returns every board copy id to delete: those listed, and the one the row names
-        (a publish may have marked it ready after the listing)."""
+        (a publish may have marked it ready after the listing). Findings it supported are re-checked by
+        leave-one-out in the same transaction; those withdrawn are appended to `withdrawn`."""
         copy_ids = list(dict.fromkeys(listed_copy_ids))
 
         def extra(session: Session) -> list[PendingEvent]:
@@ -223,7 +227,10 @@ class CaseLedger(TransactionRunner):
             for erased in (card_id, *copy_ids):
                 redact_card(session, case_id, erased)
             payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
-            return [PendingEvent(EventType.CARD_ERASED, payload)]
+            gone = withdraw_unsupported(session, case_id, [card_id])
+            if withdrawn is not None:
+                withdrawn.extend(gone)
+            return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]
 
         await self._change(case_id, [], expected_version, extra=extra)
         return copy_ids
@@ -233,3 +240,4 @@ def _forget_case_state(session: Session, case_id: str) -> None:
     """Publications and the case record: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
     forget_entries(session, case_id)
+    forget_findings(session, case_id)

@@ -203,3 +203,51 @@ class MaintenanceLeaseRow(Base):
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     owner: Mapped[str] = mapped_column(String(64))
     expires_at: Mapped[datetime]
+
+
+class FindingRow(Base):
+    """A finding (docs/findings.md): the Saga row of its board card, its support figures and its claim, sealed
+    under the case key. `slot` is the claim's keyed pseudonym while the finding is pending or ready (unique per
+    case: the same claim promoted twice is one card) and NULL once it is withdrawn; `claim_hash` stays, so a
+    card written after the claim was on the board is still recognised as an echo."""
+
+    __tablename__ = "findings"
+    __table_args__ = (
+        UniqueConstraint("case_id", "slot", name="uq_finding_slot"),
+        Index("ix_findings_case", "case_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"))
+    claim_hash: Mapped[str] = mapped_column(String(64))
+    slot: Mapped[str | None] = mapped_column(String(64), default=None)
+    state: Mapped[str] = mapped_column(String(16))  # pending | ready | withdrawn
+    owner: Mapped[str] = mapped_column(String(64))
+    lease_expires_at: Mapped[datetime]
+    public_card_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    claim: Mapped[str] = mapped_column(Text)  # sealed; "" once withdrawn
+    support: Mapped[int] = mapped_column(Integer)
+    leave_one_out: Mapped[int] = mapped_column(Integer)
+    min_support: Mapped[int] = mapped_column(Integer)  # the rule it was promoted under
+    contradictions: Mapped[int] = mapped_column(Integer)
+    trust: Mapped[str] = mapped_column(String(16))
+    review_at: Mapped[datetime]
+    promoted_at: Mapped[datetime | None] = mapped_column(default=None)
+    withdrawn_at: Mapped[datetime | None] = mapped_column(default=None)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class FindingSupportRow(Base):
+    """Which cards support which finding: keyed pseudonyms of the card id, the role and the source, never the
+    values. Read only by erasure (a deletion, a reset, an erase re-runs leave-one-out from these rows)."""
+
+    __tablename__ = "finding_support"
+    __table_args__ = (Index("ix_finding_support_case_card", "case_id", "card"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    finding_id: Mapped[str] = mapped_column(String(32), ForeignKey("findings.id", ondelete="CASCADE"), index=True)
+    case_id: Mapped[str] = mapped_column(String(64))
+    card: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(64))

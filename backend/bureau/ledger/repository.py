@@ -11,6 +11,8 @@ from __future__ import annotations
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
+from bureau.ledger.finding_rows import FindingFigures, FindingRecord
+from bureau.ledger.findings import FindingLedger
 from bureau.ledger.limits import LimitLedger
 from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
@@ -35,6 +37,8 @@ __all__ = [
     "CaseRecord",
     "CleanupTask",
     "EventRecord",
+    "FindingFigures",
+    "FindingRecord",
     "Ledger",
     "LedgerConflictError",
     "LedgerError",
@@ -50,6 +54,7 @@ __all__ = [
 
 
 class Ledger(
+    FindingLedger,
     PublicationLedger,
     EventLedger,
     CleanupLedger,

@@ -30,7 +30,7 @@ from bureau.config import Settings
 from bureau.memory import remote_store
 from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.embedded_seekdb import share_one_connection
-from bureau.memory.embedders import self_check
+from bureau.memory.embedders import cosine, self_check
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.screening_memo import RememberedScreening
@@ -40,6 +40,7 @@ from bureau.memory.types import (
     CardDraft,
     CaseErasedError,
     Excluded,
+    FindingMark,
     MemoryUnavailableError,
     Retrieval,
     StoredCard,
@@ -156,7 +157,9 @@ def _parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -> dict[str, Any]:
+def _card_metadata(
+    scope: MemoryScope, draft: CardDraft, retention: Retention, cipher: CaseCipher | None = None
+) -> dict[str, Any]:
     now = datetime.now(UTC)
     expires_at = draft.expires_at or retention.expiry(draft.memory_type, now)
     metadata: dict[str, Any] = {
@@ -178,6 +181,10 @@ def _card_metadata(scope: MemoryScope, draft: CardDraft, retention: Retention) -
     if draft.source_card_id is not None:
         metadata["source_role"] = draft.source_role
         metadata["source_card_id"] = draft.source_card_id
+    if draft.told_by is not None and cipher is not None:
+        metadata["told_by"] = cipher.seal(draft.told_by)  # a name someone typed: sealed like the text
+    if draft.finding is not None:
+        metadata["finding"] = draft.finding.as_metadata()
     return metadata
 
 
@@ -423,7 +430,8 @@ class MemoryGateway:
         content = self._opened(scope.case_id, item.get("memory") or item.get("content") or "")
         if content is None:
             return None, UNREADABLE  # sealed under a key that no longer exists: the case was erased
-        card = self._to_card(item, metadata, content)
+        told = metadata.get("told_by")
+        card = self._to_card(item, metadata, content, self._opened(scope.case_id, told) if told else None)
         if card.expires_at is not None and card.expires_at <= now:
             return card, EXPIRED
         return card, ""
@@ -462,7 +470,9 @@ class MemoryGateway:
         return cipher
 
     @staticmethod
-    def _to_card(item: dict[str, Any], metadata: dict[str, Any], content: str) -> StoredCard:
+    def _to_card(
+        item: dict[str, Any], metadata: dict[str, Any], content: str, told_by: str | None = None
+    ) -> StoredCard:
         return StoredCard(
             id=str(item["id"]),
             case_id=metadata["case_id"],
@@ -480,6 +490,8 @@ class MemoryGateway:
             source_card_id=metadata.get("source_card_id"),
             key=metadata.get("preference_key"),
             owner=metadata.get("scope_key", ""),
+            told_by=told_by,
+            finding=FindingMark.from_metadata(metadata.get("finding")),
         )
 
     def relevance_feature_ids(self) -> set[str]:
@@ -556,7 +568,7 @@ class MemoryGateway:
         self, storage: Any, cipher: CaseCipher, scope: MemoryScope, draft: CardDraft, vector: list[float]
     ) -> StoredCard:
         sealed = cipher.seal(draft.content)
-        metadata = _card_metadata(scope, draft, self.retention)
+        metadata = _card_metadata(scope, draft, self.retention, cipher)
         now = datetime.now(UTC)
         memory_id = storage.add_memory(
             {
@@ -744,6 +756,22 @@ class MemoryGateway:
         stale = self._known.beyond_newest(key, keep)
         self._delete_ids_blocking(scope.user_id, scope.agent_id, stale)
         return len(stale)
+
+    async def sentence_similarities(self, case_id: str, text: str, others: Sequence[str]) -> builtins.list[float]:
+        """The cosine between one text's sentence vector and each other text's, with the store's own encoder
+        (on the memory worker): whether a question the bureau asked was about a claim (game/findings.py)."""
+        if not others:
+            return []
+        return await self._run(self._similarities_blocking, case_id, text, tuple(others))
+
+    def _similarities_blocking(self, case_id: str, text: str, others: tuple[str, ...]) -> builtins.list[float]:
+        found = self._relevance.vectors(case_id, [text, *others])
+        return [cosine(found[text], found[other]) for other in others]
+
+    async def find_finding(self, scope: MemoryScope, finding_id: str) -> builtins.list[StoredCard]:
+        """A finding's board card(s), by the finding id in their metadata: how a crashed promotion finds its
+        card again."""
+        return [c for c in await self.list(scope) if c.finding is not None and c.finding.finding_id == finding_id]
 
     async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> builtins.list[StoredCard]:
         """Board copies of one source card: how a crashed publication finds its copy again."""

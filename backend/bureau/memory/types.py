@@ -11,6 +11,45 @@ from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode, Trust
 
 
 @dataclass(frozen=True, slots=True)
+class FindingMark:
+    """What a finding's board card holds besides its text: its id (so a crashed promotion finds the card
+    again), the support figures, the scope and the review date. Never a card id, a role or a source."""
+
+    finding_id: str
+    support: int
+    leave_one_out: int
+    contradictions: int
+    review_at: str  # ISO date
+    scope: str = "bulletin_board"
+
+    def as_metadata(self) -> dict[str, object]:
+        return {
+            "finding_id": self.finding_id,
+            "support": self.support,
+            "leave_one_out": self.leave_one_out,
+            "contradictions": self.contradictions,
+            "review_at": self.review_at,
+            "scope": self.scope,
+        }
+
+    @classmethod
+    def from_metadata(cls, value: object) -> FindingMark | None:
+        if not isinstance(value, Mapping):
+            return None
+        try:
+            return cls(
+                str(value["finding_id"]),
+                int(value["support"]),
+                int(value["leave_one_out"]),
+                int(value["contradictions"]),
+                str(value["review_at"]),
+                str(value.get("scope", "bulletin_board")),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
 class CardDraft:
     """What the game asks the gateway to store. Scope comes separately, from the server."""
 
@@ -29,6 +68,9 @@ class CardDraft:
     # question it records, whose vector the search has just computed. Never for a card that may be evidence:
     # its retrieval score must be its own content's.
     index_text: str | None = None
+    # Who told it (a whisper's optional `source`, a scenario card's declared one): sealed like the text.
+    told_by: str | None = None
+    finding: FindingMark | None = None  # a finding's board card only
 
     def __post_init__(self) -> None:
         if self.index_text is not None and may_be_evidence(self.memory_type):
@@ -57,6 +99,8 @@ class StoredCard:
     source_card_id: str | None = None
     key: str | None = None
     owner: str = ""  # the composite key stored with the record (checked against the scope on every read)
+    told_by: str | None = None  # the named source, if any (private to the operator)
+    finding: FindingMark | None = None  # set on a finding's board card
 
     @property
     def is_derived(self) -> bool:

@@ -23,6 +23,8 @@ class EventType(StrEnum):
     PUBLICATION_COMPLETED = "publication.completed"
     CROSS_EXAMINATION_COMPLETED = "cross_examination.completed"
     CARD_ERASED = "card.erased"
+    FINDING_PROMOTED = "finding.promoted"
+    FINDING_WITHDRAWN = "finding.withdrawn"
 
 
 class RecordKind(StrEnum):
@@ -56,6 +58,7 @@ class Kind(StrEnum):
     OBSERVATION = "observation"
     PREFERENCE = "preference"
     NOTE = "note"
+    FINDING = "finding"  # corroborated knowledge on the board (docs/findings.md)
 
 
 class Trust(StrEnum):
@@ -152,6 +155,35 @@ class PublicationState(StrEnum):
     PENDING = "pending"
     READY = "ready"
     ERASED = "erased"
+
+
+class FindingState(StrEnum):
+    """A finding's Saga: `pending` (with a lease) until its board card is `ready`; `withdrawn` once a deletion,
+    reset or erasure leaves it without leave-one-out support (its board card and its ledger mapping go)."""
+
+    PENDING = "pending"
+    READY = "ready"
+    WITHDRAWN = "withdrawn"
+
+
+class ContributionStatus(StrEnum):
+    """Why a card that matches a claim at known grade counts as an independent contributor, or why not."""
+
+    COUNTED = "counted"
+    SAME_ROLE = "same_role"  # another card of this role already counts
+    SHARED_SOURCE = "shared_source"  # another counted card came from the same source
+    ECHO_BOARD = "echo_board"  # written after the claim was on the board
+    ECHO_QUESTION = "echo_question"  # written after this role was asked a question matching the claim
+    BOARD_COPY = "board_copy"  # on the board already (a published copy or a finding): never a contributor
+    UNCERTAIN = "uncertain"  # close, but not a known-grade match
+
+
+class FindingDecision(StrEnum):
+    """The outcome of evaluating a claim."""
+
+    QUALIFIES = "qualifies"
+    NOT_QUALIFIED = "not_qualified"
+    PROMOTED = "promoted"  # already on the board as a finding
 
 
 class CaseStatus(StrEnum):

@@ -1,4 +1,4 @@
-"""Scenario data files: all six load, the story rules hold, and broken files name the file and the field."""
+"""Scenario data files: all eight load, the story rules hold, and broken files name the file and the field."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from bureau.game.scenario_schema import (
     load_scenarios,
 )
 
-SCENARIO_IDS = ("safe-combination", "mole", "allergy")
+SCENARIO_IDS = ("safe-combination", "mole", "allergy", "night-ferry")
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def scenarios() -> dict[tuple[str, str], Scenario]:
     return load_builtin_scenarios()
 
 
-def test_all_six_load(scenarios):
+def test_all_eight_load(scenarios):
     assert set(scenarios) == {(sid, lang) for sid in SCENARIO_IDS for lang in LANGUAGES}
     for (sid, lang), scenario in scenarios.items():
         assert (scenario.id, scenario.language) == (sid, lang)
@@ -114,7 +114,7 @@ def _error(directory: Path) -> str:
 
 
 def test_copies_load(scenario_dir):
-    assert len(load_scenarios(scenario_dir)) == 6
+    assert len(load_scenarios(scenario_dir)) == 8
 
 
 def test_bad_trust_names_file_and_field(scenario_dir):
@@ -281,3 +281,18 @@ def test_a_scenario_card_with_an_evasion_fails_to_load(scenario_dir, content):
     error = _error(scenario_dir)
     assert error.startswith("mole.en.yaml: cards.informant.0")
     assert "content fails the content policy" in error
+
+
+def test_the_night_ferry_declares_what_a_findings_demo_needs(scenarios):
+    """Three roles with independent sources on one claim, two on another, two sharing a source on a third
+    (docs/findings.md); the same sources and claims in both languages."""
+    for lang in LANGUAGES:
+        scenario = scenarios[("night-ferry", lang)]
+        assert len(scenario.claims) == 3
+        by_role = scenario.cards.by_role()
+        sourced = [c for cards in by_role.values() for c in cards if c.topic != "ferry_captain"]
+        assert all(c.source for c in sourced)
+        van = {c.source for cards in by_role.values() for c in cards if c.topic.startswith("van_")}
+        lights = [c for cards in by_role.values() for c in cards if c.topic.startswith("lights_")]
+        shipment = [c.source for cards in by_role.values() for c in cards if c.topic.startswith("shipment_")]
+        assert len(van) == 3 and len(lights) == 2 and len(shipment) == 3 and len(set(shipment)) == 2

@@ -2,6 +2,9 @@ import type {
   CaseLanguage,
   CaseRecordView,
   CrossExaminationResult,
+  FindingEvaluation,
+  FindingList,
+  FindingPromotion,
   Health,
   InterrogationResult,
   MemoryPolicy,
@@ -160,10 +163,26 @@ export const api = {
   eraseCase: async (caseId: string) => {
     await call("DELETE", casePath(caseId));
   },
-  whisper: (caseId: string, role: Role, text: string, memoryType?: string, key?: string) =>
+  whisper: (caseId: string, role: Role, text: string, memoryType?: string, key?: string, source?: string) =>
     callJson<{ card: Card }>("POST", `${casePath(caseId)}/whispers`, {
-      body: { role, text, ...(memoryType ? { memory_type: memoryType } : {}), ...(key ? { key } : {}) },
+      body: {
+        role,
+        text,
+        ...(memoryType ? { memory_type: memoryType } : {}),
+        ...(key ? { key } : {}),
+        ...(source ? { source } : {}),
+      },
     }),
+  /** Erase one private card: its board copies go, findings it supported are re-checked (docs/findings.md). */
+  deleteCard: async (caseId: string, cardId: string) => {
+    await call("DELETE", `${casePath(caseId)}/cards/${encodeURIComponent(cardId)}`);
+  },
+  /** Each given (or, without one, proposed) claim with every matching card's status; changes nothing. */
+  evaluateFindings: (caseId: string, claim?: string) =>
+    callJson<FindingEvaluation>("POST", `${casePath(caseId)}/findings/evaluate`, { body: claim ? { claim } : {} }),
+  promoteFinding: (caseId: string, claim: string) =>
+    callJson<FindingPromotion>("POST", `${casePath(caseId)}/findings`, { body: { claim } }),
+  findings: (caseId: string) => callJson<FindingList>("GET", `${casePath(caseId)}/findings`),
   memoryPolicy: () => callJson<MemoryPolicy>("GET", "/api/memory-policy"),
   policyDecisions: (caseId: string, after = 0) =>
     callJson<PolicyDecisionPage>("GET", `${casePath(caseId)}/policy-decisions?after=${after}&limit=100`),

@@ -265,6 +265,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/cases/{case_id}/findings/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Evaluate Findings
+         * @description Each given or proposed claim: every matching card's status (counted, or excluded and why), the
+         *     leave-one-out result and the decision. Changes nothing.
+         */
+        post: operations["evaluate_findings_api_cases__case_id__findings_evaluate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cases/{case_id}/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Findings
+         * @description The promoted and withdrawn findings of the case (never which cards supported them).
+         */
+        get: operations["list_findings_api_cases__case_id__findings_get"];
+        put?: never;
+        /**
+         * Promote Finding
+         * @description Promote a qualifying claim to the board as a finding: text, support figures, scope and review date;
+         *     no card ids, roles or sources.
+         */
+        post: operations["promote_finding_api_cases__case_id__findings_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/cases/{case_id}/reset": {
         parameters: {
             query?: never;
@@ -450,8 +496,18 @@ export interface components {
             created_at: string;
             /** @description the private original of a board copy, else null */
             source: components["schemas"]["CardSource"] | null;
+            /**
+             * Finding
+             * @description a finding's board card only: its figures, never a contributor
+             */
+            finding?: components["schemas"]["FindingFacts"];
             /** Content */
             content: string;
+            /**
+             * Told By
+             * @description who told the role, when named (operator views only)
+             */
+            told_by?: string;
         };
         /** CardSource */
         CardSource: {
@@ -508,6 +564,36 @@ export interface components {
          * @enum {string}
          */
         Certainty: "known" | "uncertain" | "unknown";
+        /** ClaimEvaluation */
+        ClaimEvaluation: {
+            /** Claim */
+            claim: string;
+            /**
+             * Proposed
+             * @description proposed by the server from matching cards: rewrite it in your words
+             */
+            proposed: boolean;
+            /** Contributors */
+            contributors: components["schemas"]["FindingContributor"][];
+            /** Support */
+            support: number;
+            /** Leave One Out */
+            leave_one_out: number;
+            /** Min Support */
+            min_support: number;
+            /**
+             * Margin
+             * @description leave_one_out - min_support; >= 0 qualifies
+             */
+            margin: number;
+            /** Contradictions */
+            contradictions: number;
+            /** @description the lowest trust of the counted contributors (support is not truth) */
+            trust: components["schemas"]["Trust"];
+            decision: components["schemas"]["FindingDecision"];
+            /** Finding Id */
+            finding_id: string | null;
+        };
         /**
          * Conclusion
          * @description A cross-examination's joint conclusion; its audience is the narrowest of the roles and every hit.
@@ -565,6 +651,12 @@ export interface components {
              */
             snapshot?: components["schemas"]["OperatorSnapshot"];
         };
+        /**
+         * ContributionStatus
+         * @description Why a card that matches a claim at known grade counts as an independent contributor, or why not.
+         * @enum {string}
+         */
+        ContributionStatus: "counted" | "same_role" | "shared_source" | "echo_board" | "echo_question" | "board_copy" | "uncertain";
         /**
          * CoverageRule
          * @description Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/coverage.py): shown
@@ -708,6 +800,148 @@ export interface components {
              */
             type: string;
         };
+        /**
+         * Finding
+         * @description A promoted or withdrawn finding: figures and state, never a contributor.
+         */
+        Finding: {
+            /** Id */
+            id: string;
+            state: components["schemas"]["FindingState"];
+            /**
+             * Claim
+             * @description null once withdrawn
+             */
+            claim: string | null;
+            /** Public Card Id */
+            public_card_id: string | null;
+            /** Support */
+            support: number;
+            /** Leave One Out */
+            leave_one_out: number;
+            /** Min Support */
+            min_support: number;
+            /** Margin */
+            margin: number;
+            /** Contradictions */
+            contradictions: number;
+            trust: components["schemas"]["Trust"];
+            /**
+             * Review At
+             * Format: date
+             */
+            review_at: string;
+            scope: components["schemas"]["Space"];
+            /** Promoted At */
+            promoted_at: string | null;
+            /** Withdrawn At */
+            withdrawn_at: string | null;
+        };
+        /**
+         * FindingClaimBody
+         * @description A one-sentence claim in the operator's own words (screened like a whisper).
+         */
+        FindingClaimBody: {
+            /** Claim */
+            claim: string;
+        };
+        /**
+         * FindingContributor
+         * @description One card that matches the claim, and whether it counts (operator only, before promotion).
+         */
+        FindingContributor: {
+            /** Card Id */
+            card_id: string;
+            /** @description null for a board card (never a contributor) */
+            role: components["schemas"]["Role"] | null;
+            /**
+             * Source
+             * @description who told the role, when named
+             */
+            source: string | null;
+            status: components["schemas"]["ContributionStatus"];
+            /** Score */
+            score: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Content */
+            content: string;
+        };
+        /**
+         * FindingDecision
+         * @description The outcome of evaluating a claim.
+         * @enum {string}
+         */
+        FindingDecision: "qualifies" | "not_qualified" | "promoted";
+        /** FindingEvaluation */
+        FindingEvaluation: {
+            /** Min Support */
+            min_support: number;
+            /** Claims */
+            claims: components["schemas"]["ClaimEvaluation"][];
+        };
+        /**
+         * FindingEvaluationBody
+         * @description No claim: the server proposes claims from cards of different roles that match each other.
+         */
+        FindingEvaluationBody: {
+            /** Claim */
+            claim?: string | null;
+        };
+        /**
+         * FindingFacts
+         * @description What a finding's board card holds besides its text (docs/findings.md).
+         */
+        FindingFacts: {
+            /** Finding Id */
+            finding_id: string;
+            /**
+             * Support
+             * @description independent contributors (distinct roles and sources)
+             */
+            support: number;
+            /**
+             * Leave One Out
+             * @description the smallest support left with any one contributor removed
+             */
+            leave_one_out: number;
+            /**
+             * Contradictions
+             * @description close cards on a contributor's topic that say something else
+             */
+            contradictions: number;
+            /**
+             * Review At
+             * Format: date
+             */
+            review_at: string;
+            scope: components["schemas"]["Space"];
+        };
+        /** FindingList */
+        FindingList: {
+            /** Findings */
+            findings: components["schemas"]["Finding"][];
+        };
+        /** FindingPromotion */
+        FindingPromotion: {
+            finding: components["schemas"]["Finding"];
+            card: components["schemas"]["Card"];
+            /**
+             * Idempotent
+             * @description true when the claim was promoted before (status 200)
+             */
+            idempotent: boolean;
+        };
+        /**
+         * FindingState
+         * @description A finding's Saga: `pending` (with a lease) until its board card is `ready`; `withdrawn` once a deletion,
+         *     reset or erasure leaves it without leave-one-out support (its board card and its ledger mapping go).
+         * @enum {string}
+         */
+        FindingState: "pending" | "ready" | "withdrawn";
         /** Health */
         Health: {
             /**
@@ -888,7 +1122,7 @@ export interface components {
          * @description What a card says, as the story sees it (a scenario card's `kind`).
          * @enum {string}
          */
-        Kind: "fact" | "secret" | "clue" | "alibi" | "tip" | "rumor" | "observation" | "preference" | "note";
+        Kind: "fact" | "secret" | "clue" | "alibi" | "tip" | "rumor" | "observation" | "preference" | "note" | "finding";
         /**
          * Knowledge
          * @description The who-knows-what matrix; a role or a fact no answer spoke to is absent.
@@ -1168,6 +1402,11 @@ export interface components {
             description: string;
             /** Preset Questions */
             preset_questions: string[];
+            /**
+             * Claims
+             * @description one-sentence claims the scenario offers to evaluate as findings
+             */
+            claims: string[];
             /** Key Facts */
             key_facts: components["schemas"]["KeyFact"][];
             /** Topic Labels */
@@ -1511,6 +1750,8 @@ export interface components {
             memory_type?: components["schemas"]["MemoryType"];
             /** Key */
             key?: string | null;
+            /** Source */
+            source?: string | null;
         };
         /** WhisperResult */
         WhisperResult: {
@@ -1583,6 +1824,11 @@ export interface components {
             created_at: string;
             /** @description the private original of a board copy, else null */
             source: components["schemas"]["CardSource"] | null;
+            /**
+             * Finding
+             * @description a finding's board card only: its figures, never a contributor
+             */
+            finding?: components["schemas"]["FindingFacts"];
         };
         /** CaseCreated */
         CaseCreated: {
@@ -1629,6 +1875,43 @@ export interface components {
             sealed: boolean;
             /** Traces */
             traces: components["schemas"]["Trace"][];
+        };
+        /**
+         * FindingPromoted
+         * @description A finding reached the board: its id, its card and its figures; never a contributor.
+         */
+        FindingPromoted: {
+            /** Case Id */
+            case_id: string;
+            /**
+             * Version
+             * @description the case version after the change (0 on `case.erased`)
+             */
+            version: number;
+            /** Finding Id */
+            finding_id: string;
+            /** Public Card Id */
+            public_card_id: string;
+            /** Support */
+            support: number;
+            /** Leave One Out */
+            leave_one_out: number;
+            /** Contradictions */
+            contradictions: number;
+        };
+        /** FindingWithdrawn */
+        FindingWithdrawn: {
+            /** Case Id */
+            case_id: string;
+            /**
+             * Version
+             * @description the case version after the change (0 on `case.erased`)
+             */
+            version: number;
+            /** Finding Id */
+            finding_id: string;
+            /** Public Card Id */
+            public_card_id: string | null;
         };
         /** MemoryWritten */
         MemoryWritten: {
@@ -1753,6 +2036,32 @@ export interface components {
             roles?: components["schemas"]["Role"][];
             /** Retrievals */
             retrievals?: (components["schemas"]["StageRetrieval"] | null)[];
+        };
+        /** StageFindingPromoted */
+        StageFindingPromoted: {
+            /** Case Id */
+            case_id: string;
+            /**
+             * Version
+             * @description the case version after the change (0 on `case.erased`)
+             */
+            version: number;
+            /** Public Card Id */
+            public_card_id: string;
+            /** Support */
+            support: number;
+        };
+        /** StageFindingWithdrawn */
+        StageFindingWithdrawn: {
+            /** Case Id */
+            case_id: string;
+            /**
+             * Version
+             * @description the case version after the change (0 on `case.erased`)
+             */
+            version: number;
+            /** Public Card Id */
+            public_card_id: string | null;
         };
         /** StageMemoryWritten */
         StageMemoryWritten: {
@@ -1919,7 +2228,27 @@ export interface components {
             event: "card.erased";
             data: string;
         };
-        OperatorFrame: components["schemas"]["OperatorCaseCreatedFrame"] | components["schemas"]["OperatorCaseResetFrame"] | components["schemas"]["OperatorCaseErasedFrame"] | components["schemas"]["OperatorMemoryWrittenFrame"] | components["schemas"]["OperatorRetrievalCompletedFrame"] | components["schemas"]["OperatorAnswerCompletedFrame"] | components["schemas"]["OperatorPublicationStartedFrame"] | components["schemas"]["OperatorPublicationCompletedFrame"] | components["schemas"]["OperatorCrossExaminationCompletedFrame"] | components["schemas"]["OperatorCardErasedFrame"];
+        OperatorFindingPromotedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "finding.promoted";
+            data: string;
+        };
+        OperatorFindingWithdrawnFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "finding.withdrawn";
+            data: string;
+        };
+        OperatorFrame: components["schemas"]["OperatorCaseCreatedFrame"] | components["schemas"]["OperatorCaseResetFrame"] | components["schemas"]["OperatorCaseErasedFrame"] | components["schemas"]["OperatorMemoryWrittenFrame"] | components["schemas"]["OperatorRetrievalCompletedFrame"] | components["schemas"]["OperatorAnswerCompletedFrame"] | components["schemas"]["OperatorPublicationStartedFrame"] | components["schemas"]["OperatorPublicationCompletedFrame"] | components["schemas"]["OperatorCrossExaminationCompletedFrame"] | components["schemas"]["OperatorCardErasedFrame"] | components["schemas"]["OperatorFindingPromotedFrame"] | components["schemas"]["OperatorFindingWithdrawnFrame"];
         StageCaseCreatedFrame: {
             /** @description the resume cursor */
             id: string;
@@ -2010,13 +2339,33 @@ export interface components {
             event: "card.erased";
             data: string;
         };
-        StageFrame: components["schemas"]["StageCaseCreatedFrame"] | components["schemas"]["StageCaseResetFrame"] | components["schemas"]["StageCaseErasedFrame"] | components["schemas"]["StageMemoryWrittenFrame"] | components["schemas"]["StageRetrievalCompletedFrame"] | components["schemas"]["StagePublicationStartedFrame"] | components["schemas"]["StagePublicationCompletedFrame"] | components["schemas"]["StageCrossExaminationCompletedFrame"] | components["schemas"]["StageCardErasedFrame"];
+        StageFindingPromotedFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "finding.promoted";
+            data: string;
+        };
+        StageFindingWithdrawnFrame: {
+            /** @description the resume cursor */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "finding.withdrawn";
+            data: string;
+        };
+        StageFrame: components["schemas"]["StageCaseCreatedFrame"] | components["schemas"]["StageCaseResetFrame"] | components["schemas"]["StageCaseErasedFrame"] | components["schemas"]["StageMemoryWrittenFrame"] | components["schemas"]["StageRetrievalCompletedFrame"] | components["schemas"]["StagePublicationStartedFrame"] | components["schemas"]["StagePublicationCompletedFrame"] | components["schemas"]["StageCrossExaminationCompletedFrame"] | components["schemas"]["StageCardErasedFrame"] | components["schemas"]["StageFindingPromotedFrame"] | components["schemas"]["StageFindingWithdrawnFrame"];
         /**
          * EventType
          * @description Every event the ledger's outbox records. The stage projection in `api/delivery.py` names each one.
          * @enum {string}
          */
-        EventType: "case.created" | "case.reset" | "case.erased" | "memory.written" | "retrieval.completed" | "answer.completed" | "publication.started" | "publication.completed" | "cross_examination.completed" | "card.erased";
+        EventType: "case.created" | "case.reset" | "case.erased" | "memory.written" | "retrieval.completed" | "answer.completed" | "publication.started" | "publication.completed" | "cross_examination.completed" | "card.erased" | "finding.promoted" | "finding.withdrawn";
     };
     responses: never;
     parameters: never;
@@ -2033,10 +2382,12 @@ export type CaseMode = components['schemas']['CaseMode'];
 export type CaseRecordView = components['schemas']['CaseRecordView'];
 export type CaseStatus = components['schemas']['CaseStatus'];
 export type Certainty = components['schemas']['Certainty'];
+export type ClaimEvaluation = components['schemas']['ClaimEvaluation'];
 export type Conclusion = components['schemas']['Conclusion'];
 export type Conflict = components['schemas']['Conflict'];
 export type ConflictBody = components['schemas']['ConflictBody'];
 export type ConflictDetail = components['schemas']['ConflictDetail'];
+export type ContributionStatus = components['schemas']['ContributionStatus'];
 export type CoverageRule = components['schemas']['CoverageRule'];
 export type CreateCase = components['schemas']['CreateCase'];
 export type CreatedBy = components['schemas']['CreatedBy'];
@@ -2048,6 +2399,16 @@ export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type FallbackReason = components['schemas']['FallbackReason'];
 export type FieldError = components['schemas']['FieldError'];
+export type Finding = components['schemas']['Finding'];
+export type FindingClaimBody = components['schemas']['FindingClaimBody'];
+export type FindingContributor = components['schemas']['FindingContributor'];
+export type FindingDecision = components['schemas']['FindingDecision'];
+export type FindingEvaluation = components['schemas']['FindingEvaluation'];
+export type FindingEvaluationBody = components['schemas']['FindingEvaluationBody'];
+export type FindingFacts = components['schemas']['FindingFacts'];
+export type FindingList = components['schemas']['FindingList'];
+export type FindingPromotion = components['schemas']['FindingPromotion'];
+export type FindingState = components['schemas']['FindingState'];
 export type Health = components['schemas']['Health'];
 export type HeldCard = components['schemas']['HeldCard'];
 export type HeldSpaces = components['schemas']['HeldSpaces'];
@@ -2116,6 +2477,8 @@ export type CardMeta = components['schemas']['CardMeta'];
 export type CaseCreated = components['schemas']['CaseCreated'];
 export type CaseEvent = components['schemas']['CaseEvent'];
 export type CrossExaminationCompleted = components['schemas']['CrossExaminationCompleted'];
+export type FindingPromoted = components['schemas']['FindingPromoted'];
+export type FindingWithdrawn = components['schemas']['FindingWithdrawn'];
 export type MemoryWritten = components['schemas']['MemoryWritten'];
 export type PublicationCompleted = components['schemas']['PublicationCompleted'];
 export type PublicationStarted = components['schemas']['PublicationStarted'];
@@ -2123,6 +2486,8 @@ export type RetrievalCompleted = components['schemas']['RetrievalCompleted'];
 export type StageCardErased = components['schemas']['StageCardErased'];
 export type StageCardRef = components['schemas']['StageCardRef'];
 export type StageCrossExaminationCompleted = components['schemas']['StageCrossExaminationCompleted'];
+export type StageFindingPromoted = components['schemas']['StageFindingPromoted'];
+export type StageFindingWithdrawn = components['schemas']['StageFindingWithdrawn'];
 export type StageMemoryWritten = components['schemas']['StageMemoryWritten'];
 export type StagePublicationCompleted = components['schemas']['StagePublicationCompleted'];
 export type StagePublicationStarted = components['schemas']['StagePublicationStarted'];
@@ -2137,6 +2502,8 @@ export type OperatorPublicationStartedFrame = components['schemas']['OperatorPub
 export type OperatorPublicationCompletedFrame = components['schemas']['OperatorPublicationCompletedFrame'];
 export type OperatorCrossExaminationCompletedFrame = components['schemas']['OperatorCrossExaminationCompletedFrame'];
 export type OperatorCardErasedFrame = components['schemas']['OperatorCardErasedFrame'];
+export type OperatorFindingPromotedFrame = components['schemas']['OperatorFindingPromotedFrame'];
+export type OperatorFindingWithdrawnFrame = components['schemas']['OperatorFindingWithdrawnFrame'];
 export type OperatorFrame = components['schemas']['OperatorFrame'];
 export type StageCaseCreatedFrame = components['schemas']['StageCaseCreatedFrame'];
 export type StageCaseResetFrame = components['schemas']['StageCaseResetFrame'];
@@ -2147,6 +2514,8 @@ export type StagePublicationStartedFrame = components['schemas']['StagePublicati
 export type StagePublicationCompletedFrame = components['schemas']['StagePublicationCompletedFrame'];
 export type StageCrossExaminationCompletedFrame = components['schemas']['StageCrossExaminationCompletedFrame'];
 export type StageCardErasedFrame = components['schemas']['StageCardErasedFrame'];
+export type StageFindingPromotedFrame = components['schemas']['StageFindingPromotedFrame'];
+export type StageFindingWithdrawnFrame = components['schemas']['StageFindingWithdrawnFrame'];
 export type StageFrame = components['schemas']['StageFrame'];
 export type EventType = components['schemas']['EventType'];
 export type $defs = Record<string, never>;
@@ -3657,6 +4026,305 @@ export interface operations {
             };
         };
     };
+    evaluate_findings_api_cases__case_id__findings_evaluate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["FindingEvaluationBody"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingEvaluation"];
+                };
+            };
+            /** @description UNSAFE_INPUT, HOST_NOT_ALLOWED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ACCESS_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ROLE_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CASE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_findings_api_cases__case_id__findings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingList"];
+                };
+            };
+            /** @description HOST_NOT_ALLOWED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ACCESS_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ROLE_FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CASE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    promote_finding_api_cases__case_id__findings_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FindingClaimBody"];
+            };
+        };
+        responses: {
+            /** @description Promoted before: the same finding card (`idempotent`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingPromotion"];
+                };
+            };
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingPromotion"];
+                };
+            };
+            /** @description UNSAFE_INPUT, HOST_NOT_ALLOWED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ACCESS_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ROLE_FORBIDDEN, CSRF_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CASE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description FINDING_NOT_QUALIFIED, FINDING_PENDING */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     reset_api_cases__case_id__reset_post: {
         parameters: {
             query?: never;
@@ -3786,7 +4454,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `id` (the resume cursor; send it back as `Last-Event-ID` or `?after=`), `event` (the type), `data` (one line of JSON), each frame after parsing a `OperatorFrame`. Types: case.created, case.reset, case.erased, memory.written, retrieval.completed, answer.completed, publication.started, publication.completed, cross_examination.completed, card.erased. A `: ping` comment every heartbeat; the stream ends after `case.erased`. */
+            /** @description Server-sent events: `id` (the resume cursor; send it back as `Last-Event-ID` or `?after=`), `event` (the type), `data` (one line of JSON), each frame after parsing a `OperatorFrame`. Types: case.created, case.reset, case.erased, memory.written, retrieval.completed, answer.completed, publication.started, publication.completed, cross_examination.completed, card.erased, finding.promoted, finding.withdrawn. A `: ping` comment every heartbeat; the stream ends after `case.erased`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4034,7 +4702,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-sent events: `id` (the resume cursor; send it back as `Last-Event-ID` or `?after=`), `event` (the type), `data` (one line of JSON), each frame after parsing a `StageFrame`. Types: case.created, case.reset, case.erased, memory.written, retrieval.completed, answer.completed, publication.started, publication.completed, cross_examination.completed, card.erased. A `: ping` comment every heartbeat; the stream ends after `case.erased`. */
+            /** @description Server-sent events: `id` (the resume cursor; send it back as `Last-Event-ID` or `?after=`), `event` (the type), `data` (one line of JSON), each frame after parsing a `StageFrame`. Types: case.created, case.reset, case.erased, memory.written, retrieval.completed, answer.completed, publication.started, publication.completed, cross_examination.completed, card.erased, finding.promoted, finding.withdrawn. A `: ping` comment every heartbeat; the stream ends after `case.erased`. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4349,17 +5017,20 @@ export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["sc
 export const caseModeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseMode"]["mode"]> = ["evidence", "role_voice"];
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
+export const contributionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ContributionStatus"]> = ["counted", "same_role", "shared_source", "echo_board", "echo_question", "board_copy", "uncertain"];
 export const coverageRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CoverageRule"]> = ["contradiction", "focus_not_covered", "attribute_not_answered", "no_focus_match"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
 export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "fact_not_stated", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
+export const findingDecisionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingDecision"]> = ["qualifies", "not_qualified", "promoted"];
+export const findingStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingState"]> = ["pending", "ready", "withdrawn"];
 export const healthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["status"]> = ["ok", "degraded"];
 export const healthModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["mode"]> = ["evidence", "role_voice"];
 export const healthAccessValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["access"]> = ["open", "passcodes"];
 export const hitStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["HitStatus"]> = ["hit", "borderline_confirmed"];
 export const interrogationResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Interrogation"]["responder"]> = ["evidence", "role_voice"];
 export const interrogationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InterrogationEntry"]["kind"]> = ["interrogation"];
-export const kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Kind"]> = ["fact", "secret", "clue", "alibi", "tip", "rumor", "observation", "preference", "note"];
+export const kindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Kind"]> = ["fact", "secret", "clue", "alibi", "tip", "rumor", "observation", "preference", "note", "finding"];
 export const knowledgeDetectiveValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["detective"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
 export const knowledgeInformantValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["informant"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
 export const knowledgeSuspectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["suspect"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
@@ -4395,6 +5066,8 @@ export const operatorPublicationStartedFrameEventValues: ReadonlyArray<Flattened
 export const operatorPublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorPublicationCompletedFrame"]["event"]> = ["publication.completed"];
 export const operatorCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
 export const operatorCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCardErasedFrame"]["event"]> = ["card.erased"];
+export const operatorFindingPromotedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorFindingPromotedFrame"]["event"]> = ["finding.promoted"];
+export const operatorFindingWithdrawnFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorFindingWithdrawnFrame"]["event"]> = ["finding.withdrawn"];
 export const stageCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseCreatedFrame"]["event"]> = ["case.created"];
 export const stageCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseResetFrame"]["event"]> = ["case.reset"];
 export const stageCaseErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCaseErasedFrame"]["event"]> = ["case.erased"];
@@ -4404,4 +5077,6 @@ export const stagePublicationStartedFrameEventValues: ReadonlyArray<FlattenedDee
 export const stagePublicationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StagePublicationCompletedFrame"]["event"]> = ["publication.completed"];
 export const stageCrossExaminationCompletedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCrossExaminationCompletedFrame"]["event"]> = ["cross_examination.completed"];
 export const stageCardErasedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageCardErasedFrame"]["event"]> = ["card.erased"];
-export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventType"]> = ["case.created", "case.reset", "case.erased", "memory.written", "retrieval.completed", "answer.completed", "publication.started", "publication.completed", "cross_examination.completed", "card.erased"];
+export const stageFindingPromotedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageFindingPromotedFrame"]["event"]> = ["finding.promoted"];
+export const stageFindingWithdrawnFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["StageFindingWithdrawnFrame"]["event"]> = ["finding.withdrawn"];
+export const eventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EventType"]> = ["case.created", "case.reset", "case.erased", "memory.written", "retrieval.completed", "answer.completed", "publication.started", "publication.completed", "cross_examination.completed", "card.erased", "finding.promoted", "finding.withdrawn"];

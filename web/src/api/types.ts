@@ -67,6 +67,14 @@ export type CrossExaminationEntry = Schemas["CrossExaminationEntry"];
 export type RecordEntry = CaseRecordView["entries"][number];
 export type SubjectAccess = Schemas["SubjectAccess"];
 
+export type ClaimEvaluation = Schemas["ClaimEvaluation"];
+export type FindingEvaluation = Schemas["FindingEvaluation"];
+export type FindingContributor = Schemas["FindingContributor"];
+export type Finding = Schemas["Finding"];
+export type FindingPromotion = Schemas["FindingPromotion"];
+export type FindingList = Schemas["FindingList"];
+export type ContributionStatus = Schemas["ContributionStatus"];
+
 export type StageBoardCard = Schemas["PublicCard"];
 export type StageRetrieval = Schemas["StageRetrieval"];
 export type StageSnapshot = Schemas["StageSnapshot"];

@@ -5,7 +5,7 @@ import type { UiLanguage } from "../i18n/strings";
 import type { Translate } from "../i18n/translate";
 
 /** Topics the system writes itself (not from scenario data): their labels are UI strings. */
-const SYSTEM_TOPICS = { session: "topic.session", whisper: "topic.whisper" } as const;
+const SYSTEM_TOPICS = { session: "topic.session", whisper: "topic.whisper", finding: "topic.finding" } as const;
 
 /** "safe_combination" → "safe combination": the last resort when neither the scenario nor the UI has a label. */
 export function humanizeTopic(topic: string): string {

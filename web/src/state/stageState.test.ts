@@ -37,7 +37,17 @@ describe("stageReducer", () => {
   it("stores snapshots and counts events for the animations", () => {
     let state = stageReducer(initialStageState, { type: "snapshot-loaded", snapshot });
     state = stageReducer(state, { type: "live-event", event: { id: 4, type: "memory.written", data: { space: "informant" } } });
-    expect(state).toEqual({ snapshot, erased: false, activity: 1 });
+    expect(state).toEqual({ snapshot, erased: false, activity: 1, findingWithdrawn: false });
+  });
+
+  it("says a finding was withdrawn until another is promoted or the case is reset", () => {
+    const event = (id: number, type: string) => ({ type: "live-event" as const, event: { id, type, data: {} } });
+    let state = stageReducer(initialStageState, event(6, "finding.withdrawn"));
+    expect(state.findingWithdrawn).toBe(true);
+    state = stageReducer(state, event(7, "retrieval.completed"));
+    expect(state.findingWithdrawn).toBe(true);
+    expect(stageReducer(state, event(8, "finding.promoted")).findingWithdrawn).toBe(false);
+    expect(stageReducer(state, event(8, "case.reset")).findingWithdrawn).toBe(false);
   });
 
   it("ends the show on case.erased", () => {

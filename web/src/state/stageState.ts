@@ -5,11 +5,13 @@ export interface StageState {
   erased: boolean;
   /** Grows with every live event; the retrieval sentence re-animates on it. */
   activity: number;
+  /** A finding was withdrawn since the last one was promoted (its text is gone: only that it happened). */
+  findingWithdrawn: boolean;
 }
 
 export type StageAction = { type: "snapshot-loaded"; snapshot: StageSnapshot } | { type: "live-event"; event: LiveEvent };
 
-export const initialStageState: StageState = { snapshot: null, erased: false, activity: 0 };
+export const initialStageState: StageState = { snapshot: null, erased: false, activity: 0, findingWithdrawn: false };
 
 export function stageReducer(state: StageState, action: StageAction): StageState {
   switch (action.type) {
@@ -20,6 +22,9 @@ export function stageReducer(state: StageState, action: StageAction): StageState
         ...state,
         activity: state.activity + 1,
         erased: state.erased || action.event.type === "case.erased",
+        findingWithdrawn:
+          action.event.type === "finding.withdrawn" ||
+          (state.findingWithdrawn && action.event.type !== "finding.promoted" && action.event.type !== "case.reset"),
       };
   }
 }

@@ -54,6 +54,7 @@ export function snapshot(overrides: Partial<OperatorSnapshot> = {}): OperatorSna
       title: "The safe combination",
       description: "Only the informant knows.",
       preset_questions: ["What is the safe combination?"],
+      claims: [],
       key_facts: [
         { id: "combination", label: "Safe combination", topic: "safe_combination", question: "What is the safe combination?", labels: { en: "Safe combination" } },
         { id: "alibi", label: "Alibi", topic: "alibi", question: "What is your alibi?", labels: { en: "Alibi" } },

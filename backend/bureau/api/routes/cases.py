@@ -14,6 +14,9 @@ from bureau.api.openapi import ContractRoute
 from bureau.api.responses import (
     CaseRecordView,
     CrossExaminationResult,
+    FindingEvaluation,
+    FindingList,
+    FindingPromotion,
     Interrogation,
     OperatorSnapshot,
     PublicationResult,
@@ -25,6 +28,8 @@ from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_response
 from bureau.api.schemas import (
     CreateCase,
     CrossExaminationBody,
+    FindingClaimBody,
+    FindingEvaluationBody,
     InterrogationBody,
     PublicationBody,
     ResetBody,
@@ -109,7 +114,9 @@ async def export_record(
     ),
 )
 async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
-    return await bureau.whisper(case_id, body.role, body.text, body.expected_version, body.memory_type, body.key)
+    return await bureau.whisper(
+        case_id, body.role, body.text, body.expected_version, body.memory_type, body.key, body.source
+    )
 
 
 @router.post(
@@ -167,6 +174,45 @@ async def publish(
     if idempotent:
         response.status_code = 200
     return {"public_card": public_card, "idempotent": idempotent}
+
+
+@router.post(
+    CASE_PATH + "/findings/evaluate",
+    response_model=FindingEvaluation,
+    responses=declare_errors("UNSAFE_INPUT", *READ),
+)
+async def evaluate_findings(
+    case_id: str, bureau: BureauDep, _: OperatorDep, body: FindingEvaluationBody | None = None
+) -> dict[str, Any]:
+    """Each given or proposed claim: every matching card's status (counted, or excluded and why), the
+    leave-one-out result and the decision. Changes nothing."""
+    return await bureau.evaluate_findings(case_id, body.claim if body else None)
+
+
+@router.post(
+    CASE_PATH + "/findings",
+    status_code=201,
+    response_model=FindingPromotion,
+    responses={
+        200: {"model": FindingPromotion, "description": "Promoted before: the same finding card (`idempotent`)."},
+        **declare_errors("UNSAFE_INPUT", "FINDING_NOT_QUALIFIED", "FINDING_PENDING", *CHANGE),
+    },
+)
+async def promote_finding(
+    case_id: str, body: FindingClaimBody, response: Response, bureau: BureauDep, _: OperatorDep
+) -> dict[str, Any]:
+    """Promote a qualifying claim to the board as a finding: text, support figures, scope and review date;
+    no card ids, roles or sources."""
+    result, idempotent = await bureau.promote_finding(case_id, body.claim)
+    if idempotent:
+        response.status_code = 200
+    return {**result, "idempotent": idempotent}
+
+
+@router.get(CASE_PATH + "/findings", response_model=FindingList, responses=declare_errors(*READ))
+async def list_findings(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+    """The promoted and withdrawn findings of the case (never which cards supported them)."""
+    return await bureau.list_findings(case_id)
 
 
 @router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useReducer, useState } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
 import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type Role, type Space } from "../../api/types";
@@ -16,6 +16,7 @@ import { BulletinBoard } from "./BulletinBoard";
 import { CaseTimeline, RecordEntryDialog } from "./CaseTimeline";
 import { ConsoleHeader } from "./ConsoleHeader";
 import { CrossExamination } from "./CrossExamination";
+import { FindingsPanel } from "./FindingsPanel";
 import { KnowledgeMatrix } from "./KnowledgeMatrix";
 import { MemoryXray } from "./MemoryXray";
 import { PolicyLog } from "./PolicyLog";
@@ -97,6 +98,9 @@ function CaseConsole({ caseId }: { caseId: string }) {
     return counts;
   }, [snapshot]);
 
+  const evaluateFindings = useCallback((claim?: string) => api.evaluateFindings(caseId, claim), [caseId]);
+  const listFindings = useCallback(() => api.findings(caseId), [caseId]);
+
   if (missing || state.erased) {
     return (
       <main id="main" className="page-status">
@@ -137,10 +141,10 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
-  async function whisper(text: string, memoryType?: string, key?: string): Promise<Card> {
+  async function whisper(text: string, memoryType?: string, key?: string, source?: string): Promise<Card> {
     beginAction();
     try {
-      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key);
+      const { card } = await api.whisper(caseId, selectedRole, text, memoryType, key, source);
       scheduleRefetch();
       return card;
     } finally {
@@ -179,6 +183,25 @@ function CaseConsole({ caseId }: { caseId: string }) {
     }
   }
 
+  async function promoteFinding(claim: string) {
+    beginAction();
+    const result = await api.promoteFinding(caseId, claim);
+    setFreshCardId(result.card.id);
+    scheduleRefetch();
+    return result;
+  }
+
+  async function eraseCard(card: Card) {
+    beginAction();
+    try {
+      await api.deleteCard(caseId, card.id);
+      setNotice(t("cards.erased"));
+      scheduleRefetch();
+    } catch (error) {
+      setNotice(describeError(t, error));
+    }
+  }
+
   function select(role: Role) {
     beginAction();
     selectRole(role);
@@ -204,6 +227,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
               boardCopies={boardCopiesBySource(snapshot)}
               publishingCardId={publishingCardId}
               onPublish={publish}
+              onErase={eraseCard}
             />
             <WhisperBox key={selectedRole} role={selectedRole} whisper={whisper} policy={memoryPolicy} />
           </div>
@@ -215,6 +239,13 @@ function CaseConsole({ caseId }: { caseId: string }) {
             <AnswerCard answer={answer} cards={cardsById} />
             <MemoryXray trace={answer?.trace ?? null} role={selectedRole} cardCounts={cardCounts} />
             <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />
+            <FindingsPanel
+              claims={snapshot.scenario.claims ?? []}
+              refreshKey={String(snapshot.case.version)}
+              evaluate={evaluateFindings}
+              promote={promoteFinding}
+              list={listFindings}
+            />
           </div>
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />

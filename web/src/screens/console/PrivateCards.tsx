@@ -10,9 +10,11 @@ interface PrivateCardsProps {
   boardCopies: Map<string, string>;
   publishingCardId: string | null;
   onPublish: (card: Card) => void;
+  /** Erase the card (its board copies go with it; findings it supported are re-checked). */
+  onErase?: (card: Card) => void;
 }
 
-export function PrivateCards({ role, cards, cited, boardCopies, publishingCardId, onPublish }: PrivateCardsProps) {
+export function PrivateCards({ role, cards, cited, boardCopies, publishingCardId, onPublish, onErase }: PrivateCardsProps) {
   const { t } = useI18n();
   const evidenceCards = cards.filter((card) => !isDerivedCard(card));
   const sessionRecords = cards.filter(isDerivedCard);
@@ -40,7 +42,21 @@ export function PrivateCards({ role, cards, cited, boardCopies, publishingCardId
                 >
                   {publishingCardId === card.id ? t("cards.publishing") : t("cards.publish")}
                 </button>
+                {onErase && (
+                  <button
+                    type="button"
+                    className="button button--small"
+                    aria-label={`${t("cards.erase")}: ${card.content}`}
+                    data-testid={`erase-${card.id}`}
+                    onClick={() => {
+                      if (window.confirm(t("cards.eraseConfirm"))) onErase(card);
+                    }}
+                  >
+                    {t("cards.erase")}
+                  </button>
+                )}
               </div>
+              {card.told_by && <p className="card__source">{t("findings.toldBy", { source: card.told_by })}</p>}
             </CardItem>
           ))}
         </ul>

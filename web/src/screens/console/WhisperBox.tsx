@@ -15,7 +15,7 @@ export function whisperLength(text: string): number {
 
 interface WhisperBoxProps {
   role: Role;
-  whisper: (text: string, memoryType?: string, key?: string) => Promise<Card>;
+  whisper: (text: string, memoryType?: string, key?: string, source?: string) => Promise<Card>;
   /** What the operator may write (GET /api/memory-policy); without it the server's default type is used. */
   policy?: MemoryPolicy | null;
 }
@@ -33,6 +33,7 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
   const { t } = useI18n();
   const inputId = useId();
   const [text, setText] = useState("");
+  const [source, setSource] = useState("");
   const [memoryType, setMemoryType] = useState<string | null>(null);
   const [preferenceKey, setPreferenceKey] = useState<string | null>(null);
   const chosenType = memoryType ?? policy?.default_type ?? null;
@@ -53,7 +54,13 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
     if (tooLong) return;
     setSending(true);
     try {
-      const card = policy && chosenType ? await whisper(text.trim(), chosenType, chosenKey ?? undefined) : await whisper(text.trim());
+      const toldBy = source.trim();
+      const typed = policy && chosenType;
+      const card = toldBy
+        ? await whisper(text.trim(), typed ? chosenType : undefined, typed ? (chosenKey ?? undefined) : undefined, toldBy)
+        : typed
+          ? await whisper(text.trim(), chosenType, chosenKey ?? undefined)
+          : await whisper(text.trim());
       setText("");
       setStatus({ kind: "saved", cardId: card.id });
     } catch (caught) {
@@ -82,6 +89,17 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
             if (status.kind !== "idle") setStatus({ kind: "idle" });
           }}
         />
+        <div className="form-row">
+          <label htmlFor={`${inputId}-source`}>{t("whisper.source")}</label>
+          <input
+            id={`${inputId}-source`}
+            type="text"
+            className="grow"
+            maxLength={80}
+            value={source}
+            onChange={(event) => setSource(event.target.value)}
+          />
+        </div>
         {policy && chosenType && (
           <div className="form-row">
             <label htmlFor={`${inputId}-type`}>{t("whisper.memoryType")}</label>

@@ -11,8 +11,17 @@ export function StageBoard({ cards }: { cards: StageBoardCard[] }) {
       ) : (
         <ul className="stage-board__cards" data-testid="stage-board">
           {cards.map((card) => (
-            <li key={card.id} className="stage-card">
-              <p className="stage-card__content">{card.content}</p>
+            <li key={card.id} className={card.kind === "finding" ? "stage-card stage-card--finding" : "stage-card"}>
+              {card.kind === "finding" ? (
+                <>
+                  <p className="stage-card__content" data-testid="stage-finding">
+                    {t("stage.learned", { text: card.content })}
+                  </p>
+                  <p className="stage-card__source">{t("stage.learnedNote")}</p>
+                </>
+              ) : (
+                <p className="stage-card__content">{card.content}</p>
+              )}
               {isRole(card.source_role) && <p className="stage-card__source">{t("stage.from", { role: t(`role.${card.source_role}`) })}</p>}
             </li>
           ))}

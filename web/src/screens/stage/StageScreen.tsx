@@ -105,6 +105,11 @@ function StageView({ caseId, state, missing, connection, following }: StageViewP
             <RoleTiles counts={snapshot.counts} activeRole={snapshot.last_retrieval?.role ?? null} />
             <RetrievalSentence retrieval={snapshot.last_retrieval} />
             <ConclusionLine conclusion={snapshot.last_conclusion ?? null} />
+            {state.findingWithdrawn && (
+              <p className="stage__withdrawn" data-testid="stage-finding-withdrawn">
+                {t("stage.withdrawn")}
+              </p>
+            )}
             <StageBoard cards={snapshot.bulletin_board} />
           </>
         )}

@@ -1,0 +1,252 @@
+"""The findings ledger (docs/findings.md): the Saga of a finding's board card, like a publication's, and the
+one place that knows which cards supported it, as keyed pseudonyms under the case key.
+
+reserve (unique on case + claim pseudonym, with the support mapping) → the game writes the board card (its
+metadata carries the finding id) → complete (ready, with the case change and its events). A deletion, a reset
+or an erase re-runs leave-one-out from the mapping inside its own transaction (`withdraw_unsupported`); a
+finding that no longer qualifies is withdrawn there: the row stays as a content-free tombstone (`withdrawn`,
+claim dropped), its mapping rows go, record entries that quoted it lose their text, and the game deletes its
+board card (or leaves a cleanup task).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
+from bureau.ledger.events import PendingEvent
+from bureau.ledger.finding_rows import (
+    FindingFigures,
+    FindingRecord,
+    _cipher,
+    _mapping,
+    _record,
+    normalised_claim,
+    withdraw_unsupported,
+    withdrawn_events,
+)
+from bureau.ledger.keys import cipher_for
+from bureau.ledger.models import CaseRow, FindingRow, FindingSupportRow
+from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
+from bureau.scope.support import Contribution, qualifies
+from bureau.scope.vocabulary import FindingState
+
+
+class _LostLease(Exception):
+    pass
+
+
+class _NoLongerSupported(Exception):
+    pass
+
+
+class FindingLedger(CaseLedger):
+    async def reserve_finding(
+        self,
+        case_id: str,
+        finding_id: str,
+        claim: str,
+        owner: str,
+        lease_s: float,
+        figures: FindingFigures,
+        contributions: Sequence[Contribution],
+    ) -> tuple[bool, FindingRecord]:
+        """INSERT the finding (pending, leased to `owner`) with its mapping, in one transaction: ledger first.
+        (True, row) if we own it; (False, existing) when the claim is pending or promoted already."""
+
+        def insert(session: Session) -> FindingRecord:
+            now = utcnow()
+            case = session.get(CaseRow, case_id, with_for_update={"key_share": True})
+            if case is None or case.status != ACTIVE:
+                raise CaseMissingError(case_id)
+            cipher = _cipher(session, case_id)
+            slot = cipher.pseudonym("claim", normalised_claim(claim))
+            row = FindingRow(
+                id=finding_id,
+                case_id=case_id,
+                claim_hash=slot,
+                slot=slot,
+                state=FindingState.PENDING,
+                owner=owner,
+                lease_expires_at=now + timedelta(seconds=lease_s),
+                public_card_id=None,
+                claim=cipher.seal(json.dumps(claim, ensure_ascii=False)),
+                support=figures.support,
+                leave_one_out=figures.leave_one_out,
+                min_support=figures.min_support,
+                contradictions=figures.contradictions,
+                trust=figures.trust,
+                review_at=figures.review_at,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            session.flush()
+            session.add_all(
+                FindingSupportRow(
+                    finding_id=finding_id,
+                    case_id=case_id,
+                    card=cipher.pseudonym("card", c.card),
+                    role=cipher.pseudonym("role", c.role),
+                    source=cipher.pseudonym("source", c.source),
+                )
+                for c in contributions
+            )
+            session.flush()
+            return _record(row, cipher)
+
+        for _ in range(2):
+            try:
+                return True, await self._run(insert)
+            except LedgerConflictError:
+                existing = await self.finding_for_claim(case_id, claim)
+                if existing is not None:
+                    return False, existing
+        raise LedgerError("finding reservation kept conflicting")
+
+    async def finding_for_claim(self, case_id: str, claim: str) -> FindingRecord | None:
+        """The pending or promoted finding of this claim, if any."""
+
+        def work(session: Session) -> FindingRecord | None:
+            cipher = cipher_for(session, case_id)
+            if cipher is None:
+                return None
+            slot = cipher.pseudonym("claim", normalised_claim(claim))
+            row = session.scalar(select(FindingRow).where(FindingRow.case_id == case_id, FindingRow.slot == slot))
+            return _record(row, cipher) if row else None
+
+        return await self._read(work)
+
+    async def claim_first_promoted(self, case_id: str, claim: str) -> datetime | None:
+        """When a finding of this claim first reached the board (withdrawn ones included), or None."""
+
+        def work(session: Session) -> datetime | None:
+            cipher = cipher_for(session, case_id)
+            if cipher is None:
+                return None
+            claim_hash = cipher.pseudonym("claim", normalised_claim(claim))
+            stmt = select(FindingRow.promoted_at).where(
+                FindingRow.case_id == case_id, FindingRow.claim_hash == claim_hash, FindingRow.promoted_at.is_not(None)
+            )
+            times = [aware(t) for t in session.scalars(stmt) if t is not None]
+            return min(times) if times else None
+
+        return await self._read(work)
+
+    async def take_over_finding(self, case_id: str, finding_id: str, owner: str, lease_s: float) -> bool:
+        def work(session: Session) -> bool:
+            now = utcnow()
+            stmt = (
+                update(FindingRow)
+                .where(
+                    FindingRow.id == finding_id,
+                    FindingRow.case_id == case_id,
+                    FindingRow.state == FindingState.PENDING,
+                    FindingRow.lease_expires_at <= now,
+                )
+                .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
+            )
+            return affected(session.execute(stmt)) == 1
+
+        return await self._run(work)
+
+    async def complete_finding(
+        self, case_id: str, finding_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
+    ) -> CaseRecord | None:
+        """Mark ready + bump the case + append the events, only if we still own the lease and the mapping
+        still qualifies (a deletion in between may have withdrawn it). None otherwise."""
+
+        def mark(session: Session) -> None:
+            row = session.get(FindingRow, finding_id, with_for_update=True)
+            if row is None or row.state != FindingState.PENDING or row.owner != owner or row.case_id != case_id:
+                raise _LostLease
+            if not qualifies(_mapping(session, finding_id), row.min_support):
+                raise _NoLongerSupported
+            now = utcnow()
+            row.state, row.public_card_id, row.promoted_at, row.updated_at = (
+                FindingState.READY,
+                public_card_id,
+                now,
+                now,
+            )
+
+        try:
+            return await self._change(case_id, events, extra=mark)
+        except (_LostLease, _NoLongerSupported):
+            return None
+
+    async def release_finding(self, case_id: str, finding_id: str, owner: str) -> None:
+        """A failed promotion frees the claim: the pending row and its mapping go."""
+
+        def work(session: Session) -> None:
+            row = session.get(FindingRow, finding_id, with_for_update=True)
+            if row is None or row.case_id != case_id or row.owner != owner or row.state != FindingState.PENDING:
+                return
+            session.execute(delete(FindingSupportRow).where(FindingSupportRow.finding_id == finding_id))
+            session.delete(row)
+
+        await self._run(work)
+
+    async def abandoned_findings(self, older_than_s: float) -> list[FindingRecord]:
+        """Pending promotions whose lease ran out more than `older_than_s` ago, across cases: their owner died
+        (or stalled so long that its client gave up)."""
+
+        def work(session: Session) -> list[FindingRecord]:
+            cutoff = utcnow() - timedelta(seconds=older_than_s)
+            stmt = select(FindingRow).where(
+                FindingRow.state == FindingState.PENDING, FindingRow.lease_expires_at <= cutoff
+            )
+            return [
+                _record(row, cipher_for(session, row.case_id)) for row in session.scalars(stmt.order_by(FindingRow.id))
+            ]
+
+        return await self._read(work)
+
+    async def findings(self, case_id: str) -> list[FindingRecord]:
+        """Every finding of the case (pending, promoted and withdrawn), oldest first."""
+
+        def work(session: Session) -> list[FindingRecord]:
+            stmt = (
+                select(FindingRow).where(FindingRow.case_id == case_id).order_by(FindingRow.created_at, FindingRow.id)
+            )
+            rows = list(session.scalars(stmt))
+            cipher = cipher_for(session, case_id) if rows else None
+            return [_record(row, cipher) for row in rows]
+
+        return await self._read(work)
+
+    async def finding(self, case_id: str, finding_id: str) -> FindingRecord | None:
+        def work(session: Session) -> FindingRecord | None:
+            row = session.get(FindingRow, finding_id)
+            if row is None or row.case_id != case_id:
+                return None
+            return _record(row, cipher_for(session, case_id))
+
+        return await self._read(work)
+
+    async def withdraw_cards(self, case_id: str, removed_card_ids: Sequence[str]) -> list[FindingRecord]:
+        """Re-run leave-one-out without these cards (which left by another path than an erasure, e.g. the
+        retention), as a case change with the withdrawal events. Returns the withdrawn findings."""
+        withdrawn: list[FindingRecord] = []
+
+        def extra(session: Session) -> list[PendingEvent]:
+            withdrawn.extend(withdraw_unsupported(session, case_id, removed_card_ids))
+            return withdrawn_events(withdrawn)
+
+        await self._change(case_id, [], extra=extra)
+        return withdrawn
+
+    async def support_rows(self, case_id: str) -> list[tuple[str, str, str, str]]:
+        """Test and erasure-check seam: the mapping rows of a case as (finding id, card, role, source)
+        pseudonyms. Never served by any route."""
+
+        def work(session: Session) -> list[tuple[str, str, str, str]]:
+            stmt = select(FindingSupportRow).where(FindingSupportRow.case_id == case_id)
+            return [(r.finding_id, r.card, r.role, r.source) for r in session.scalars(stmt)]
+
+        return await self._read(work)
