@@ -42,6 +42,8 @@ def render_rules(document: dict[str, Any]) -> str:
     [passcode] = document["paths"]["/api/session"]["post"]["parameters"]
     limits = {
         "whisperText": schemas["WhisperBody"]["properties"]["text"][MAX_CHARS],
+        "whisperSource": schemas["WhisperBody"]["properties"]["source"][MAX_CHARS],
+        "claim": schemas["FindingClaimBody"]["properties"]["claim"][MAX_CHARS],
         "question": schemas["InterrogationBody"]["properties"]["question"][MAX_CHARS],
         "crossExaminationQuestion": schemas["CrossExaminationBody"]["properties"]["question"][MAX_CHARS],
         "passcode": passcode["schema"][MAX_CHARS],

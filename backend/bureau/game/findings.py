@@ -198,7 +198,7 @@ class Findings:
         close: list[tuple[Role, StoredCard, float]] = []
         for role in ROLES:
             classified, _ = await search_and_classify(
-                self.gateway, self.settings, [role_scope(case_id, role)], role, claim
+                self.gateway, self.settings, [role_scope(case_id, role)], role, claim, claim=True
             )
             known += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.hits]
             close += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.borderline]
@@ -246,7 +246,9 @@ class Findings:
         return result
 
     async def _board_matches(self, case_id: str, claim: str) -> list[tuple[StoredCard, float]]:
-        classified, _ = await search_and_classify(self.gateway, self.settings, [board_scope(case_id)], ROLES[0], claim)
+        classified, _ = await search_and_classify(
+            self.gateway, self.settings, [board_scope(case_id)], ROLES[0], claim, claim=True
+        )
         return [(c.card, classified.judgements[c.card.id].score) for c in classified.hits]
 
     async def _on_board_since(self, case_id: str, claim: str) -> datetime | None:
@@ -270,8 +272,10 @@ class Findings:
         return first
 
     async def proposals(self, case_id: str) -> list[str]:
-        """Claims worth evaluating: cards of different roles that match each other at known grade both ways,
-        grouped; each group's shortest text is offered as a draft the operator rewrites in their own words."""
+        """Claims worth evaluating: cards of different roles where one card, taken as a claim, finds the other at
+        known grade, grouped; each group's shortest text is offered as a draft the operator rewrites in their own
+        words. One way is enough: under the coverage rule a card with one word more ("午夜时分" for "午夜") is
+        not covered by the shorter one. A draft qualifies for nothing by itself: its own evaluation decides."""
         cards = {
             role: [c for c in await self.gateway.list(role_scope(case_id, role)) if c.may_be_evidence] for role in ROLES
         }
@@ -283,7 +287,7 @@ class Findings:
                     if other == role or not cards[other]:
                         continue
                     classified, _ = await search_and_classify(
-                        self.gateway, self.settings, [role_scope(case_id, other)], other, card.content
+                        self.gateway, self.settings, [role_scope(case_id, other)], other, card.content, claim=True
                     )
                     found |= {c.card.id for c in classified.hits}
                 hits[card.id] = found
@@ -297,7 +301,7 @@ class Findings:
 
         for a, found in hits.items():
             for b in found:
-                if b in hits and a in hits[b]:
+                if b in hits:
                     parent[root(a)] = root(b)
         groups: dict[str, list[StoredCard]] = {}
         every = {card.id: card for own in cards.values() for card in own}

@@ -129,14 +129,20 @@ def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
 
 
 async def search_and_classify(
-    gateway: MemoryGateway, settings: Settings, scopes: Sequence[MemoryScope], role: Role, question: str
+    gateway: MemoryGateway,
+    settings: Settings,
+    scopes: Sequence[MemoryScope],
+    role: Role,
+    question: str,
+    *,
+    claim: bool = False,
 ) -> tuple[Classified, list[Excluded]]:
     """The role's scoped search (the read policy runs in the gateway first: only what passes can be a hit,
     an uncertain candidate or reach a model), the audience check, then the relevance policy on every
     candidate. Returns what the read policy excluded too, for the X-ray."""
     # Session records take search slots too: fetch enough that they can never crowd out a real card.
     limit = settings.search_limit + SESSION_MEMORY_KEEP + 1
-    retrieval = await gateway.retrieve(scopes, question, limit)
+    retrieval = await gateway.retrieve(scopes, question, limit, claim=claim)
     candidates = admitted_for(role, retrieval.candidates)
     excluded = [e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(role)]
     classified = classify(candidates, role, gateway.relevance_policy, question_language(question))

@@ -236,8 +236,9 @@ def _tags(text: str) -> dict[str, str]:
     return {w: t for run in _CJK_RUN.findall(text) for w, t in _tag(run)}
 
 
-def question_words(words: Sequence[str], text: str) -> QuestionWords:
-    """Split the question's content words into focus words, predicates, common words and attribute nouns."""
+def question_words(words: Sequence[str], text: str, *, statement: bool = False) -> QuestionWords:
+    """Split the question's content words into focus words, predicates, common words and attribute nouns. A
+    `statement` names no attribute it asks for: its nouns are all focus words."""
     table = lists()
     norm = unicodedata.normalize("NFKC", text)
     tags = _tags(norm) if _CJK.search(norm) else {}
@@ -266,7 +267,10 @@ def question_words(words: Sequence[str], text: str) -> QuestionWords:
     # Chinese members of a kind as the question's text says them (segmentation may split 后门 into 后 + 门锁).
     said = [p for p in table.kind_phrases if p in norm and p not in focus]
     return QuestionWords(
-        tuple(dict.fromkeys(focus)), tuple(dict.fromkeys(predicates)), (*common, *said), frozenset(attributes)
+        tuple(dict.fromkeys(focus)),
+        tuple(dict.fromkeys(predicates)),
+        (*common, *said),
+        frozenset() if statement else frozenset(attributes),
     )
 
 

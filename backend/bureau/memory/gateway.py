@@ -597,18 +597,22 @@ class MemoryGateway:
         """Candidates that pass the read policy, nothing else (see `retrieve` for what was excluded)."""
         return (await self.retrieve(scopes, query, limit)).candidates
 
-    async def retrieve(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> Retrieval:
+    async def retrieve(
+        self, scopes: Sequence[MemoryScope], query: str, limit: int, *, claim: bool = False
+    ) -> Retrieval:
         """The nearest cards of each scope, for one query embedding (on seekdb all scopes in one statement,
         each with its own top `limit`); scores are cosine similarities. The read policy runs on every hit: a
         foreign or expired record, one whose type is never evidence, or one that fails the screening *now*
         is excluded, with its reason (a foreign record without its id)."""
         for case_id in {scope.case_id for scope in scopes}:
             await self._ciphers.load(case_id)
-        return await self._run(self._search_blocking, tuple(scopes), query, limit)
+        return await self._run(self._search_blocking, tuple(scopes), query, limit, claim)
 
-    def _search_blocking(self, scopes: tuple[MemoryScope, ...], query: str, limit: int) -> Retrieval:
+    def _search_blocking(
+        self, scopes: tuple[MemoryScope, ...], query: str, limit: int, claim: bool = False
+    ) -> Retrieval:
         # Sentence and word vectors in one batch (what this case embedded before comes from the cache).
-        question = self._relevance.question(query, scopes[0].case_id if scopes else "")
+        question = self._relevance.question(query, scopes[0].case_id if scopes else "", claim=claim)
         # A case without its key has nothing that can be read: its spaces are not searched.
         readable = [(scope, cipher) for scope in scopes if (cipher := self._ciphers.get(scope.case_id))]
         rotated = {scope.case_id: cipher.rotate(question.vector) for scope, cipher in readable}  # per case basis

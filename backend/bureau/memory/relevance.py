@@ -521,9 +521,10 @@ class RelevanceScorer:
         return self._embedder.embed_documents(texts) if texts else []
 
     # -- per question -----------------------------------------------------------------------------------
-    def question(self, text: str, case_id: str = "") -> Question:
+    def question(self, text: str, case_id: str = "", *, claim: bool = False) -> Question:
         """The question's sentence vector, its content words' vector and its word vectors; what the case has
-        not embedded yet goes through the embedder in one batch."""
+        not embedded yet goes through the embedder in one batch. A `claim` (a finding's statement) asks for no
+        type of answer: what it states must be covered word for word instead (memory/coverage.py)."""
         features = analyse(text)
         pieces = self._pieces(text, features)
         found = self.vectors(case_id, [text, *pieces])
@@ -531,14 +532,14 @@ class RelevanceScorer:
         return Question(
             text,
             question_language(text),
-            answer_types(text),
+            frozenset() if claim else answer_types(text),
             vectors[0],
             features,
             _unit_rows(vectors[2:]),
             _addressed(text),
             tuple(w if _CJK.search(w) else _stemmer().stemWord(w) for w in features.words),
             _unit_rows(vectors[1:2]),
-            question_words(features.words, text),
+            question_words(features.words, text, statement=claim),
         )
 
     def score(self, question: Question, candidates: Sequence[Candidate]) -> list[Candidate]:

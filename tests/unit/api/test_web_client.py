@@ -30,8 +30,10 @@ def test_the_committed_openapi_document_and_rules_are_current() -> None:
 
 def test_the_web_limits_are_the_games_own() -> None:
     from bureau.api.security import PASSCODE_MAX_CHARS
+    from bureau.game.findings import CLAIM_MAX_CHARS
     from bureau.game.interrogation import QUESTION_MAX_CHARS
     from bureau.game.scenario_schema import MAX_CARD_CHARS
+    from bureau.game.service import SOURCE_MAX_CHARS
     from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
 
     rules = (REPO / "web/src/api/rules.ts").read_text(encoding="utf-8")
@@ -40,6 +42,8 @@ def test_the_web_limits_are_the_games_own() -> None:
     assert limits is not None and derived is not None
     assert json.loads(limits.group(1)) == {
         "whisperText": MAX_CARD_CHARS,
+        "whisperSource": SOURCE_MAX_CHARS,
+        "claim": CLAIM_MAX_CHARS,
         "question": QUESTION_MAX_CHARS,
         "crossExaminationQuestion": QUESTION_MAX_CHARS,
         "passcode": PASSCODE_MAX_CHARS,
@@ -56,6 +60,6 @@ def test_no_web_source_copies_a_limit() -> None:
         for path in sources
         if path not in generated
         and ".test." not in path.name
-        and re.search(r"maxLength=\{\d+\}|\b(280|500|256)\b", path.read_text(encoding="utf-8"))
+        and re.search(r"maxLength=\{\d+\}|MAX_CHARS = \d+|\b(280|500|256)\b", path.read_text(encoding="utf-8"))
     ]
     assert copied == []

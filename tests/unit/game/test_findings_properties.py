@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 
 from bureau.answering.base import AnswerRequest
 from bureau.answering.role_voice.packet import build_packet
-from bureau.answering.role_voice.prompt import render_prompt
+from bureau.answering.role_voice.prompt import render_prompt, system_prompt
+from bureau.answering.role_voice.reply import plan_answer
 from bureau.api.delivery import project_event
 from bureau.api.deps import Services
 from bureau.memory.types import Candidate
@@ -264,7 +265,7 @@ class Game:
         stored = [await self.services.gateway.get(board, c["id"]) for c in finding_cards]
         hits = tuple(Candidate(card, 0.9) for card in stored if card is not None)
         request = AnswerRequest(self.case_id, "detective", "What does the bureau know?", "en", hits)
-        return render_prompt(request, build_packet(request))
+        return system_prompt("detective", "en") + render_prompt(request, plan_answer(build_packet(request)))
 
 
 @pytest.fixture(params=[2, 1], ids=["min-support-2", "min-support-1"])

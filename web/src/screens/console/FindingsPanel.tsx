@@ -1,12 +1,11 @@
 import { useCallback, useEffect, useId, useState, type FormEvent } from "react";
 import { ApiError } from "../../api/client";
+import { LIMITS } from "../../api/rules";
 import type { ClaimEvaluation, Finding, FindingContributor, FindingEvaluation, FindingPromotion } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import type { Translate } from "../../i18n/translate";
 import { vocabulary } from "../../labels/cardMeta";
-
-const CLAIM_MAX_CHARS = 240;
 
 interface FindingsPanelProps {
   claims: string[];
@@ -88,7 +87,7 @@ export function FindingsPanel({ claims, refreshKey, evaluate, promote, list }: F
             id={`${id}-claim`}
             type="text"
             className="grow"
-            maxLength={CLAIM_MAX_CHARS}
+            maxLength={LIMITS.claim}
             value={claim}
             list={`${id}-claims`}
             onChange={(event) => setClaim(event.target.value)}

@@ -95,7 +95,7 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
             id={`${inputId}-source`}
             type="text"
             className="grow"
-            maxLength={80}
+            maxLength={LIMITS.whisperSource}
             value={source}
             onChange={(event) => setSource(event.target.value)}
           />
