@@ -60,7 +60,6 @@ def watch_health(http: httpx.Client, seconds: float) -> None:
 
 def play(url: str, watch_s: float = 0.0) -> list[str]:
     """The short game; returns the certainties of its questions, in order."""
-    certainties: list[str] = []
     with httpx.Client(base_url=url, timeout=60) as http:
         if watch_s:
             watch_health(http, watch_s)
@@ -98,8 +97,7 @@ def play(url: str, watch_s: float = 0.0) -> list[str]:
         after = ask(http, case_id, "detective", SAFE_QUESTION)
         expect(after["certainty"] == "known", "the detective does not find the published combination")
         expect(SECRET in after["answer"], "the detective's answer does not give the combination")
-        certainties = [told["certainty"], other["certainty"], before["certainty"], after["certainty"]]
-    return certainties
+        return [told["certainty"], other["certainty"], before["certainty"], after["certainty"]]
 
 
 def main() -> int:

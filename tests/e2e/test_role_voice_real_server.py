@@ -26,10 +26,10 @@ import pytest
 import yaml
 
 from bureau.answering.base import Answer, AnswerRequest
-from bureau.answering.local_model import DEFAULT_MODEL_PATH, LOCAL_MODEL_NAME, LocalModelServer, free_port
+from bureau.answering.local_model import LOCAL_MODEL_NAME, LocalModelServer, free_port
 from bureau.answering.role_voice import RoleVoiceResponder, build_chat_model
 from bureau.answering.statement import states_certainty
-from bureau.config import Settings
+from bureau.config import LOCAL_MODEL_FILE, Settings
 from bureau.scope.vocabulary import Certainty
 from factories import candidate, card
 
@@ -78,7 +78,7 @@ def key_fact_requests() -> list[AnswerRequest]:
 def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModelServer]:
     log = (tmp_path_factory.mktemp("llama") / "server.log").open("wb")
     # One slot: a call the client stops must free it, or the next call would wait (asserted below).
-    server = LocalModelServer(REPO / DEFAULT_MODEL_PATH, slots=1, log=log)
+    server = LocalModelServer(LOCAL_MODEL_FILE, slots=1, log=log)
     try:
         server.start()
         yield server
@@ -182,7 +182,7 @@ def test_the_local_model_server_never_outlives_its_parent() -> None:
     # child notices its parent is gone and exits by itself.
     code = (
         "import sys, time; from bureau.answering.local_model import LocalModelServer; "
-        f"s = LocalModelServer({str(REPO / DEFAULT_MODEL_PATH)!r}); s.start(); print(s.process.pid, flush=True); "
+        f"s = LocalModelServer({str(LOCAL_MODEL_FILE)!r}); s.start(); print(s.process.pid, flush=True); "
         "time.sleep(120)"
     )
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -34,7 +34,6 @@ from bureau.config import LOCAL_MODEL_FILE, Settings
 # The model name the role voice sends (llama.cpp's server answers whatever name it is asked for).
 LOCAL_MODEL_NAME = "smollm2"
 # Where `make install` puts the GGUF (relative to the working directory, like `data/`).
-DEFAULT_MODEL_PATH = LOCAL_MODEL_FILE
 START_DEADLINE_S = 120.0
 MAX_PREDICT = 256
 SEED = 42
@@ -58,7 +57,7 @@ class LocalModelServer:
 
     def __init__(
         self,
-        model: Path = DEFAULT_MODEL_PATH,
+        model: Path = LOCAL_MODEL_FILE,
         *,
         port: int | None = None,
         threads: int | None = None,

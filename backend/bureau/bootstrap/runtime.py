@@ -187,7 +187,7 @@ async def _supervise_store(runtime: Runtime) -> None:
             # the whole process (pylibseekdb keeps the interpreter lock while it starts the server).
             await asyncio.sleep(REOPEN_CONFIRM_S)
             runtime.last_ping_ok = await gateway.probe()
-        if not runtime.last_ping_ok and gateway.store_lost and not gateway.store_missing:
+        if not runtime.last_ping_ok and gateway.store_lost:
             await _reopen_store(runtime)
 
 

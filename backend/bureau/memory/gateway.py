@@ -872,7 +872,8 @@ class MemoryGateway:
 
     async def _ping_once(self, timeout_s: float) -> bool:
         if self.store_missing or self._store_went_missing():
-            return False  # answering from deleted files is no answer; and no reopen: it would create a store
+            self.store_lost = False  # nothing to reopen: a reopen would create a new, empty store
+            return False  # answering from deleted files is no answer
         job = self._executor.submit(self._ping_blocking)  # not `_run`: it must pass a stall, and not cause one
         try:
             await asyncio.wait_for(asyncio.wrap_future(job), timeout_s)

@@ -17,7 +17,7 @@ router = APIRouter(prefix="/api", tags=["health"], route_class=ContractRoute)
 
 @router.get("/health", response_model=Health, responses=declare_errors())
 async def health(svc: ServicesDep) -> Health:
-    memory_ok = svc.last_ping_ok and not svc.gateway.store_missing
+    memory_ok = svc.last_ping_ok
     return Health(
         status="ok" if memory_ok else "degraded",
         version=__version__,
