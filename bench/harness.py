@@ -109,11 +109,25 @@ class Server:
 
     def rss_mb(self) -> float:
         """Resident memory of the server process (Linux /proc), in MB."""
+        return self.memory_mb("VmRSS")
+
+    def memory_mb(self, name: str) -> float:
+        """One memory line of the server process's /proc status (`VmRSS`, `VmHWM` the peak), in MB."""
         assert self.process is not None
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{name}:"):
                 return int(line.split()[1]) / 1024
         return float("nan")
+
+    def reset_peak_rss(self) -> bool:
+        """Reset the process's peak RSS (VmHWM) to its current RSS (Linux ≥ 4.0: `5` into clear_refs).
+        False where the kernel or the container does not allow it: then only sampling tells the peak."""
+        assert self.process is not None
+        try:
+            Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
+        except OSError:
+            return False
+        return self.memory_mb("VmHWM") <= self.memory_mb("VmRSS") + 1
 
     def cpu_ms(self) -> float:
         """CPU time (user + system) the server process has used so far, all its threads (Linux /proc)."""
