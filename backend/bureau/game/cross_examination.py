@@ -24,7 +24,7 @@ from bureau.game.interrogation import (
     respond,
     xray,
 )
-from bureau.ledger.events import PendingEvent
+from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
