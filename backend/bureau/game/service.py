@@ -343,17 +343,16 @@ class Bureau:
 
     async def evaluate_findings(self, case_id: str, claim: str | None) -> FindingEvaluation:
         await self.require_case(case_id)
-        return FindingEvaluation.model_validate(await self.findings.evaluate(case_id, claim))
+        return await self.findings.evaluate(case_id, claim)
 
     async def promote_finding(self, case_id: str, claim: str) -> FindingPromotion:
         """`idempotent`: the claim was promoted before (the same finding card)."""
         await self.require_case(case_id)
-        promoted, idempotent = await self.findings.promote(case_id, claim)
-        return FindingPromotion.model_validate({**promoted, "idempotent": idempotent})
+        return await self.findings.promote(case_id, claim)
 
     async def list_findings(self, case_id: str) -> FindingList:
         await self.require_case(case_id)
-        return FindingList.model_validate(await self.findings.list(case_id))
+        return await self.findings.list(case_id)
 
     async def run_cleanups(self) -> int:
         """Retry deletes that failed earlier. Returns how many tasks finished."""
