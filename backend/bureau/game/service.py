@@ -285,8 +285,7 @@ class Bureau:
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
         case = await self._check_version(case_id, expected_version)
-        result = await self.interrogation.run(case_id, role, text, case.language, expected_version)
-        return InterrogationResult.model_validate(result)
+        return await self.interrogation.run(case_id, role, text, case.language, expected_version)
 
     async def cross_examine(
         self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
@@ -297,8 +296,7 @@ class Bureau:
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
         case = await self._check_version(case_id, expected_version)
-        result = await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
-        return CrossExaminationResult.model_validate(result)
+        return await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
 
     async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
         """Erase one private card: its board copies go with it, and every record entry derived from either
