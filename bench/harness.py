@@ -13,7 +13,6 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from bureau.answering.local_model import free_port  # one definition, shared with the local model server
 
 REPO = Path(__file__).resolve().parents[1]
 CHART_DIR = REPO / "docs" / "img"
@@ -59,12 +60,6 @@ def scratch_dir(prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,17 +12,13 @@ from types import TracebackType
 
 import httpx
 
+from bureau.answering.local_model import free_port  # one definition, shared with the local model server
+
 REPO = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 90.0
 # The passcodes of every passcode-mode server the tests start (`passcode_mode`).
 OPERATOR_PASSCODE = "operator-pass-5150"
 STAGE_PASSCODE = "stage-pass-6262"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:

@@ -46,6 +46,7 @@ class LocalModelError(RuntimeError):
 
 
 def free_port() -> int:
+    """A loopback port nobody holds right now (the local model server, and the tests' and benchmarks' servers)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

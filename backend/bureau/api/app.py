@@ -14,16 +14,16 @@ from fastapi.staticfiles import StaticFiles
 from starlette.routing import Match
 
 from bureau import __version__
-from bureau.api.deps import Services
 from bureau.api.errors import ApiError, install_error_handlers
 from bureau.api.events import EventHub
 from bureau.api.hosts import LoopbackHostsOnly
 from bureau.api.openapi import install_openapi
 from bureau.api.routes import cases, health, policy, session, stage
 from bureau.api.routes.streaming import STREAM_SLOT_LEASE_S
-from bureau.api.security import AccessControl, SignedInFirst
+from bureau.api.security import AccessControl
+from bureau.api.sign_in_gate import SignedInFirst
 from bureau.api.starting import StartingGate
-from bureau.api.state import publish_services, publish_startup, services_of
+from bureau.api.state import Services, publish_services, publish_startup, services_of
 from bureau.api.transport import TransportGuard, is_api_path
 from bureau.bootstrap.phases import Phase, Startup
 from bureau.bootstrap.runtime import Runtime, close_runtime, open_runtime, start_background

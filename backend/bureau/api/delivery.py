@@ -1,8 +1,10 @@
 """The delivery gate: the one place that decides what the public (stage) audience may receive.
 
 Allow-list only. Every stage-bound payload, snapshot or SSE frame (live or replayed), is built here from
-named public fields. Every `EventType` is named in `STAGE_PROJECTIONS`: either a projection or `None`
-(private: never sent to the stage). A type the table does not know projects to nothing.
+named public fields; the snapshot and the record come out as their response models (`StageSnapshot`,
+`StageRecord`), the frames' payloads as the dicts the stream writes. Every `EventType` is named in
+`STAGE_PROJECTIONS`: either a projection or `None` (private: never sent to the stage). A type the table does
+not know projects to nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from bureau.api.responses import StageRecord, StageSnapshot
 from bureau.game.views import CaseState
 from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
@@ -55,19 +58,24 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
     }
 
 
-def stage_snapshot(state: CaseState) -> Payload:
-    return {
-        "case": {
-            "id": state.case.id,
-            "version": state.case.version,
-            "status": state.case.status,
-            "language": state.case.language,
-        },
-        "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
-        "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
-        "last_retrieval": stage_retrieval(state.last_trace),
-        "last_conclusion": stage_record_entry(state.last_cross_examination) if state.last_cross_examination else None,
-    }
+def stage_snapshot(state: CaseState) -> StageSnapshot:
+    """The stage's view of a case, built from named public fields only."""
+    return StageSnapshot.model_validate(
+        {
+            "case": {
+                "id": state.case.id,
+                "version": state.case.version,
+                "status": state.case.status,
+                "language": state.case.language,
+            },
+            "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
+            "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
+            "last_retrieval": stage_retrieval(state.last_trace),
+            "last_conclusion": stage_record_entry(state.last_cross_examination)
+            if state.last_cross_examination
+            else None,
+        }
+    )
 
 
 def _public(space: str | None) -> bool:
@@ -87,8 +95,10 @@ def stage_record_entry(entry: RecordEntry) -> Payload:
     return {**base, "sealed": False, "roles": list(entry.roles), "retrievals": retrievals}
 
 
-def stage_record(entries: list[RecordEntry]) -> list[Payload]:
-    return [stage_record_entry(entry) for entry in entries]
+def stage_record(case_id: str, entries: list[RecordEntry]) -> StageRecord:
+    """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
+    only announced."""
+    return StageRecord.model_validate({"case_id": case_id, "entries": [stage_record_entry(e) for e in entries]})
 
 
 def _case_only(payload: Payload) -> Payload:

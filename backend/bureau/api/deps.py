@@ -4,26 +4,14 @@ per request."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 
-from bureau.api.events import EventHub
 from bureau.api.security import AccessControl, Principal
-from bureau.api.state import services_of
-from bureau.bootstrap.runtime import Runtime
+from bureau.api.state import Services, services_of
 from bureau.game.service import Bureau
 from bureau.scope.audience import Audience
-
-
-@dataclass(kw_only=True)
-class Services(Runtime):
-    """The process's runtime (bootstrap) plus the API's own parts."""
-
-    hub: EventHub
-    access: AccessControl
-
 
 # Every dependency is `async def`, even where nothing is awaited: FastAPI runs a plain `def` dependency in its
 # thread pool, a thread hop per dependency per request (a third of the event loop's busy time under 100

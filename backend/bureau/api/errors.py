@@ -105,7 +105,7 @@ def _game_error(_: Request, exc: Exception) -> JSONResponse:
     extra: dict[str, Any] = {}
     headers: dict[str, str] = {}
     if isinstance(exc, game.VersionConflictError):
-        extra["snapshot"] = exc.snapshot
+        extra["snapshot"] = exc.snapshot.model_dump(mode="json", exclude_unset=True)
     if isinstance(exc, game.PublicationPendingError | game.FindingPendingError):
         headers["Retry-After"] = str(exc.retry_after_s)
     return error_response(exc.code, headers=headers, **extra)

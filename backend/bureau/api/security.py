@@ -12,14 +12,11 @@ import secrets
 from dataclasses import dataclass
 
 from fastapi import Request, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bureau.api.errors import ApiError, error_response
+from bureau.api.errors import ApiError
 from bureau.api.session_checks import SessionChecks
-from bureau.api.state import services_of
-from bureau.api.transport import is_api_path
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger, LedgerError, utcnow
+from bureau.ledger.repository import Ledger, utcnow
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -28,7 +25,7 @@ CSRF_HEADER = "X-CSRF-Token"
 PASSCODE_HEADER = "X-Bureau-Passcode"
 PASSCODE_MAX_CHARS = 256  # only this much of the header is compared
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-PRINCIPAL_STATE = "principal"  # request.state key: resolved once, by SignedInFirst or the dependency
+PRINCIPAL_STATE = "principal"  # request.state key: resolved once, by the sign-in gate or the dependency
 
 
 def token_hash(token: str) -> str:
@@ -204,31 +201,3 @@ class AccessControl:
 
 def _csrf_matches(principal: Principal, sent: str) -> bool:
     return bool(principal.csrf_hash and sent and hmac.compare_digest(token_hash(sent), principal.csrf_hash))
-
-
-PUBLIC_API_PATHS = frozenset({"/api/health", "/api/ready", "/api/session"})
-
-
-class SignedInFirst:
-    """Passcode mode: an anonymous request to a protected API route gets 401 before its body is read, so
-    nobody learns anything from how a body is parsed. The resolved principal is kept for the route."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and is_api_path(scope["path"]) and scope["path"] not in PUBLIC_API_PATHS:
-            services = services_of(scope["app"])
-            assert services is not None, "behind the start-up gate"
-            access = services.access
-            if not access.open_mode:
-                try:
-                    principal = await access.principal(Request(scope))
-                except LedgerError:
-                    principal = None  # the route's own check meets the same fault and answers 503
-                if principal is not None and principal.audience is None:
-                    await error_response("ACCESS_REQUIRED")(scope, receive, send)
-                    return
-                if principal is not None:
-                    scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
-        await self.app(scope, receive, send)

@@ -3,14 +3,23 @@ start-up is. Routes reach the services through `api/deps.py`, middleware through
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from starlette.applications import Starlette
 
+from bureau.api.events import EventHub
+from bureau.api.security import AccessControl
 from bureau.bootstrap.phases import Startup
+from bureau.bootstrap.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bureau.api.deps import Services
+
+@dataclass(kw_only=True)
+class Services(Runtime):
+    """The process's runtime (bootstrap) plus the API's own parts. Defined here, with the state that holds
+    it, so the dependencies and the middleware both import it from below."""
+
+    hub: EventHub
+    access: AccessControl
 
 
 def services_of(app: Starlette) -> Services | None:

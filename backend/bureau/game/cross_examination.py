@@ -15,6 +15,7 @@ from typing import Any
 
 from bureau.answering.base import Answer, Responder
 from bureau.config import Settings
+from bureau.game.contract import CrossExaminationResult
 from bureau.game.interrogation import (
     Commit,
     InterrogationDeps,
@@ -24,7 +25,7 @@ from bureau.game.interrogation import (
     respond,
     xray,
 )
-from bureau.ledger.events import PendingEvent
+from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
@@ -81,7 +82,7 @@ class CrossExamination:
 
     async def run(
         self, case_id: str, roles: list[Role], question: str, language: str, expected_version: int | None
-    ) -> dict[str, Any]:
+    ) -> CrossExaminationResult:
         results = [await self._ask_one(case_id, role, question, language) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
@@ -117,8 +118,9 @@ class CrossExamination:
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
         await self._commit(case_id, [], [event], expected_version=expected_version, record=draft)
-        return {
+        view = {
             "roles": list(roles),
             "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],
             "conclusion": {**conclusion, "text": text, "provenance": sources},
         }
+        return CrossExaminationResult.model_validate(view)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from bureau.game.contract import OperatorSnapshot
 from bureau.scope.vocabulary import PolicyCode
 
 
@@ -34,7 +33,7 @@ class UnsafeInputError(GameError):
 class VersionConflictError(GameError):
     code = "VERSION_CONFLICT"
 
-    def __init__(self, snapshot: dict[str, Any]) -> None:
+    def __init__(self, snapshot: OperatorSnapshot) -> None:
         super().__init__("version conflict")
         self.snapshot = snapshot
 

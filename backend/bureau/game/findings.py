@@ -26,6 +26,7 @@ from typing import Any
 
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
+from bureau.game.contract import ClaimEvaluation, Finding, FindingEvaluation, FindingList, FindingPromotion
 from bureau.game.errors import CaseNotFoundError, FindingNotQualifiedError, FindingPendingError, UnsafeInputError
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import search_and_classify
@@ -82,23 +83,25 @@ class Assessed:
         levels = [Trust(c.trust) if c.trust in Trust._value2member_map_ else Trust.LOW for c in self.counted]
         return min(levels, key=_TRUST_ORDER.index) if levels else Trust.LOW
 
-    def view(self, promoted: FindingRecord | None = None) -> dict[str, Any]:
+    def view(self, promoted: FindingRecord | None = None) -> ClaimEvaluation:
         decision = FindingDecision.QUALIFIES if self.qualifies else FindingDecision.NOT_QUALIFIED
         if promoted is not None and promoted.state == FindingState.READY:
             decision = FindingDecision.PROMOTED
-        return {
-            "claim": self.claim,
-            "proposed": self.proposed,
-            "contributors": self.contributors,
-            "support": self.support,
-            "leave_one_out": self.leave_one_out,
-            "min_support": self.min_support,
-            "margin": self.leave_one_out - self.min_support,
-            "contradictions": self.contradictions,
-            "trust": self.trust,
-            "decision": decision,
-            "finding_id": promoted.id if promoted is not None else None,
-        }
+        return ClaimEvaluation.model_validate(
+            {
+                "claim": self.claim,
+                "proposed": self.proposed,
+                "contributors": self.contributors,
+                "support": self.support,
+                "leave_one_out": self.leave_one_out,
+                "min_support": self.min_support,
+                "margin": self.leave_one_out - self.min_support,
+                "contradictions": self.contradictions,
+                "trust": self.trust,
+                "decision": decision,
+                "finding_id": promoted.id if promoted is not None else None,
+            }
+        )
 
 
 def _status_of(card: StoredCard, matched: list[Contribution], by_card: dict[str, Contribution]) -> str:
@@ -110,42 +113,46 @@ def _status_of(card: StoredCard, matched: list[Contribution], by_card: dict[str,
     return ContributionStatus.SHARED_SOURCE
 
 
-def _promoted_view(claim: str, proposed: bool, record: FindingRecord) -> dict[str, Any]:
+def _promoted_view(claim: str, proposed: bool, record: FindingRecord) -> ClaimEvaluation:
     f = record.figures
-    return {
-        "claim": claim,
-        "proposed": proposed,
-        "contributors": [],
-        "support": f.support,
-        "leave_one_out": f.leave_one_out,
-        "min_support": f.min_support,
-        "margin": f.leave_one_out - f.min_support,
-        "contradictions": f.contradictions,
-        "trust": f.trust,
-        "decision": FindingDecision.PROMOTED,
-        "finding_id": record.id,
-    }
+    return ClaimEvaluation.model_validate(
+        {
+            "claim": claim,
+            "proposed": proposed,
+            "contributors": [],
+            "support": f.support,
+            "leave_one_out": f.leave_one_out,
+            "min_support": f.min_support,
+            "margin": f.leave_one_out - f.min_support,
+            "contradictions": f.contradictions,
+            "trust": f.trust,
+            "decision": FindingDecision.PROMOTED,
+            "finding_id": record.id,
+        }
+    )
 
 
-def finding_view(record: FindingRecord) -> dict[str, Any]:
+def finding_view(record: FindingRecord) -> Finding:
     """A finding as every view shows it: its figures and state, never a contributor."""
     f = record.figures
-    return {
-        "id": record.id,
-        "state": record.state,
-        "claim": record.claim if record.state != FindingState.WITHDRAWN else None,
-        "public_card_id": record.public_card_id if record.state == FindingState.READY else None,
-        "support": f.support,
-        "leave_one_out": f.leave_one_out,
-        "min_support": f.min_support,
-        "margin": f.leave_one_out - f.min_support,
-        "contradictions": f.contradictions,
-        "trust": f.trust,
-        "review_at": f.review_at.date().isoformat(),
-        "scope": "bulletin_board",
-        "promoted_at": record.promoted_at.isoformat() if record.promoted_at else None,
-        "withdrawn_at": record.withdrawn_at.isoformat() if record.withdrawn_at else None,
-    }
+    return Finding.model_validate(
+        {
+            "id": record.id,
+            "state": record.state,
+            "claim": record.claim if record.state != FindingState.WITHDRAWN else None,
+            "public_card_id": record.public_card_id if record.state == FindingState.READY else None,
+            "support": f.support,
+            "leave_one_out": f.leave_one_out,
+            "min_support": f.min_support,
+            "margin": f.leave_one_out - f.min_support,
+            "contradictions": f.contradictions,
+            "trust": f.trust,
+            "review_at": f.review_at.date().isoformat(),
+            "scope": "bulletin_board",
+            "promoted_at": record.promoted_at.isoformat() if record.promoted_at else None,
+            "withdrawn_at": record.withdrawn_at.isoformat() if record.withdrawn_at else None,
+        }
+    )
 
 
 class Findings:
@@ -170,7 +177,7 @@ class Findings:
             raise UnsafeInputError(["not_one_sentence"])
         return checked_text(claim, CLAIM_MAX_CHARS, screening=self.gateway.screening)
 
-    async def evaluate(self, case_id: str, claim: str | None) -> dict[str, Any]:
+    async def evaluate(self, case_id: str, claim: str | None) -> FindingEvaluation:
         record = await self.ledger.case_record(case_id)
         if claim is not None:
             claims = [(self.screened(claim), False)]
@@ -185,7 +192,7 @@ class Findings:
                 continue
             assessed = await self.assess(case_id, text, record, proposed=proposed)
             results.append(assessed.view(promoted))
-        return {"min_support": self.min_support, "claims": results}
+        return FindingEvaluation(min_support=self.min_support, claims=results)
 
     async def assess(
         self, case_id: str, claim: str, record: Sequence[RecordEntry], *, proposed: bool = False
@@ -316,8 +323,9 @@ class Findings:
 
     # ----- promote -------------------------------------------------------------------------------------
 
-    async def promote(self, case_id: str, claim: str) -> tuple[dict[str, Any], bool]:
-        """(finding view with its board card, idempotent). The same claim promoted twice is one card."""
+    async def promote(self, case_id: str, claim: str) -> FindingPromotion:
+        """The finding with its board card (`idempotent`: promoted before). The same claim promoted twice is
+        one card."""
         text = self.screened(claim)
         key = (case_id, " ".join(text.casefold().split()))
         lock = self._locks.setdefault(key, asyncio.Lock())
@@ -330,7 +338,7 @@ class Findings:
             if not lock.locked():
                 self._locks.pop(key, None)
 
-    async def _settle(self, case_id: str, claim: str) -> tuple[dict[str, Any], bool]:
+    async def _settle(self, case_id: str, claim: str) -> FindingPromotion:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PENDING_WAIT_S
         board = board_scope(case_id)
@@ -339,7 +347,7 @@ class Findings:
             if existing is not None and existing.state == FindingState.READY and existing.public_card_id:
                 card = await self.gateway.get(board, existing.public_card_id)
                 if card is not None:
-                    return {"finding": finding_view(existing), "card": card_view(card)}, True
+                    return FindingPromotion(finding=finding_view(existing), card=card_view(card), idempotent=True)
             if existing is not None and existing.state == FindingState.PENDING:
                 if existing.lease_live():
                     if loop.time() >= deadline:
@@ -348,7 +356,7 @@ class Findings:
                     continue
                 owner = secrets.token_hex(8)
                 if await self.ledger.take_over_finding(case_id, existing.id, owner, self.lease_s):
-                    return await self._run_owned(board, existing, owner), False
+                    return await self._run_owned(board, existing, owner)
                 continue
             assessed = await self.assess(case_id, claim, await self.ledger.case_record(case_id))
             if not assessed.qualifies:
@@ -366,11 +374,11 @@ class Findings:
                 case_id, secrets.token_hex(12), claim, owner, self.lease_s, figures, assessed.eligible
             )
             if reserved:
-                return await self._run_owned(board, record, owner), False
+                return await self._run_owned(board, record, owner)
             if loop.time() >= deadline:
                 raise FindingPendingError(max(1, round(self.lease_s / 2)))
 
-    async def _run_owned(self, board: MemoryScope, record: FindingRecord, owner: str) -> dict[str, Any]:
+    async def _run_owned(self, board: MemoryScope, record: FindingRecord, owner: str) -> FindingPromotion:
         card: StoredCard | None = None
         try:
             self.fault("after_reserve")
@@ -404,7 +412,7 @@ class Findings:
             await self._release_quietly(record, owner)
             raise
         promoted = await self.ledger.finding(record.case_id, record.id)
-        return {"finding": finding_view(promoted or record), "card": card_view(card)}
+        return FindingPromotion(finding=finding_view(promoted or record), card=card_view(card), idempotent=False)
 
     async def _find_or_write_card(self, board: MemoryScope, record: FindingRecord) -> StoredCard:
         """Reconcile first: a crashed attempt may already have written the card (found by its finding id)."""
@@ -457,8 +465,8 @@ class Findings:
 
     # ----- list and withdraw ---------------------------------------------------------------------------
 
-    async def list(self, case_id: str) -> dict[str, Any]:
-        return {"findings": [finding_view(r) for r in await self.ledger.findings(case_id)]}
+    async def list(self, case_id: str) -> FindingList:
+        return FindingList(findings=[finding_view(r) for r in await self.ledger.findings(case_id)])
 
     async def remove_withdrawn(self, case_id: str, withdrawn: Sequence[FindingRecord]) -> None:
         """After the ledger withdrew them: their board cards go (or become cleanup tasks)."""

@@ -23,6 +23,7 @@ from bureau.answering.base import Answer, AnswerRequest, Responder
 from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
+from bureau.game import contract
 from bureau.game.views import card_event_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
@@ -473,7 +474,7 @@ class Interrogation:
 
     async def run(
         self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
-    ) -> dict[str, Any]:
+    ) -> contract.Interrogation:
         state = await self.graph.ainvoke(
             {
                 "case_id": case_id,
@@ -484,4 +485,4 @@ class Interrogation:
                 "started": time.perf_counter(),
             }
         )
-        return state["result"]
+        return contract.Interrogation.model_validate(state["result"])

@@ -12,9 +12,10 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import cast
 
 from bureau.game.compensation import discard_card
+from bureau.game.contract import Card
 from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
@@ -43,11 +44,9 @@ class Publisher:
         self.ledger = ledger
         self.lease_s = lease_s
         self.fault: FaultHook = lambda step: None
-        self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[dict[str, Any], bool]]] = {}
+        self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[Card, bool]]] = {}
 
-    async def publish(
-        self, case_id: str, role: Role, card_id: str, check_case: CaseCheck
-    ) -> tuple[dict[str, Any], bool]:
+    async def publish(self, case_id: str, role: Role, card_id: str, check_case: CaseCheck) -> tuple[Card, bool]:
         """Returns (public card view, idempotent). Concurrent publishes of one card in this process share one
         run of the Saga, `check_case` (a missing or erased case raises) included, and the others answer as a
         repeat would: 25 at once must not each read the case and the card, contend for the reservation and
@@ -63,21 +62,19 @@ class Publisher:
         run.add_done_callback(lambda done: self._forget(key, done))
         return await asyncio.shield(run)
 
-    def _forget(self, key: tuple[str, Role, str], done: asyncio.Future[tuple[dict[str, Any], bool]]) -> None:
+    def _forget(self, key: tuple[str, Role, str], done: asyncio.Future[tuple[Card, bool]]) -> None:
         self._running.pop(key, None)
         if not done.cancelled():
             done.exception()  # retrieved here: every caller still awaiting it re-raises it
 
-    async def _publish_card(
-        self, case_id: str, role: Role, card_id: str, check_case: CaseCheck
-    ) -> tuple[dict[str, Any], bool]:
+    async def _publish_card(self, case_id: str, role: Role, card_id: str, check_case: CaseCheck) -> tuple[Card, bool]:
         await check_case(case_id)
         try:
             return await self._settle(case_id, role, card_id)
         except CaseMissingError as exc:  # erased while we were publishing
             raise CaseNotFoundError(case_id) from exc
 
-    async def _settle(self, case_id: str, role: Role, card_id: str) -> tuple[dict[str, Any], bool]:
+    async def _settle(self, case_id: str, role: Role, card_id: str) -> tuple[Card, bool]:
         """Read the card's publication row and act on it until the card is published, by us or by another
         attempt (perhaps in another process). A repeat is answered from the row and the copy it names,
         without reading the source card or writing to the ledger: the row is this role's only while the
@@ -135,7 +132,7 @@ class Publisher:
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
 
-    async def _run_owned(self, source: StoredCard, owner: str) -> tuple[dict[str, Any], bool]:
+    async def _run_owned(self, source: StoredCard, owner: str) -> tuple[Card, bool]:
         """(public card view, idempotent): idempotent when we stalled and another attempt's result won."""
         case_id, board = source.case_id, board_scope(source.case_id)
         copy: StoredCard | None = None
@@ -250,7 +247,7 @@ class Publisher:
         )
         return await self.gateway.write(board, draft)
 
-    async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> dict[str, Any]:
+    async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> Card:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
         erased = record is not None and record.state == PublicationState.ERASED

@@ -1,21 +1,24 @@
-"""The case record as the operator sees it: one view per entry, a JSON export and a Markdown report."""
+"""The case record as the operator sees it: one view per entry (`CaseRecordView`), a JSON export and a
+Markdown report."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from bureau.game.contract import CaseRecordView
 from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.ledger.repository import CaseRecord
 from bureau.scope.audience import SEALED_LABEL
 
 
-def record_view(case: CaseRecord, entries: list[RecordEntry]) -> dict[str, Any]:
+def record_view(case: CaseRecord, entries: list[RecordEntry]) -> CaseRecordView:
     """The whole record of a case: what `/record` answers and what its JSON download holds."""
-    return {"case_id": case.id, "entries": [record_entry_view(e) for e in entries]}
+    return CaseRecordView.model_validate({"case_id": case.id, "entries": [record_entry_view(e) for e in entries]})
 
 
 def record_entry_view(entry: RecordEntry) -> dict[str, Any]:
-    """Everything the record holds about one interrogation or cross-examination (operator only)."""
+    """Everything the record holds about one interrogation or cross-examination (operator only): the fields
+    of `InterrogationEntry` / `CrossExaminationEntry`, which the Markdown report reads too."""
     summary, body = entry.summary, entry.body
     view: dict[str, Any] = {
         "id": entry.id,

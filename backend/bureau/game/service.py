@@ -6,13 +6,26 @@ import logging
 import secrets
 import time
 from collections import Counter
-from dataclasses import asdict
 from typing import Any
 
 from bureau.answering.base import Responder
 from bureau.answering.selection import case_mode
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
+from bureau.game.contract import (
+    CaseMode,
+    CrossExaminationResult,
+    FindingEvaluation,
+    FindingList,
+    FindingPromotion,
+    OperatorSnapshot,
+    PolicyDecisionView,
+    PublicationResult,
+    ScenarioSummary,
+    SubjectAccess,
+    WhisperResult,
+)
+from bureau.game.contract import Interrogation as InterrogationResult
 from bureau.game.cross_examination import CrossExamination
 from bureau.game.errors import (
     CardNotFoundError,
@@ -28,7 +41,7 @@ from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_view
-from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot
+from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot, policy_decision_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
@@ -84,9 +97,9 @@ class Bureau:
 
     # ----- queries -------------------------------------------------------------------------------------
 
-    def scenario_list(self) -> list[dict[str, str]]:
+    def scenario_list(self) -> list[ScenarioSummary]:
         return [
-            {"id": s.id, "title": s.title, "language": s.language, "description": s.description}
+            ScenarioSummary(id=s.id, title=s.title, language=s.language, description=s.description)
             for _, s in sorted(self.scenarios.items())
         ]
 
@@ -122,22 +135,22 @@ class Bureau:
             raise CaseNotFoundError("latest")
         return case.id
 
-    async def snapshot(self, case_id: str) -> dict[str, Any]:
+    async def snapshot(self, case_id: str) -> OperatorSnapshot:
         """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
         case record, so a reload or a second console sees what this one saw."""
         state = await self.state(case_id)
         interrogations = await self.ledger.interrogations(case_id)
-        view = operator_snapshot(state, interrogations, self.translations(state.case.scenario_id))
+        # Per case: a case in a language the model does not speak stays in evidence mode.
         mode, reason = case_mode(self.settings, self.responder, state.case.language)
-        view["mode"] = {"mode": mode, "reason": reason}  # per case: a language the model does not speak stays evidence
-        return view
+        translations = self.translations(state.case.scenario_id)
+        return operator_snapshot(state, CaseMode(mode=mode, reason=reason), interrogations, translations)
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
         case = await self.require_case(case_id)
         return case, await self.ledger.case_record(case_id)
 
-    async def subject_access(self, case_id: str) -> dict[str, Any]:
+    async def subject_access(self, case_id: str) -> SubjectAccess:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its
         ingredients and audience."""
         state = await self.state(case_id)
@@ -145,7 +158,7 @@ class Bureau:
 
     # ----- commands ------------------------------------------------------------------------------------
 
-    async def create_case(self, scenario_id: str, language: str) -> dict[str, Any]:
+    async def create_case(self, scenario_id: str, language: str) -> OperatorSnapshot:
         scenario = self.scenario(scenario_id, language)
         case_id = new_case_id()
         await self.ledger.create_case(case_id, scenario.id, scenario.language)
@@ -158,7 +171,7 @@ class Bureau:
             raise
         return await self.snapshot(case_id)
 
-    async def reset(self, case_id: str, expected_version: int | None = None) -> dict[str, Any]:
+    async def reset(self, case_id: str, expected_version: int | None = None) -> OperatorSnapshot:
         """Back to the scenario start, at any size: write the new cards, commit, then remove the old ones.
         A failure before the commit undoes the new cards (nothing changed); a failed delete after it becomes
         a cleanup task. Without `expected_version` a reset waits its turn: commands that commit meanwhile
@@ -234,7 +247,7 @@ class Bureau:
         memory_type: MemoryType = MemoryType.LONG_TERM_KNOWLEDGE,
         key: str | None = None,
         source: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> WhisperResult:
         creator = CreatedBy.OPERATOR
         try:
             # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
@@ -261,11 +274,11 @@ class Bureau:
         await self._commit_or_undo(
             case_id, [(scope, card)], [event], expected_version=expected_version, decisions=[accepted]
         )
-        return {"card": card_view(card)}
+        return WhisperResult(card=card_view(card))
 
     async def interrogate(
         self, case_id: str, role: Role, question: str, expected_version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> InterrogationResult:
         # A question may try to talk its way out of the scope (harmless, and shown live), but personal data
         # is refused: the question is kept as session memory.
         text = checked_text(
@@ -276,7 +289,7 @@ class Bureau:
 
     async def cross_examine(
         self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
-    ) -> dict[str, Any]:
+    ) -> CrossExaminationResult:
         """One question to several roles, each searched in its own scopes; a joint conclusion whose audience
         is the narrowest of its ingredients (sealed when it mixes two roles' private cards)."""
         text = checked_text(
@@ -318,21 +331,24 @@ class Bureau:
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> PublicationResult:
+        """`idempotent`: the card was published before (the same board copy)."""
         if expected_version is not None:  # a conditional publish checks its own version
             await self._check_version(case_id, expected_version)
         # Otherwise the case is checked once per run of the Saga, which concurrent publishes of the card share.
-        return await self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
+        public_card, idempotent = await self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
+        return PublicationResult(public_card=public_card, idempotent=idempotent)
 
-    async def evaluate_findings(self, case_id: str, claim: str | None) -> dict[str, Any]:
+    async def evaluate_findings(self, case_id: str, claim: str | None) -> FindingEvaluation:
         await self.require_case(case_id)
         return await self.findings.evaluate(case_id, claim)
 
-    async def promote_finding(self, case_id: str, claim: str) -> tuple[dict[str, Any], bool]:
+    async def promote_finding(self, case_id: str, claim: str) -> FindingPromotion:
+        """`idempotent`: the claim was promoted before (the same finding card)."""
         await self.require_case(case_id)
         return await self.findings.promote(case_id, claim)
 
-    async def list_findings(self, case_id: str) -> dict[str, Any]:
+    async def list_findings(self, case_id: str) -> FindingList:
         await self.require_case(case_id)
         return await self.findings.list(case_id)
 
@@ -361,12 +377,9 @@ class Bureau:
         except LedgerError as exc:
             log.warning("policy audit not recorded: %s", type(exc).__name__)
 
-    async def policy_decisions(self, case_id: str, after_id: int, limit: int) -> list[dict[str, Any]]:
+    async def policy_decisions(self, case_id: str, after_id: int, limit: int) -> list[PolicyDecisionView]:
         await self.require_case(case_id)
-        return [
-            {"id": r.id, "created_at": r.created_at.isoformat(), **asdict(r.decision)}
-            for r in await self.ledger.policy_decisions(case_id, after_id, limit)
-        ]
+        return [policy_decision_view(r) for r in await self.ledger.policy_decisions(case_id, after_id, limit)]
 
     # ----- helpers -------------------------------------------------------------------------------------
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from bureau.game.contract import SubjectAccess
 from bureau.game.views import CaseState
 from bureau.ledger.record import RecordEntry
 from bureau.scope.audience import SEALED_LABEL, readers_of_space
 from bureau.scope.keys import BOARD
 
 
-def subject_access_view(state: CaseState, entries: list[RecordEntry]) -> dict[str, Any]:
+def subject_access_view(state: CaseState, entries: list[RecordEntry]) -> SubjectAccess:
     present = {card.id: card.space for cards in state.spaces.values() for card in cards}
     spaces = {
         space: [
@@ -64,4 +65,5 @@ def subject_access_view(state: CaseState, entries: list[RecordEntry]) -> dict[st
         }
         for entry in entries
     ]
-    return {"case_id": state.case.id, "spaces": spaces, "board_copies": board_copies, "derived": derived}
+    view = {"case_id": state.case.id, "spaces": spaces, "board_copies": board_copies, "derived": derived}
+    return SubjectAccess.model_validate(view)

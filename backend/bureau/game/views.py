@@ -1,19 +1,29 @@
-"""Projections for the operator: the card JSON (DESIGN.md), its content-free event form, the snapshot."""
+"""Projections for the operator, as the typed views of `game/contract.py`: the card (DESIGN.md) and its
+content-free event form, the snapshot, a policy decision."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
+from bureau.game.contract import Card, CaseMode, OperatorSnapshot, PolicyDecisionView
 from bureau.game.knowledge import fold_knowledge, latest_answers
 from bureau.game.scenario_schema import Scenario
+from bureau.ledger.policy_audit import PolicyDecisionRecord
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import CaseRecord
 from bureau.memory.types import StoredCard
+from bureau.scope.keys import SPACES
+from bureau.scope.vocabulary import CreatedBy, MemoryType
+
+E = TypeVar("E", bound=StrEnum)
 
 
-def card_view(card: StoredCard) -> dict[str, Any]:
+def _card_fields(card: StoredCard) -> dict[str, Any]:
+    """The card's fields, once: the operator's `Card` and the event log's content-free form are both made
+    from this."""
     return {
         "id": card.id,
         "space": card.space,
@@ -33,9 +43,13 @@ def card_view(card: StoredCard) -> dict[str, Any]:
     }
 
 
+def card_view(card: StoredCard) -> Card:
+    return Card.model_validate(_card_fields(card))
+
+
 def card_event_view(card: StoredCard) -> dict[str, Any]:
-    """Card metadata for the event log: never the content."""
-    view = card_view(card)
+    """Card metadata for the event log (a JSON payload in the ledger): never the content."""
+    view = _card_fields(card)
     del view["content"]
     view.pop("told_by", None)  # a name someone typed: as private as the text
     return view
@@ -74,12 +88,15 @@ def _key_facts(scenario: Scenario, translations: tuple[Scenario, ...]) -> list[d
 
 
 def operator_snapshot(
-    state: CaseState, interrogations: Sequence[RecordEntry] = (), translations: tuple[Scenario, ...] = ()
-) -> dict[str, Any]:
+    state: CaseState,
+    mode: CaseMode,
+    interrogations: Sequence[RecordEntry] = (),
+    translations: tuple[Scenario, ...] = (),
+) -> OperatorSnapshot:
     """`interrogations`: the case record's interrogations, oldest first; `translations`: the scenario in
     every language, for labels in the interface language."""
     scenario = state.scenario
-    return {
+    view = {
         "case": {
             "id": state.case.id,
             "scenario_id": state.case.scenario_id,
@@ -97,9 +114,35 @@ def operator_snapshot(
             "key_facts": _key_facts(scenario, translations or (scenario,)),
             "topic_labels": topic_labels(translations or (scenario,)),
         },
-        "spaces": {space: [card_view(c) for c in cards] for space, cards in state.spaces.items()},
+        "mode": mode,
+        "spaces": {space: [_card_fields(c) for c in cards] for space, cards in state.spaces.items()},
         "last_trace": state.last_trace,
         # Each role's latest answer with its trace, and the who-knows-what matrix, from the case record.
         "answers": latest_answers(interrogations),
         "knowledge": fold_knowledge(scenario.key_facts, interrogations),
     }
+    return OperatorSnapshot.model_validate(view)
+
+
+def _known(enum: type[E], value: str) -> E | None:
+    """A stored value as the vocabulary's member; None when this server does not know it (a record with no
+    type, a foreign record's blanked fields, a value written by another version)."""
+    try:
+        return enum(value)
+    except ValueError:
+        return None
+
+
+def policy_decision_view(record: PolicyDecisionRecord) -> PolicyDecisionView:
+    decision = record.decision
+    return PolicyDecisionView(
+        id=record.id,
+        created_at=record.created_at.isoformat(),
+        action=decision.action,
+        code=decision.code,
+        detail=decision.detail,
+        memory_type=_known(MemoryType, decision.memory_type),
+        creator=_known(CreatedBy, decision.creator),
+        space=decision.space if decision.space in SPACES else None,
+        count=decision.count,
+    )

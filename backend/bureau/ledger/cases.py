@@ -15,7 +15,8 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger import keys
 from bureau.ledger.database import checkpoint_wal
-from bureau.ledger.events import EventRecord, PendingEvent, append_event, append_events, event_record, was_erased
+from bureau.ledger.event_records import EventRecord, PendingEvent
+from bureau.ledger.events import append_event, append_events, event_record, was_erased
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions

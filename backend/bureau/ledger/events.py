@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.models import EventRow
 from bureau.ledger.notifications import CommitListener
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
@@ -17,23 +15,6 @@ from bureau.scope.vocabulary import EventType
 
 EVENT_APPEND_LOCK = 0x62757265  # advisory lock namespace ("bure"): per-case event appends on PostgreSQL
 EVENTS_CHANNEL = "bureau_events"  # LISTEN/NOTIFY channel: payload is the case id, delivered at commit
-
-
-@dataclass(frozen=True, slots=True)
-class EventRecord:
-    id: int
-    case_id: str
-    type: str
-    payload: dict[str, Any]
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class PendingEvent:
-    """An event to append in the same transaction as a change."""
-
-    type: str
-    payload: dict[str, Any]
 
 
 def event_record(row: EventRow) -> EventRecord:

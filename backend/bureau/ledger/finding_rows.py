@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.events import PendingEvent
+from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import FindingRow, FindingSupportRow
 from bureau.ledger.record import redact_card

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
-from bureau.ledger.events import PendingEvent
+from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.finding_rows import (
     FindingFigures,
     FindingRecord,
@@ -31,14 +31,11 @@ from bureau.ledger.finding_rows import (
     withdrawn_events,
 )
 from bureau.ledger.keys import cipher_for
+from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, take_over_expired
 from bureau.ledger.models import CaseRow, FindingRow, FindingSupportRow
-from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
+from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, aware, utcnow
 from bureau.scope.support import Contribution, qualifies
 from bureau.scope.vocabulary import FindingState
-
-
-class _LostLease(Exception):
-    pass
 
 
 class _NoLongerSupported(Exception):
@@ -73,7 +70,7 @@ class FindingLedger(CaseLedger):
                 slot=slot,
                 state=FindingState.PENDING,
                 owner=owner,
-                lease_expires_at=now + timedelta(seconds=lease_s),
+                lease_expires_at=lease_until(now, lease_s),
                 public_card_id=None,
                 claim=cipher.seal(json.dumps(claim, ensure_ascii=False)),
                 support=figures.support,
@@ -140,18 +137,8 @@ class FindingLedger(CaseLedger):
 
     async def take_over_finding(self, case_id: str, finding_id: str, owner: str, lease_s: float) -> bool:
         def work(session: Session) -> bool:
-            now = utcnow()
-            stmt = (
-                update(FindingRow)
-                .where(
-                    FindingRow.id == finding_id,
-                    FindingRow.case_id == case_id,
-                    FindingRow.state == FindingState.PENDING,
-                    FindingRow.lease_expires_at <= now,
-                )
-                .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
-            )
-            return affected(session.execute(stmt)) == 1
+            row = (FindingRow.id == finding_id, FindingRow.case_id == case_id)
+            return take_over_expired(session, FindingRow, *row, owner=owner, lease_s=lease_s)
 
         return await self._run(work)
 
@@ -164,7 +151,7 @@ class FindingLedger(CaseLedger):
         def mark(session: Session) -> None:
             row = session.get(FindingRow, finding_id, with_for_update=True)
             if row is None or row.state != FindingState.PENDING or row.owner != owner or row.case_id != case_id:
-                raise _LostLease
+                raise LostLeaseError
             if not qualifies(_mapping(session, finding_id), row.min_support):
                 raise _NoLongerSupported
             now = utcnow()
@@ -177,7 +164,7 @@ class FindingLedger(CaseLedger):
 
         try:
             return await self._change(case_id, events, extra=mark)
-        except (_LostLease, _NoLongerSupported):
+        except (LostLeaseError, _NoLongerSupported):
             return None
 
     async def release_finding(self, case_id: str, finding_id: str, owner: str) -> None:
@@ -197,9 +184,8 @@ class FindingLedger(CaseLedger):
         (or stalled so long that its client gave up)."""
 
         def work(session: Session) -> list[FindingRecord]:
-            cutoff = utcnow() - timedelta(seconds=older_than_s)
             stmt = select(FindingRow).where(
-                FindingRow.state == FindingState.PENDING, FindingRow.lease_expires_at <= cutoff
+                FindingRow.state == FindingState.PENDING, lease_ran_out(FindingRow, older_than_s)
             )
             return [
                 _record(row, cipher_for(session, row.case_id)) for row in session.scalars(stmt.order_by(FindingRow.id))

@@ -4,13 +4,15 @@ ready together with the case change, release. See docs/publish-saga.md."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
-from bureau.ledger.events import EventRecord, PendingEvent, append_event, event_record
+from bureau.ledger.event_records import EventRecord, PendingEvent
+from bureau.ledger.events import append_event, event_record
+from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, take_over_expired
 from bureau.ledger.models import CaseRow, PublicationRow
 from bureau.ledger.tombstones import the_row
 from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
@@ -43,10 +45,6 @@ def publication_record(row: PublicationRow) -> PublicationRecord:
     )
 
 
-class _LostLease(Exception):
-    pass
-
-
 class PublicationLedger(CaseLedger):
     """Completing a publication is a case change (version bump + events), hence built on `CaseLedger`."""
 
@@ -72,7 +70,7 @@ class PublicationLedger(CaseLedger):
                 role=role,
                 state=PublicationState.PENDING,
                 owner=owner,
-                lease_expires_at=now + timedelta(seconds=lease_s),
+                lease_expires_at=lease_until(now, lease_s),
                 created_at=now,
                 updated_at=now,
             )
@@ -106,10 +104,9 @@ class PublicationLedger(CaseLedger):
         in flight (they keep its owner and lease), whose copy nobody has swept yet. Every one, across cases."""
 
         def work(session: Session) -> list[PublicationRecord]:
-            cutoff = utcnow() - timedelta(seconds=older_than_s)
             stmt = select(PublicationRow).where(
                 PublicationRow.state.in_([PublicationState.PENDING, PublicationState.ERASED]),
-                PublicationRow.lease_expires_at <= cutoff,
+                lease_ran_out(PublicationRow, older_than_s),
                 PublicationRow.owner != "",
             )
             return [publication_record(r) for r in session.scalars(stmt.order_by(PublicationRow.id))]
@@ -137,17 +134,8 @@ class PublicationLedger(CaseLedger):
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
 
         def work(session: Session) -> bool:
-            now = utcnow()
-            stmt = (
-                update(PublicationRow)
-                .where(
-                    *the_row(case_id, source_card_id),
-                    PublicationRow.state == PublicationState.PENDING,
-                    PublicationRow.lease_expires_at <= now,
-                )
-                .values(owner=owner, lease_expires_at=now + timedelta(seconds=lease_s), updated_at=now)
-            )
-            return affected(session.execute(stmt)) == 1
+            row = the_row(case_id, source_card_id)
+            return take_over_expired(session, PublicationRow, *row, owner=owner, lease_s=lease_s)
 
         return await self._run(work)
 
@@ -167,11 +155,11 @@ class PublicationLedger(CaseLedger):
                 .values(state=PublicationState.READY, public_card_id=public_card_id, updated_at=utcnow())
             )
             if affected(session.execute(stmt)) != 1:
-                raise _LostLease
+                raise LostLeaseError
 
         try:
             return await self._change(case_id, events, extra=mark)
-        except _LostLease:
+        except LostLeaseError:
             return None
 
     async def reopen_lost_copy(
@@ -192,7 +180,7 @@ class PublicationLedger(CaseLedger):
                     state=PublicationState.PENDING,
                     owner=owner,
                     public_card_id=None,
-                    lease_expires_at=now + timedelta(seconds=lease_s),
+                    lease_expires_at=lease_until(now, lease_s),
                     updated_at=now,
                 )
             )

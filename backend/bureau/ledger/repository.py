@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
-from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger, EventRecord, PendingEvent
+from bureau.ledger.event_records import EventRecord, PendingEvent
+from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger
 from bureau.ledger.finding_rows import FindingFigures, FindingRecord
 from bureau.ledger.findings import FindingLedger
 from bureau.ledger.limits import LimitLedger

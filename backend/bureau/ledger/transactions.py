@@ -11,16 +11,14 @@ import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bureau.ledger.database import READ_ONLY
-
-if TYPE_CHECKING:
-    from bureau.ledger.events import EventRecord
+from bureau.ledger.event_records import EventRecord
 
 T = TypeVar("T")
 

@@ -1271,12 +1271,12 @@ export interface components {
             code: components["schemas"]["PolicyCode"];
             /** Detail */
             detail: string;
-            /** Memory Type */
-            memory_type: string;
-            /** Creator */
-            creator: string;
-            /** Space */
-            space: string;
+            /** @description null: the record had no type this server knows */
+            memory_type: components["schemas"]["MemoryType"] | null;
+            /** @description null: the record named no creator this server knows */
+            creator: components["schemas"]["CreatedBy"] | null;
+            /** @description null: not a space of the case */
+            space: components["schemas"]["Space"] | null;
             /** Count */
             count: number;
         };

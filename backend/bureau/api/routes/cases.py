@@ -4,7 +4,7 @@ reset, erase), the case record and subject access, plus the operator stream."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
@@ -47,7 +47,7 @@ COMMAND = (*CHANGE, "VERSION_CONFLICT")  # every command that takes `expected_ve
 
 
 @router.get("/scenarios", response_model=list[ScenarioSummary], responses=declare_errors(*STAGE_ACCESS))
-async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[dict[str, str]]:
+async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[ScenarioSummary]:
     return bureau.scenario_list()
 
 
@@ -57,17 +57,17 @@ async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[dict[str, str]]
     response_model=OperatorSnapshot,
     responses=declare_errors("SCENARIO_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS, *WRITES, "WORKER_ID_LOST"),
 )
-async def create_case(body: CreateCase, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def create_case(body: CreateCase, bureau: BureauDep, _: OperatorDep) -> OperatorSnapshot:
     return await bureau.create_case(body.scenario_id, body.language)
 
 
 @router.get(CASE_PATH, response_model=OperatorSnapshot, responses=declare_errors(*READ))
-async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> OperatorSnapshot:
     return await bureau.snapshot(case_id)
 
 
 @router.get(CASE_PATH + "/record", response_model=CaseRecordView, responses=declare_errors(*READ))
-async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> CaseRecordView:
     """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
     provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
     return record_view(*await bureau.record(case_id))
@@ -95,7 +95,8 @@ async def export_record(
     if format == "markdown":
         body, media, suffix = markdown_report(case, entries), "text/markdown; charset=utf-8", "md"
     else:
-        payload = json.dumps(record_view(case, entries), ensure_ascii=False, indent=2)
+        view = record_view(case, entries).model_dump(mode="json", exclude_unset=True)
+        payload = json.dumps(view, ensure_ascii=False, indent=2)
         body, media, suffix = payload, "application/json", "json"
     disposition = f'attachment; filename="case-{case.id}-record.{suffix}"'
     return Response(body, media_type=media, headers={"Content-Disposition": disposition, "Cache-Control": "no-store"})
@@ -113,7 +114,7 @@ async def export_record(
         *COMMAND,
     ),
 )
-async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> WhisperResult:
     return await bureau.whisper(
         case_id, body.role, body.text, body.expected_version, body.memory_type, body.key, body.source
     )
@@ -124,7 +125,7 @@ async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: Operato
     response_model=Interrogation,
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
-async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, _: OperatorDep) -> Interrogation:
     return await bureau.interrogate(case_id, body.role, body.question, body.expected_version)
 
 
@@ -133,7 +134,9 @@ async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, 
     response_model=CrossExaminationResult,
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
-async def cross_examine(case_id: str, body: CrossExaminationBody, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def cross_examine(
+    case_id: str, body: CrossExaminationBody, bureau: BureauDep, _: OperatorDep
+) -> CrossExaminationResult:
     """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
     return await bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
 
@@ -152,7 +155,7 @@ async def delete_card(
 
 
 @router.get(CASE_PATH + "/subject-access", response_model=SubjectAccess, responses=declare_errors(*READ))
-async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> SubjectAccess:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
     ingredients and audience."""
     return await bureau.subject_access(case_id)
@@ -169,11 +172,11 @@ async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> dic
 )
 async def publish(
     case_id: str, body: PublicationBody, response: Response, bureau: BureauDep, _: OperatorDep
-) -> dict[str, Any]:
-    public_card, idempotent = await bureau.publish(case_id, body.role, body.card_id, body.expected_version)
-    if idempotent:
+) -> PublicationResult:
+    result = await bureau.publish(case_id, body.role, body.card_id, body.expected_version)
+    if result.idempotent:
         response.status_code = 200
-    return {"public_card": public_card, "idempotent": idempotent}
+    return result
 
 
 @router.post(
@@ -183,7 +186,7 @@ async def publish(
 )
 async def evaluate_findings(
     case_id: str, bureau: BureauDep, _: OperatorDep, body: FindingEvaluationBody | None = None
-) -> dict[str, Any]:
+) -> FindingEvaluation:
     """Each given or proposed claim: every matching card's status (counted, or excluded and why), the
     leave-one-out result and the decision. Changes nothing."""
     return await bureau.evaluate_findings(case_id, body.claim if body else None)
@@ -200,23 +203,23 @@ async def evaluate_findings(
 )
 async def promote_finding(
     case_id: str, body: FindingClaimBody, response: Response, bureau: BureauDep, _: OperatorDep
-) -> dict[str, Any]:
+) -> FindingPromotion:
     """Promote a qualifying claim to the board as a finding: text, support figures, scope and review date;
     no card ids, roles or sources."""
-    result, idempotent = await bureau.promote_finding(case_id, body.claim)
-    if idempotent:
+    result = await bureau.promote_finding(case_id, body.claim)
+    if result.idempotent:
         response.status_code = 200
-    return {**result, "idempotent": idempotent}
+    return result
 
 
 @router.get(CASE_PATH + "/findings", response_model=FindingList, responses=declare_errors(*READ))
-async def list_findings(case_id: str, bureau: BureauDep, _: OperatorDep) -> dict[str, Any]:
+async def list_findings(case_id: str, bureau: BureauDep, _: OperatorDep) -> FindingList:
     """The promoted and withdrawn findings of the case (never which cards supported them)."""
     return await bureau.list_findings(case_id)
 
 
 @router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))
-async def reset(case_id: str, bureau: BureauDep, _: OperatorDep, body: ResetBody | None = None) -> dict[str, Any]:
+async def reset(case_id: str, bureau: BureauDep, _: OperatorDep, body: ResetBody | None = None) -> OperatorSnapshot:
     return await bureau.reset(case_id, body.expected_version if body else None)
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from bureau.api.deps import BureauDep, OperatorDep
 from bureau.api.errors import OPERATOR_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
-from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage, PolicyDecisionView
+from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage
 from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
 from bureau.scope.vocabulary import CreatedBy, MemoryType
 
@@ -39,8 +39,5 @@ async def policy_decisions(
     after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> PolicyDecisionPage:
-    rows = await bureau.policy_decisions(case_id, after, limit)
-    return PolicyDecisionPage(
-        decisions=[PolicyDecisionView(**row) for row in rows],
-        next_after=rows[-1]["id"] if len(rows) == limit else None,
-    )
+    decisions = await bureau.policy_decisions(case_id, after, limit)
+    return PolicyDecisionPage(decisions=decisions, next_after=decisions[-1].id if len(decisions) == limit else None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
@@ -20,22 +20,22 @@ READ = ("CASE_NOT_FOUND", "VALIDATION_ERROR", *STAGE_ACCESS)
 
 
 @follow_router.get("/latest", response_model=LatestCase, responses=declare_errors(*READ))
-async def latest_case(bureau: BureauDep, _: StageDep) -> dict[str, str]:
+async def latest_case(bureau: BureauDep, _: StageDep) -> LatestCase:
     """The newest active case: a stage opened at /stage/latest follows the operator to each new case."""
-    return {"case_id": await bureau.latest_case_id()}
+    return LatestCase(case_id=await bureau.latest_case_id())
 
 
 @router.get("", response_model=StageSnapshot, responses=declare_errors(*READ))
-async def get_stage(case_id: str, bureau: BureauDep, _: StageDep) -> dict[str, Any]:
+async def get_stage(case_id: str, bureau: BureauDep, _: StageDep) -> StageSnapshot:
     return stage_snapshot(await bureau.state(case_id))
 
 
 @router.get("/record", response_model=StageRecord, responses=declare_errors(*READ))
-async def get_stage_record(case_id: str, bureau: BureauDep, _: StageDep) -> dict[str, Any]:
+async def get_stage_record(case_id: str, bureau: BureauDep, _: StageDep) -> StageRecord:
     """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
     only announced."""
     case, entries = await bureau.record(case_id)
-    return {"case_id": case.id, "entries": stage_record(entries)}
+    return stage_record(case.id, entries)
 
 
 @router.get("/events", response_class=Response, responses=sse_responses(Audience.STAGE))

@@ -39,7 +39,7 @@ const DECISIONS: PolicyDecision[] = [
     memory_type: "audit_record",
     creator: "operator",
   }),
-  decision(5, { action: "read_filtered", code: "owner_mismatch", memory_type: "", creator: "", space: "bulletin_board" }),
+  decision(5, { action: "read_filtered", code: "owner_mismatch", memory_type: null, creator: null, space: "bulletin_board" }),
 ];
 
 const LABELS: Record<UiLanguage, string[]> = {

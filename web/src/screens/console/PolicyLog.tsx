@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { api } from "../../api/client";
-import type { PolicyDecision, Space } from "../../api/types";
+import type { PolicyDecision } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { isMessageKey } from "../../i18n/strings";
@@ -29,7 +29,7 @@ async function fetchAll(caseId: string): Promise<PolicyDecision[]> {
 /** The raw codes of a decision, as the server keeps them: shown only under "Details". */
 export function decisionCodes(d: PolicyDecision): string {
   const code = d.detail ? `${d.code} (${d.detail})` : d.code;
-  return `${d.action} · ${code} · ${d.memory_type} · ${d.creator} → ${d.space} ×${d.count}`;
+  return `${d.action} · ${code} · ${d.memory_type ?? ""} · ${d.creator ?? ""} → ${d.space ?? ""} ×${d.count}`;
 }
 
 /** One decision in words, in the interface language: what happened, why (a refusal's rule and the
@@ -46,7 +46,7 @@ export function decisionLabel(t: Translate, d: PolicyDecision): string {
     why,
     type: d.memory_type ? vocabulary(t, "memoryType", d.memory_type) : "–",
     creator: d.creator ? vocabulary(t, "createdBy", d.creator) : "–",
-    space: d.space ? spaceName(t, d.space as Space) : "–",  // a space name the UI does not know is shown as it is
+    space: d.space ? spaceName(t, d.space) : "–",
     count: d.count,
   };
   return t(d.code === "ok" ? "policyLog.row" : "policyLog.rowWhy", params);
