@@ -25,8 +25,7 @@ import numpy as np
 import yaml
 
 from bureau.game.scenario_schema import load_builtin_scenarios
-from bureau.memory.coverage import RULE_SIGNALS
-from bureau.memory.relevance import SIGNALS, RelevanceScorer, load_policy, question_language
+from bureau.memory.relevance import RULE_SIGNALS, SIGNALS, RelevanceScorer, load_policy, question_language
 from bureau.memory.types import Candidate, StoredCard
 from bureau.scope.keys import ROLES
 from bureau.scope.relevance import (
