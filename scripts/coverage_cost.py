@@ -15,9 +15,9 @@ import os
 import statistics
 import time
 
+from bureau.evaluation import build_scorer, load_set
 from bureau.memory.relevance.coverage import card_words, cover, question_words
 from bureau.memory.relevance.features import best_per_word
-from bureau.retrieval_eval import build_scorer, load_set
 
 
 def main() -> int:
