@@ -43,6 +43,9 @@ T = TypeVar("T")
 
 
 class MemoryGateway:
+    """The memory's one door: every call with a scope, the write policy checked here, the case key loaded,
+    then the call handed to the memory worker (ScopedStore's body, through StoreLife.run)."""
+
     def __init__(
         self,
         settings: Settings,

@@ -30,6 +30,8 @@ CASE_USER_PREFIX = f"{TENANT}:"
 
 
 class ScopedStore:
+    """The bodies of the gateway's calls, run on the memory worker: one scope (or one case) at a time."""
+
     def __init__(
         self,
         life: StoreLife,

@@ -42,6 +42,8 @@ PING_SCOPE = MemoryScope("__ping__", BOARD)
 
 
 class StoreLife:
+    """One process's store client, the worker its calls run on, and what is known to be wrong with the store."""
+
     def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, prepare: bool) -> None:
         self._settings = settings
         self._embedder = embedder
