@@ -146,8 +146,8 @@ async def measure(
                 def call(name: str) -> list[float]:  # wall time of one store call, minus its encoder time
                     return [t - e for t, e in zip(spent[name], spent[f"{name}:encoder"], strict=True)]
 
-                search = call("_search_blocking")
-                persist = [w + t for w, t in zip(call("_write_many_blocking"), call("_trim_blocking"), strict=False)]
+                search = call("search")
+                persist = [w + t for w, t in zip(call("_write_many_blocking"), call("trim"), strict=False)]
                 rest = [t - s - e - p for t, s, e, p in zip(totals, search, encoder, persist, strict=False)]
                 rows.append(
                     {

@@ -15,9 +15,9 @@ import os
 import statistics
 import time
 
-from bureau.memory.coverage import card_words, cover, question_words
-from bureau.memory.relevance import _best_per_word
-from bureau.retrieval_eval import build_scorer, load_set
+from bureau.evaluation import build_scorer, load_set
+from bureau.memory.relevance.coverage import card_words, cover, question_words
+from bureau.memory.relevance.features import best_per_word
 
 
 def main() -> int:
@@ -38,7 +38,7 @@ def main() -> int:
         words = question_words(question.features.words, probe.text)
         for card in pool:
             f = features[card.content]
-            cover(words, question.asks, asked, f.cover, card.content, f.persons, _best_per_word(question, f))
+            cover(words, question.asks, asked, f.cover, card.content, f.persons, best_per_word(question, f))
         added.append(time.perf_counter() - t0)
     for card in cards:
         t0 = time.perf_counter()

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
+from bureau.evaluation import build_scorer, load_set
 from bureau.memory.types import Candidate
-from bureau.retrieval_eval import build_scorer, load_set
 
 
 def main() -> int:

@@ -247,7 +247,7 @@ def preflight(args: argparse.Namespace) -> int:
 
 
 def eval_retrieval(args: argparse.Namespace) -> int:
-    from bureau.retrieval_eval import BLIND_CHART_PATH, BLIND_SET_PATH, CHART_PATH, run
+    from bureau.evaluation import BLIND_CHART_PATH, BLIND_SET_PATH, CHART_PATH, run
 
     chart = None if args.no_chart else (args.chart or CHART_PATH)
     run(

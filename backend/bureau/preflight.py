@@ -78,7 +78,7 @@ def check_memory_store(settings: Settings) -> Check:
     if settings.memory_backend == "sqlite":
         return Check("memory store", True, f"sqlite under {settings.data_dir}")
     if not settings.remote_store:
-        from bureau.memory.gateway import embedded_seekdb_available
+        from bureau.memory.embedded_server import embedded_seekdb_available
 
         if not embedded_seekdb_available():
             return Check("memory store", False, "embedded seekdb needs pylibseekdb (no wheel here): use sqlite")

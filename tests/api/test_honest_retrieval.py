@@ -10,8 +10,7 @@ from __future__ import annotations
 import httpx
 
 from bureau.api.deps import Services
-from bureau.memory.coverage import RULE_SIGNALS
-from bureau.memory.relevance import SIGNALS
+from bureau.memory.relevance import RULE_SIGNALS, SIGNALS
 from helpers import NewCase, ask
 
 PORTER = "The night porter saw a courier with a violet umbrella."

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bureau.memory.relevance import load_policy
-from bureau.retrieval_eval import (
+from bureau.evaluation import (
     BLIND_SET_PATH,
     COMPARE_ROWS,
     NEAR_KINDS,
@@ -19,6 +18,7 @@ from bureau.retrieval_eval import (
     score_set,
     without_rule,
 )
+from bureau.memory.relevance import load_policy
 
 FIXTURE = Path(__file__).resolve().parents[2] / "data" / "blind_format_fixture.yaml"
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bureau.memory.coverage import card_words, cover, hard_match, lemma, lists, question_words
-from bureau.memory.relevance import _persons, analyse, answer_types
+from bureau.memory.relevance import analyse, answer_types, persons
+from bureau.memory.relevance.coverage import card_words, cover, hard_match, lemma, lists, question_words
 from bureau.scope.relevance import RULE_NAMES, Cuts, covered
 from bureau.scope.vocabulary import Certainty, CoverageRule
 
@@ -21,7 +21,7 @@ def check(question: str, card: str, soft: dict[str, float] | None = None):
         words,
         card_words(card),
         card,
-        _persons(card),
+        persons(card),
         soft or {},
     )
 

@@ -12,8 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from bureau.memory.relevance import SIGNALS, load_policy
-from bureau.retrieval_eval import (
+from bureau.evaluation import (
     ANSWERABLE_KINDS,
     LANGUAGES,
     PRESET_HOLDER,
@@ -27,6 +26,7 @@ from bureau.retrieval_eval import (
     load_set,
     score_set,
 )
+from bureau.memory.relevance import SIGNALS, load_policy
 
 # Scenario preset questions asked of a role that holds the fact, known with the right card (of 22).
 PRESET_HOLDERS_KNOWN = 21

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from bureau.evaluation import Probe, build_scorer, judge, load_set, score_set
 from bureau.memory.relevance import load_policy
-from bureau.retrieval_eval import Probe, build_scorer, judge, load_set, score_set
 
 # (the card's fact id, question, outcome); a known or uncertain answer must cite the porter card
 OUTCOMES: tuple[tuple[str, str, str], ...] = (

@@ -14,9 +14,9 @@ import secrets
 import pytest
 
 from bureau.api.deps import Services
+from bureau.evaluation import build_scorer, load_set, score_set
 from bureau.memory.relevance import load_policy, question_language
 from bureau.memory.types import CardDraft
-from bureau.retrieval_eval import build_scorer, load_set, score_set
 from bureau.scope.keys import role_scope
 
 GAME, ROLE = "zh-gallery", "detective"

@@ -33,6 +33,8 @@ from importlib import resources
 
 import yaml
 
+from bureau.memory.relevance.answer_types import gives_type
+from bureau.memory.relevance.language import CJK, CJK_RUN, PERSONAL_EN, PERSONAL_ZH, stemmer, tag
 from bureau.scope.relevance import RULE_NAMES as RULE_SIGNALS
 
 __all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
@@ -44,7 +46,6 @@ __all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
 SOFT_MATCH = 0.6
 SOFT_ANCHOR = 0.45
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z0-9]+")
 _POSSESSIVE = re.compile(r"['’]s$")
 
@@ -79,7 +80,7 @@ def lists() -> Lists:
         for w in members:
             kinds[w] = kinds.get(w, frozenset()) | (members - {w})
     kind_names = {str(n).casefold(): by_kind[kind] for kind, names in raw["kind_names"].items() for n in names}
-    phrases = frozenset(w for w in kinds if _CJK.search(w) and len(w) > 1)
+    phrases = frozenset(w for w in kinds if CJK.search(w) and len(w) > 1)
     persons = frozenset(" ".join(raw["persons"].values()).casefold().split())
     return Lists(common, attributes, equivalents, kinds, phrases, persons, kind_names)
 
@@ -108,7 +109,7 @@ _PREDICATE_ZH = re.compile(r"^(?:v|vd|vg|vi|a|ad|d|f|t|q|p|c|u.*|y|zg|r|e|o)$")
 
 def _modifier(word: str, tag: str) -> bool:
     """An adverb: English words lemminflect knows only as adverbs, Chinese words rjieba tags `d`."""
-    if _CJK.search(word):
+    if CJK.search(word):
         return tag in ("d", "ad")
     found = set(_lemmas(word))
     return found == {"ADV"}
@@ -117,7 +118,7 @@ def _modifier(word: str, tag: str) -> bool:
 def is_predicate(word: str, tag: str = "") -> bool:
     """A verb, adjective or adverb (English: every part of speech lemminflect knows for it; Chinese: rjieba's
     tag). Nouns, names, numbers and unknown words are focus words."""
-    if _CJK.search(word):
+    if CJK.search(word):
         return bool(tag) and _PREDICATE_ZH.match(tag) is not None
     if word.isdigit():
         return False
@@ -127,15 +128,13 @@ def is_predicate(word: str, tag: str = "") -> bool:
 
 @cache
 def _stem(word: str) -> str:
-    from bureau.memory.relevance import _stemmer
-
-    return str(_stemmer().stemWord(word))
+    return str(stemmer().stemWord(word))
 
 
 def _forms(word: str) -> set[str]:
     """The word, its lemma and its stem (English); a Chinese word as it is."""
     word = _POSSESSIVE.sub("", word.casefold())
-    if _CJK.search(word):
+    if CJK.search(word):
         return {word}
     return {word, _stem(word), *(x for forms in _lemmas(word).values() for x in forms)}
 
@@ -154,12 +153,12 @@ def card_words(content: str) -> CardWords:
     forms: set[str] = set()
     for word in _LATIN.findall(text):
         forms |= _forms(word)
-    return CardWords(text, frozenset(forms), frozenset(_CJK.findall(text)))
+    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)))
 
 
 def _says(card: CardWords, word: str) -> bool:
     """The card says this word: any of its forms (English), or the word inside its text (Chinese)."""
-    if _CJK.search(word):
+    if CJK.search(word):
         return word in card.text
     return bool(_forms(word) & card.forms)
 
@@ -171,22 +170,22 @@ def hard_match(card: CardWords, word: str) -> bool:
     group = table.equivalents.get(word.casefold(), frozenset()) | {word.casefold()}
     if any(_says(card, w) for w in group):
         return True
-    cjk = _CJK.search(word) is not None
+    cjk = CJK.search(word) is not None
     members = table.kind_names.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
-    if any((_CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
+    if any((CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
         return True  # a kind's name, answered by a member of the kind ("what vehicle" by "a van")
-    chars = _CJK.findall(word)
+    chars = CJK.findall(word)
     return len(chars) > 1 and all(c in card.chars for c in chars)
 
 
 def contradicted(card: CardWords, word: str) -> bool:
     """The card holds another member of the word's kind, and not the word itself."""
     others = lists().kinds.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
-    if not others and not _CJK.search(word):
+    if not others and not CJK.search(word):
         others = lists().kinds.get(lemma(word), frozenset())
     # Only members in the question word's own script: 包 against an English card's "bag" is a translation.
-    cjk = _CJK.search(word) is not None
-    others = frozenset(o for o in others if (_CJK.search(o) is not None) == cjk)
+    cjk = CJK.search(word) is not None
+    others = frozenset(o for o in others if (CJK.search(o) is not None) == cjk)
     return bool(others) and not hard_match(card, word) and any(_says(card, other) for other in others)
 
 
@@ -231,9 +230,7 @@ class QuestionWords:
 
 
 def _tags(text: str) -> dict[str, str]:
-    from bureau.memory.relevance import _CJK_RUN, _tag
-
-    return {w: t for run in _CJK_RUN.findall(text) for w, t in _tag(run)}
+    return {w: t for run in CJK_RUN.findall(text) for w, t in tag(run)}
 
 
 def question_words(words: Sequence[str], text: str, *, statement: bool = False) -> QuestionWords:
@@ -241,12 +238,12 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
     `statement` names no attribute it asks for: its nouns are all focus words."""
     table = lists()
     norm = unicodedata.normalize("NFKC", text)
-    tags = _tags(norm) if _CJK.search(norm) else {}
-    attributes = {kind for noun, kind in table.attributes.items() if _CJK.search(noun) and noun in norm}
+    tags = _tags(norm) if CJK.search(norm) else {}
+    attributes = {kind for noun, kind in table.attributes.items() if CJK.search(noun) and noun in norm}
     focus, predicates, common = [], [], []
     for word in words:
         key = _POSSESSIVE.sub("", word.casefold())
-        if _CJK.search(key):
+        if CJK.search(key):
             if _DEMONSTRATIVE.fullmatch(key):
                 continue
             key = _PARTICLE_TAIL.sub("", key) if len(key) > 1 else key
@@ -258,7 +255,7 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             continue  # an adverb qualifies the predicate; it is not what the question is about
         elif key in table.common or lemma(key) in table.common:
             common.append(key)
-        elif any(noun in key or key in noun for noun in table.attributes if _CJK.search(noun) and noun in norm):
+        elif any(noun in key or key in noun for noun in table.attributes if CJK.search(noun) and noun in norm):
             continue  # part of an attribute phrase the question says (钱 of 多少钱)
         elif is_predicate(key, tags.get(word, tags.get(key, ""))) and key not in table.kinds:
             predicates.append(key)
@@ -282,19 +279,15 @@ _PARTICLE_TAIL = re.compile(r"[是的了着过在把被给]+$")
 
 def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: Sequence[str], content: str) -> bool:
     """The card answers an attribute named by a noun: a colour word, or a name (the ones the question says
-    do not count). Other kinds are the answer types of `relevance.gives_type`."""
+    do not count). Other kinds are the answer types of `answer_types.gives_type`."""
     said = {_POSSESSIVE.sub("", w.casefold()) for w in asked}
     if kind == "colour":
         colours = lists().kinds.get("red", frozenset()) | {"red"}
         rest = [w for w in colours - said if _says(card, w)]
         return bool(rest) or _COLOURS.search(card.text) is not None
     if kind == "name":
-        from bureau.memory.relevance import _PERSONAL_EN, _PERSONAL_ZH
-
-        names = {p for p in persons if p not in said and p not in _PERSONAL_EN | _PERSONAL_ZH}
+        names = {p for p in persons if p not in said and p not in PERSONAL_EN | PERSONAL_ZH}
         return bool(names)
-    from bureau.memory.relevance import gives_type
-
     if kind == "person" and _names_a_person(card, said):
         return True
     return gives_type(content, kind, persons, asked)
@@ -302,7 +295,7 @@ def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: 
 
 def _names_a_person(card: CardWords, said: set[str]) -> bool:
     """The card says a word that names a person (a plumber, 水管工), one the question does not say itself."""
-    return any(word in card.text if _CJK.search(word) else word in card.forms for word in lists().persons - said)
+    return any(word in card.text if CJK.search(word) else word in card.forms for word in lists().persons - said)
 
 
 def cover(
@@ -343,5 +336,5 @@ def cover(
 
 
 def _half_chars(card: CardWords, word: str) -> bool:
-    chars = _CJK.findall(word)
+    chars = CJK.findall(word)
     return bool(chars) and 2 * sum(c in card.chars for c in chars) >= len(chars)

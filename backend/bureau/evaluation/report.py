@@ -1,0 +1,173 @@
+"""`bureau eval-retrieval`: score the labelled set, optionally refit the model, print the figures and write
+the charts; then the blind set in its own columns, before and after the coverage rule."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bureau.evaluation.chart import render_chart
+from bureau.evaluation.fitting import MODEL_PATH, fit, half_split_figures, write_model
+from bureau.evaluation.metrics import TODAY_THRESHOLD, Report, evaluate
+from bureau.evaluation.scoring import build_scorer, judge, score_set, without_rule
+from bureau.evaluation.sets import (
+    BLIND_SET_PATH,
+    LANGUAGES,
+    NEAR_KINDS,
+    PRESET_HOLDER,
+    REPO,
+    SET_PATH,
+    load_blind,
+    load_set,
+)
+from bureau.memory.relevance import load_policy
+
+CHART_PATH = REPO / "docs" / "img" / "honest-retrieval-pr.svg"
+BLIND_CHART_PATH = REPO / "docs" / "img" / "blind-retrieval-pr.svg"
+
+
+ROWS: tuple[tuple[str, str], ...] = (
+    ("precision_known", "precision of known"),
+    ("direct_known", "direct: known, right card"),
+    ("followup_known", "follow-up: known, right card"),
+    ("paraphrase_known", "paraphrase: known, right card"),
+    ("paraphrase_known_or_uncertain", "paraphrase: right card known or uncertain"),
+    ("cross_language_known", "cross-language: known, right card"),
+    ("cross_language_known_or_uncertain", "cross-language: right card known or uncertain"),
+    ("near_known", "near-topic: known (wrong)"),
+    ("near_unknown", "near-topic: unknown"),
+    ("off_known", "off-topic: known (wrong)"),
+    ("off_unknown", "off-topic: unknown"),
+    ("cross_role_known", "cross-role: known (leak)"),
+    ("uncertain_rate", "uncertain, all questions"),
+    ("auroc", "AUROC (best score)"),
+)
+
+
+def _cell(value: float, name: str) -> str:
+    if math.isnan(value):
+        return "–"
+    return f"{value:.3f}" if name == "auroc" else f"{100 * value:.1f} %"
+
+
+def render_table(report: Report) -> str:
+    head = (
+        f"| figure ({report.split} half, {report.embedder}, {report.policy}) | EN | ZH | all "
+        f"| today (cosine ≥ {TODAY_THRESHOLD}), all |"
+    )
+    lines = [head, "|---|---|---|---|---|"]
+    for key, label in ROWS:
+        cells = [_cell(report.by_language[g][key], key) for g in ("en", "zh", "all")]
+        lines.append(f"| {label} | {' | '.join(cells)} | {_cell(report.today['all'][key], key)} |")
+    n = report.by_language
+    lines.append(
+        f"| questions (known) | {n['en']['questions']:.0f} ({n['en']['known']:.0f}) | "
+        f"{n['zh']['questions']:.0f} ({n['zh']['known']:.0f}) | {n['all']['questions']:.0f} ({n['all']['known']:.0f}) "
+        f"| {report.today['all']['known']:.0f} known |"
+    )
+    return "\n".join(lines)
+
+
+COMPARE_ROWS: tuple[tuple[str, str], ...] = (
+    ("precision_known", "precision of known (≥ 97 %)"),
+    ("near_known", "near-topic answered known (≤ 2 %)"),
+    *((f"near_{k}_known", f"  near-topic, another {k}: known") for k in NEAR_KINDS),
+    ("direct_known", "direct: known, right card (100 %)"),
+    ("followup_known", "follow-up: known, right card (≥ 90 %)"),
+    ("paraphrase_known", "paraphrase: known, right card"),
+    ("paraphrase_known_or_uncertain", "paraphrase: right card known or uncertain (≥ 70 %)"),
+    ("cross_language_known", "cross-language: known, right card"),
+    ("cross_language_known_or_uncertain", "cross-language: right card known or uncertain"),
+    ("near_unknown", "near-topic: unknown"),
+    ("off_known", "off-topic: known (0)"),
+    ("cross_role_known", "cross-role: known (0)"),
+    ("uncertain_rate", "uncertain, all questions"),
+    ("auroc", "AUROC (best score)"),
+)
+
+
+def render_comparison(columns: Sequence[tuple[str, dict[str, float]]]) -> str:
+    """Old and new figures side by side: one column per (set, language, scorer)."""
+    lines = ["| figure | " + " | ".join(name for name, _ in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for key, label in COMPARE_ROWS:
+        cells = [_cell(figures.get(key, float("nan")), key) for _, figures in columns]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    counts = [f"{f['questions']:.0f} ({f['known']:.0f})" for _, f in columns]
+    lines.append(f"| questions (known) | {' | '.join(counts)} |")
+    return "\n".join(lines)
+
+
+def run(
+    embedder: str = "local",
+    *,
+    refit: bool = False,
+    split: str = "test",
+    set_path: Path = SET_PATH,
+    chart: Path | None = CHART_PATH,
+    out: Any = print,
+    half_splits: int = 0,
+    blind_path: Path | None = BLIND_SET_PATH,
+    blind_chart: Path | None = BLIND_CHART_PATH,
+) -> Report:
+    """Score the set, optionally refit the model file, print the table and write the chart; then the blind
+    set (when there is one) in its own columns, before and after the coverage rule, with its own chart."""
+    data = load_set(set_path)
+    scorer, embed = build_scorer(embedder)
+    out(f"Scoring {len(data.probes)} questions about {len(data.facts)} facts with the {embedder} embedder …")
+    scored = score_set(data, scorer, embed)
+    if refit:
+        write_model({embedder: fit(scored, embedder)})
+        load_policy.cache_clear()
+        out(f"Wrote the fitted model to {MODEL_PATH}")
+    if half_splits:
+        held_out = half_split_figures(scored, embedder, half_splits)
+        out(f"Calibration half only, {half_splits} random half-splits of its facts (fit on one, measure the other):")
+        for lang, figures in held_out.items():
+            out(f"  {lang}: " + ", ".join(f"{key} {_cell(figures[key], key)}" for key, _ in ROWS))
+    policy = load_policy(embedder)
+    if policy is None:
+        raise SystemExit(f"No relevance model for the {embedder} embedder in {MODEL_PATH}: run with --fit")
+    report = evaluate(scored, policy, split, embedder)
+    out(render_table(report))
+    holders = [judge(s, policy) for s in scored if s.probe.kind == PRESET_HOLDER]
+    out(
+        f"preset questions asked of a role that holds the fact: {sum(o.correct_known for o in holders)} of "
+        f"{len(holders)} known with the right card; not known: "
+        + (", ".join(f"{o.probe.text} ({o.probe.role}: {o.verdict})" for o in holders if not o.correct_known) or "none")
+    )
+    for lang in LANGUAGES:
+        cuts = policy.cuts(lang)
+        out(f"{lang}: known when p >= {cuts.known:.4f}, uncertain when p >= {cuts.uncertain:.4f}")
+    cuts_by_lang = {lang: policy.cuts(lang) for lang in LANGUAGES}
+    if chart is not None:
+        chart.parent.mkdir(parents=True, exist_ok=True)
+        chart.write_text(render_chart(report, cuts_by_lang), "utf-8")
+        out(f"Wrote the precision–recall chart to {chart}")
+    before = evaluate(without_rule(scored), policy, split, embedder)
+    columns = _columns(split, before, report)
+    if blind_path is not None:
+        if blind_path.exists():
+            blind = load_blind(blind_path)
+            out(f"Blind set: {len(blind.probes)} questions about {len(blind.facts)} facts (never fitted on)")
+            blind_scored = score_set(blind, scorer, embed)
+            blind_report = evaluate(blind_scored, policy, "blind", embedder)
+            columns += _columns("blind", evaluate(without_rule(blind_scored), policy, "blind", embedder), blind_report)
+            if blind_chart is not None:
+                blind_chart.parent.mkdir(parents=True, exist_ok=True)
+                blind_chart.write_text(render_chart(blind_report, cuts_by_lang), "utf-8")
+                out(f"Wrote the blind set's precision–recall chart to {blind_chart}")
+        else:
+            out(f"No blind set at {blind_path}: its columns are left out")
+    out("Before (no coverage rule) and now, side by side:")
+    out(render_comparison(columns))
+    return report
+
+
+def _columns(name: str, before: Report, now: Report) -> list[tuple[str, dict[str, float]]]:
+    return [
+        (f"{name} {lang.upper()} {label}", report.by_language[lang])
+        for lang in LANGUAGES
+        for label, report in (("before", before), ("now", now))
+    ]
