@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -35,6 +35,7 @@ import yaml
 
 from bureau.memory.relevance.answer_types import gives_type
 from bureau.memory.relevance.language import CJK, CJK_RUN, PERSONAL_EN, PERSONAL_ZH, stemmer, tag
+from bureau.memory.relevance.times import time_phrases
 from bureau.scope.relevance import RULE_NAMES as RULE_SIGNALS
 
 __all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
@@ -146,6 +147,7 @@ class CardWords:
     text: str  # NFKC, casefolded
     forms: frozenset[str]  # every English word's forms
     chars: frozenset[str]  # Chinese characters
+    times: frozenset[str] = frozenset()  # the clock times and dates it states, normalised (times.py)
 
 
 def card_words(content: str) -> CardWords:
@@ -153,7 +155,8 @@ def card_words(content: str) -> CardWords:
     forms: set[str] = set()
     for word in _LATIN.findall(text):
         forms |= _forms(word)
-    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)))
+    times = frozenset(time_phrases(text).values())
+    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)), times)
 
 
 def _says(card: CardWords, word: str) -> bool:
@@ -174,7 +177,11 @@ def hard_match(card: CardWords, word: str) -> bool:
     members = table.kind_names.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
     if any((CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
         return True  # a kind's name, answered by a member of the kind ("what vehicle" by "a van")
-    chars = CJK.findall(word)
+    # A Chinese word is also matched by its characters (segmentation differs between texts), unless it is a
+    # member of a kind: 周四 is not said by a card with 周五 and 四点, nor 前年 by 年底之前.
+    chars = [c for c in CJK.findall(word) if c not in _FUNCTION_CHARS]
+    if word.casefold() in table.kinds:
+        return False
     return len(chars) > 1 and all(c in card.chars for c in chars)
 
 
@@ -227,6 +234,18 @@ class QuestionWords:
     predicates: tuple[str, ...]
     common: tuple[str, ...]  # common words of the question (kind checks only)
     attributes: frozenset[str]  # attribute kinds named by a noun (colour, name, …)
+    times: Mapping[str, str] = field(default_factory=dict)  # clock times and dates said -> normalised
+
+
+def another_time(question: QuestionWords, card: CardWords) -> tuple[str, ...]:
+    """The question's clock times (or dates) when the card states some of the same sort and none agrees."""
+    found: list[str] = []
+    for sort in ("clock:", "date:"):
+        asked = {said: v for said, v in question.times.items() if v.startswith(sort)}
+        stated = {v for v in card.times if v.startswith(sort)}
+        if asked and stated and not set(asked.values()) & stated:
+            found += asked
+    return tuple(found)
 
 
 def _tags(text: str) -> dict[str, str]:
@@ -247,6 +266,9 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             if _DEMONSTRATIVE.fullmatch(key):
                 continue
             key = _PARTICLE_TAIL.sub("", key) if len(key) > 1 else key
+            key = _FUNCTION_HEAD.sub("", key) if len(key) > 1 else key
+            if not key:
+                continue
         if key in table.attributes:
             attributes.add(table.attributes[key])
         elif _ASKS_NUMBER.match(key):
@@ -268,13 +290,20 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
         tuple(dict.fromkeys(predicates)),
         (*common, *said),
         frozenset() if statement else frozenset(attributes),
+        time_phrases(norm.casefold()),
     )
 
 
+_CURRENCY = re.compile(r"[$€£¥]\s*\d|\d\s*[元块]")
+_AGE = re.compile(r"\d+\s*(?:years?\s+old|-year-old)|\baged?\s+\d+|[0-9零一二两三四五六七八九十]+岁")
 _COLOURS = re.compile(r"[红蓝绿黄黑白灰棕紫橙粉银金]色")
 _ASKS_NUMBER = re.compile(r"^(?:几|多[少大长久高远重])")
 _DEMONSTRATIVE = re.compile(r"[这那哪每][辆个位家条次只张件本台间座把份种样些天]")
-_PARTICLE_TAIL = re.compile(r"[是的了着过在把被给]+$")
+# Function characters segmentation glues onto a content word (约纳斯能 "Jonas can", 由谁来 "by whom", 谁的车
+# "whose car"): the word is what remains; a word that was only function characters is none.
+_PARTICLE_TAIL = re.compile(r"[是的了着过在把被给能吗呢吧]+$")
+_FUNCTION_HEAD = re.compile(r"^(?:[由被把给]|[谁哪][的]?)+")
+_FUNCTION_CHARS = frozenset("的了着过")
 
 
 def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: Sequence[str], content: str) -> bool:
@@ -285,6 +314,11 @@ def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: 
         colours = lists().kinds.get("red", frozenset()) | {"red"}
         rest = [w for w in colours - said if _says(card, w)]
         return bool(rest) or _COLOURS.search(card.text) is not None
+    if kind == "money":
+        currency = lists().kind_names.get("money", frozenset())
+        return _CURRENCY.search(card.text) is not None or any(_says(card, w) for w in currency)
+    if kind == "age":
+        return _AGE.search(card.text) is not None
     if kind == "name":
         names = {p for p in persons if p not in said and p not in PERSONAL_EN | PERSONAL_ZH}
         return bool(names)
@@ -321,6 +355,7 @@ def cover(
             if soft_scores.get(word, 0.0) >= SOFT_MATCH:
                 close.append(word)
     against += [w for w in question.common if contradicted(card, w)]
+    against += another_time(question, card)
     missing = [k for k in sorted(question.attributes) if not gives_attribute(card, k, persons, asked, content)]
     if asks and not any(gives_attribute(card, k, persons, asked, content) for k in sorted(asks)):
         missing += sorted(asks - question.attributes)
