@@ -205,6 +205,7 @@ class Coverage:
     close: tuple[str, ...]  # the soft ones with a cosine >= SOFT_MATCH (enough for a predicate)
     contradicted: tuple[str, ...]
     attributes_missing: tuple[str, ...]  # attribute kinds asked and not answered
+    choices: tuple[frozenset[str], ...] = ()  # alternatives the question offers ("east or west"): one is enough
 
     @property
     def gaps(self) -> tuple[str, ...]:
@@ -216,8 +217,10 @@ class Coverage:
 
     def signals(self) -> dict[str, float]:
         matched, soft = set(self.matched), set(self.soft)
-        focus_missing = any(w not in matched for w in self.focus) or any(
-            w not in matched | set(self.close) for w in self.predicates
+        # An alternative the card does not say is not missing when another of its choice is said.
+        chosen = {w for group in self.choices if group & matched for w in group}
+        focus_missing = any(w not in matched | chosen for w in self.focus) or any(
+            w not in matched | set(self.close) | chosen for w in self.predicates
         )
         anchors = self.focus or self.predicates  # a question without a noun is anchored by its predicate
         return {
@@ -235,6 +238,7 @@ class QuestionWords:
     common: tuple[str, ...]  # common words of the question (kind checks only)
     attributes: frozenset[str]  # attribute kinds named by a noun (colour, name, …)
     times: Mapping[str, str] = field(default_factory=dict)  # clock times and dates said -> normalised
+    choices: tuple[frozenset[str], ...] = ()  # the two sides of "X or Y" / X还是Y
 
 
 def another_time(question: QuestionWords, card: CardWords) -> tuple[str, ...]:
@@ -269,6 +273,8 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             key = _FUNCTION_HEAD.sub("", key) if len(key) > 1 else key
             if not key:
                 continue
+        if key == "还" and "还是" in norm:
+            continue  # the choice's marker (X还是Y), cut in two by segmentation
         if key in table.attributes:
             attributes.add(table.attributes[key])
         elif _ASKS_NUMBER.match(key):
@@ -285,13 +291,37 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             focus.append(key)
     # Chinese members of a kind as the question's text says them (segmentation may split 后门 into 后 + 门锁).
     said = [p for p in table.kind_phrases if p in norm and p not in focus]
+    titles = {m.group(1).casefold() for m in _TITLE.finditer(norm) if m.group(1).casefold() in table.persons}
+    asked_how = {m.group(1).casefold() for m in _HOW.finditer(norm)}
+    focus = [w for w in focus if w not in titles and w not in asked_how]
     return QuestionWords(
         tuple(dict.fromkeys(focus)),
         tuple(dict.fromkeys(predicates)),
-        (*common, *said),
+        (*common, *said, *titles),
         frozenset() if statement else frozenset(attributes),
         time_phrases(norm.casefold()),
+        _choices(norm, [*focus, *predicates]),
     )
+
+
+# "Agent Park", "Officer Reyes": a person noun before a name is the name's title, not a thing asked about.
+_TITLE = re.compile(r"\b([A-Za-z]+)(?=\s+[A-Z][a-z]+)")
+# "how long", "how far", "how old": the word after "how" is the question's own phrase (its attribute).
+_HOW = re.compile(r"\bhow\s+([a-z]+)", re.IGNORECASE)
+_CHOICE = re.compile(r"\s+or\s+|还是")
+
+
+def _choices(text: str, words: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """The words on the two sides of each "or" / 还是: the question offers them as alternatives."""
+    groups = []
+    lowered = text.casefold()
+    for match in _CHOICE.finditer(lowered):
+        before, after = lowered[: match.start()], lowered[match.end() :]
+        left = [w for w in words if before.endswith(w) or before.rstrip("?？ ").endswith(w)]
+        right = [w for w in words if after.startswith(w)]
+        if left and right:
+            groups.append(frozenset({max(left, key=len), max(right, key=len)}))
+    return tuple(groups)
 
 
 _CURRENCY = re.compile(r"[$€£¥]\s*\d|\d\s*[元块]")
@@ -356,6 +386,9 @@ def cover(
                 close.append(word)
     against += [w for w in question.common if contradicted(card, w)]
     against += another_time(question, card)
+    # "Was the van blue or green?" against a blue van: the other side of a choice is no contradiction.
+    offered = {w for group in question.choices if group & set(matched) for w in group}
+    against = [w for w in against if w not in offered]
     missing = [k for k in sorted(question.attributes) if not gives_attribute(card, k, persons, asked, content)]
     if asks and not any(gives_attribute(card, k, persons, asked, content) for k in sorted(asks)):
         missing += sorted(asks - question.attributes)
@@ -367,6 +400,7 @@ def cover(
         tuple(close),
         tuple(dict.fromkeys(against)),
         tuple(dict.fromkeys(missing)),
+        question.choices,
     )
 
 
