@@ -70,9 +70,8 @@ def dates(text: str) -> frozenset[str]:
     """Calendar dates a text states (`M/D`): "March 3", "3rd of March", 三月三日, 3月3号."""
     found: set[str] = set()
     for match in _EN_DATE.finditer(text):
-        month = (match.group(1) or match.group(4)).casefold()
-        day = int(match.group(2) or match.group(3))
-        found.add(f"{_EN_MONTHS.index(month) + 1}/{day}")
+        name = (match.group(1) or match.group(4)).casefold()
+        found.add(f"{_EN_MONTHS.index(name) + 1}/{int(match.group(2) or match.group(3))}")
     for match in _ZH_DATE.finditer(text):
         month, day = zh_number(match.group(1)), zh_number(match.group(2))
         if month and day:
