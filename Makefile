@@ -127,7 +127,8 @@ role-voice-rate: install
 eval-screening: $(STAMP)
 	$(BIN)/python scripts/eval_screening.py
 
-# Known / uncertain / unknown on the test half of tests/data/honest_retrieval_set.yaml (docs/retrieval.md);
+# Known / uncertain / unknown on the test half of tests/data/honest_retrieval_set.yaml and both blind sets
+# (docs/retrieval.md; "before" = docs/data/retrieval-baseline.json, scripts/retrieval_baseline.py);
 # writes docs/img/honest-retrieval-pr.svg. `$(BIN)/bureau eval-retrieval --fit` refits the model first.
 eval: $(STAMP)
 	$(BIN)/bureau eval-retrieval

@@ -247,7 +247,14 @@ def preflight(args: argparse.Namespace) -> int:
 
 
 def eval_retrieval(args: argparse.Namespace) -> int:
-    from bureau.evaluation import BLIND_CHART_PATH, BLIND_SET_PATH, CHART_PATH, run
+    from bureau.evaluation import (
+        BLIND_2_CHART_PATH,
+        BLIND_CHART_PATH,
+        BLIND_SET_2_PATH,
+        BLIND_SET_PATH,
+        CHART_PATH,
+        run,
+    )
 
     chart = None if args.no_chart else (args.chart or CHART_PATH)
     run(
@@ -258,6 +265,8 @@ def eval_retrieval(args: argparse.Namespace) -> int:
         half_splits=args.half_splits,
         blind_path=None if args.no_blind else (args.blind or BLIND_SET_PATH),
         blind_chart=None if args.no_chart else BLIND_CHART_PATH,
+        blind2_path=None if args.no_blind_2 else (args.blind_2 or BLIND_SET_2_PATH),
+        blind2_chart=None if args.no_chart else BLIND_2_CHART_PATH,
     )
     return 0
 
@@ -317,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-chart", action="store_true", help="do not write the charts")
     evaluate.add_argument("--blind", type=Path, default=None, help="the blind set (default tests/data/blind_…)")
     evaluate.add_argument("--no-blind", action="store_true", help="leave the blind set out")
+    evaluate.add_argument("--blind-2", type=Path, default=None, help="blind set 2 (default tests/data/blind_…_2.yaml)")
+    evaluate.add_argument("--no-blind-2", action="store_true", help="leave blind set 2 out")
     evaluate.set_defaults(handler=eval_retrieval)
     return parser
 

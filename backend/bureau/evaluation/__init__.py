@@ -14,6 +14,7 @@ from bureau.evaluation.chart import render_chart
 from bureau.evaluation.fitting import MODEL_PATH, fit, fit_logistic, half_split_figures, write_model
 from bureau.evaluation.metrics import TODAY_THRESHOLD, Report, auroc, evaluate, metrics, pr_curve
 from bureau.evaluation.report import (
+    BLIND_2_CHART_PATH,
     BLIND_CHART_PATH,
     CHART_PATH,
     COMPARE_ROWS,
@@ -25,6 +26,7 @@ from bureau.evaluation.report import (
 from bureau.evaluation.scoring import Outcome, Scored, build_scorer, judge, score_set, without_rule
 from bureau.evaluation.sets import (
     ANSWERABLE_KINDS,
+    BLIND_SET_2_PATH,
     BLIND_SET_PATH,
     KINDS,
     LANGUAGES,
@@ -41,7 +43,9 @@ from bureau.evaluation.sets import (
 
 __all__ = [
     "ANSWERABLE_KINDS",
+    "BLIND_2_CHART_PATH",
     "BLIND_CHART_PATH",
+    "BLIND_SET_2_PATH",
     "BLIND_SET_PATH",
     "CHART_PATH",
     "COMPARE_ROWS",

@@ -7,8 +7,9 @@ from bureau.evaluation.sets import LANGUAGES
 from bureau.scope.relevance import Cuts
 
 
-def render_chart(report: Report, cuts: dict[str, Cuts]) -> str:
-    """Precision–recall on the chosen half: the calibrated model per language, and today's cosine."""
+def render_chart(report: Report, cuts: dict[str, Cuts], title: str = "") -> str:
+    """Precision–recall on the chosen half: the calibrated model per language, and today's cosine. `title`
+    names the set when it is not the half's own name (blind set 2)."""
     width, height, left, top, plot_w, plot_h = 640, 420, 60, 30, 540, 320
     colours = {"en": "#1f77b4", "zh": "#d62728", "today": "#7f7f7f"}
 
@@ -20,7 +21,7 @@ def render_chart(report: Report, cuts: dict[str, Cuts]) -> str:
         'font-family="sans-serif" font-size="12">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{left}" y="18" font-size="14">Precision–recall of "known" ('
-        f"{'blind set' if report.split == 'blind' else report.split + ' half'}, {report.embedder})</text>",
+        f"{title or ('blind set' if report.split == 'blind' else report.split + ' half')}, {report.embedder})</text>",
     ]
     for i in range(6):
         v = i / 5

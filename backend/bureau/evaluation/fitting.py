@@ -15,7 +15,7 @@ import numpy as np
 from bureau.evaluation.metrics import metrics
 from bureau.evaluation.scoring import Outcome, Scored, judge, without_rule
 from bureau.evaluation.sets import LANGUAGES, PRESET_OTHER, Probe
-from bureau.memory.relevance import SIGNALS
+from bureau.memory.relevance import RULE_SIGNALS, SIGNALS
 from bureau.memory.types import Candidate
 from bureau.scope.relevance import CAP_GAP, Cuts, LanguageModel, LogisticPolicy, policy_from_data
 from bureau.scope.vocabulary import RelevancePolicyName
@@ -111,6 +111,47 @@ def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: d
     return Cuts(known=round(known_cut, 6), uncertain=round(uncertain_cut, 6))
 
 
+def _choose_covered_cut(
+    part: Sequence[Scored], lang: str, intercept: float, weights: dict[str, float], embedder: str, cuts: Cuts
+) -> float | None:
+    """The lowest cut in [uncertain, known) from which a candidate the coverage rule covers in full is known,
+    such that on the calibration questions of one language: known answers stay right >= KNOWN_PRECISION_TARGET,
+    no more near-topic question is known than without it, and no cross-role, off-topic or preset-of-another-role
+    question is known. Then halfway down to the next lower covered score, as the other cuts. None when no cut
+    passes."""
+    model = LanguageModel(intercept, weights, cuts, CAPS)
+
+    def outcomes(covered: float | None) -> list[Outcome]:
+        lifted = LanguageModel(intercept, weights, replace(cuts, covered=covered), CAPS)
+        policy = LogisticPolicy({lang: lifted}, RelevancePolicyName.logistic(embedder))
+        return [judge(s, policy) for s in part]
+
+    def passes(judged: list[Outcome]) -> bool:
+        known = [o for o in judged if o.verdict == "known"]
+        if any(o.probe.kind in ("cross_role", "off", PRESET_OTHER) for o in known):
+            return False
+        near = sum(o.probe.kind == "near" for o in known)
+        right = sum(o.right_card for o in known) / len(known) if known else 1.0
+        return near <= base_near and right >= KNOWN_PRECISION_TARGET
+
+    base_near = sum(o.probe.kind == "near" and o.verdict == "known" for o in outcomes(None))
+    full = [
+        round(model.probability(c.signals), 6)
+        for s in part
+        for c in s.candidates
+        if all(c.signals.get(name, 1.0) == 0.0 for name in RULE_SIGNALS) and not model.capped(c.signals)
+    ]
+    grid = sorted({p for p in full if cuts.uncertain <= p < cuts.known})
+    for cut in grid:
+        judged = outcomes(cut)
+        if passes(judged):
+            halfway = max(cuts.uncertain, _between(cut, [*grid, cuts.uncertain]))
+            if [o.verdict for o in outcomes(halfway)] == [o.verdict for o in judged]:
+                return round(halfway, 6)
+            return cut
+    return None
+
+
 def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
     """The data file's entry for `embedder`: per language, coefficients and cut points (calibration half)."""
     languages: dict[str, Any] = {}
@@ -124,12 +165,14 @@ def fit(scored: Sequence[Scored], embedder: str) -> dict[str, Any]:
         # The cut points are the model's own, chosen without the coverage rule: the rule only ever holds a
         # candidate back, on top (a cut chosen with it sinks to wherever the rule alone keeps precision).
         cuts = _choose_cuts(without_rule(part), lang, intercept, named, embedder)
+        covered_cut = _choose_covered_cut(part, lang, intercept, named, embedder, cuts)
         languages[lang] = {
             "intercept": round(intercept, 6),
             "weights": named,
             "known_cut": cuts.known,
             "caps": list(CAPS),
             "uncertain_cut": cuts.uncertain,
+            "covered_cut": covered_cut,
             "fitted_on": {"questions": len(fitted), "candidates": len(rows)},
         }
     return {"signals": list(SIGNALS), "languages": languages}

@@ -3,6 +3,7 @@ the charts; then the blind set in its own columns, before and after the coverage
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from bureau.evaluation.fitting import MODEL_PATH, fit, half_split_figures, write
 from bureau.evaluation.metrics import TODAY_THRESHOLD, Report, evaluate
 from bureau.evaluation.scoring import build_scorer, judge, score_set, without_rule
 from bureau.evaluation.sets import (
+    BLIND_SET_2_PATH,
     BLIND_SET_PATH,
     LANGUAGES,
     NEAR_KINDS,
@@ -26,6 +28,9 @@ from bureau.memory.relevance import load_policy
 
 CHART_PATH = REPO / "docs" / "img" / "honest-retrieval-pr.svg"
 BLIND_CHART_PATH = REPO / "docs" / "img" / "blind-retrieval-pr.svg"
+BLIND_2_CHART_PATH = REPO / "docs" / "img" / "blind-2-retrieval-pr.svg"
+# The scorer at the start of round two (main, 9745252) on each set: scripts/retrieval_baseline.py writes it.
+BASELINE_PATH = REPO / "docs" / "data" / "retrieval-baseline.json"
 
 
 ROWS: tuple[tuple[str, str], ...] = (
@@ -110,6 +115,8 @@ def run(
     half_splits: int = 0,
     blind_path: Path | None = BLIND_SET_PATH,
     blind_chart: Path | None = BLIND_CHART_PATH,
+    blind2_path: Path | None = BLIND_SET_2_PATH,
+    blind2_chart: Path | None = BLIND_2_CHART_PATH,
 ) -> Report:
     """Score the set, optionally refit the model file, print the table and write the chart; then the blind
     set (when there is one) in its own columns, before and after the coverage rule, with its own chart."""
@@ -145,29 +152,50 @@ def run(
         chart.parent.mkdir(parents=True, exist_ok=True)
         chart.write_text(render_chart(report, cuts_by_lang), "utf-8")
         out(f"Wrote the precision–recall chart to {chart}")
-    before = evaluate(without_rule(scored), policy, split, embedder)
-    columns = _columns(split, before, report)
-    if blind_path is not None:
-        if blind_path.exists():
-            blind = load_blind(blind_path)
-            out(f"Blind set: {len(blind.probes)} questions about {len(blind.facts)} facts (never fitted on)")
-            blind_scored = score_set(blind, scorer, embed)
-            blind_report = evaluate(blind_scored, policy, "blind", embedder)
-            columns += _columns("blind", evaluate(without_rule(blind_scored), policy, "blind", embedder), blind_report)
-            if blind_chart is not None:
-                blind_chart.parent.mkdir(parents=True, exist_ok=True)
-                blind_chart.write_text(render_chart(blind_report, cuts_by_lang), "utf-8")
-                out(f"Wrote the blind set's precision–recall chart to {blind_chart}")
-        else:
-            out(f"No blind set at {blind_path}: its columns are left out")
-    out("Before (no coverage rule) and now, side by side:")
+    baseline = _baseline()
+    columns = _columns(split, baseline.get(split), evaluate(without_rule(scored), policy, split, embedder), report)
+    for name, key, path, chart_path in (
+        ("blind", "blind1", blind_path, blind_chart),
+        ("blind-2", "blind2", blind2_path, blind2_chart),
+    ):
+        if path is None:
+            continue
+        if not path.exists():
+            out(f"No blind set at {path}: its columns are left out")
+            continue
+        blind = load_blind(path)
+        out(f"{name}: {len(blind.probes)} questions about {len(blind.facts)} facts (never fitted on)")
+        blind_scored = score_set(blind, scorer, embed)
+        blind_report = evaluate(blind_scored, policy, "blind", embedder)
+        without = evaluate(without_rule(blind_scored), policy, "blind", embedder)
+        columns += _columns(name, baseline.get(key), without, blind_report)
+        if chart_path is not None:
+            chart_path.parent.mkdir(parents=True, exist_ok=True)
+            title = "blind set 2" if key == "blind2" else "blind set 1"
+            chart_path.write_text(render_chart(blind_report, cuts_by_lang, title), "utf-8")
+            out(f"Wrote {name}'s precision–recall chart to {chart_path}")
+    out("Before (main at the start of round two, docs/data/retrieval-baseline.json; else no coverage rule) and now:")
     out(render_comparison(columns))
     return report
 
 
-def _columns(name: str, before: Report, now: Report) -> list[tuple[str, dict[str, float]]]:
-    return [
-        (f"{name} {lang.upper()} {label}", report.by_language[lang])
-        for lang in LANGUAGES
-        for label, report in (("before", before), ("now", now))
-    ]
+def _baseline(path: Path = BASELINE_PATH) -> dict[str, dict[str, dict[str, float]]]:
+    """The "before" figures per set and language, when scripts/retrieval_baseline.py has measured them."""
+    if not path.exists():
+        return {}
+    return dict(json.loads(path.read_text("utf-8")).get("sets", {}))
+
+
+def _columns(
+    name: str, baseline: dict[str, dict[str, float]] | None, without: Report, now: Report
+) -> list[tuple[str, dict[str, float]]]:
+    """Per language: the baseline ("before": main's scorer at the start of the round) when measured, else
+    the same model without the coverage rule ("no rule"); then "now"."""
+    columns = []
+    for lang in LANGUAGES:
+        if baseline is not None and lang in baseline:
+            columns.append((f"{name} {lang.upper()} before", baseline[lang]))
+        else:
+            columns.append((f"{name} {lang.upper()} no rule", without.by_language[lang]))
+        columns.append((f"{name} {lang.upper()} now", now.by_language[lang]))
+    return columns

@@ -37,6 +37,10 @@ class Judgement:
 class Cuts:
     known: float
     uncertain: float
+    # A candidate the coverage rule covers in full (every focus word literally, the attribute answered, nothing
+    # contradicting) is known from this cut up, below the model's own known cut (round two of issue 23; fitted
+    # on the calibration half). None: only the known cut.
+    covered: float | None = None
 
 
 class RelevancePolicy(Protocol):
@@ -56,13 +60,14 @@ def _verdict(score: float, cuts: Cuts) -> Verdict:
     return Certainty.UNKNOWN
 
 
-def covered(score: float, cuts: Cuts, signals: Mapping[str, float]) -> Judgement:
+def covered(score: float, cuts: Cuts, signals: Mapping[str, float], *, liftable: bool = True) -> Judgement:
     """The coverage rule (memory/coverage.py) over any policy's score: `known` only when the card covers the
     question's focus words and attribute with nothing contradicting it, else `uncertain` at best; `uncertain`
     only with a focus word matched. A held-back score is drawn just below the line it did not cross. `rule`
     names the part of the rule that keeps a known-or-uncertain candidate from being known, whether or not its
     score alone reached the known cut. Signals without the rule's (a hand-built test, an old trace) are judged
-    by the score alone."""
+    by the score alone. A candidate the rule covers in full with a score at or above `cuts.covered` is known,
+    drawn on the known line (`liftable`: False when a model cap, such as `type_miss`, already held it back)."""
     verdict = _verdict(score, cuts)
     if verdict == Certainty.UNKNOWN:
         return Judgement(score, verdict)
@@ -75,6 +80,9 @@ def covered(score: float, cuts: Cuts, signals: Mapping[str, float]) -> Judgement
         if flags[name]:
             held = min(score, max(0.0, cuts.known - CAP_GAP))
             return Judgement(round(held, 6), _verdict(held, cuts), rule)
+    lift = cuts.covered if liftable and all(name in signals for name in RULE_NAMES) else None
+    if verdict == Certainty.UNCERTAIN and lift is not None and score >= lift:
+        return Judgement(cuts.known, Certainty.KNOWN)
     return Judgement(score, verdict)
 
 
@@ -113,9 +121,12 @@ class LanguageModel:
     def probability(self, signals: Mapping[str, float]) -> float:
         z = self.intercept + sum(w * float(signals.get(name, 0.0)) for name, w in self.weights.items())
         p = 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
-        if any(float(signals.get(name, 0.0)) >= 1.0 for name in self.caps):
+        if self.capped(signals):
             p = min(p, max(0.0, self.cuts.known - CAP_GAP))
         return p
+
+    def capped(self, signals: Mapping[str, float]) -> bool:
+        return any(float(signals.get(name, 0.0)) >= 1.0 for name in self.caps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +143,7 @@ class LogisticPolicy:
     def judge(self, signals: Mapping[str, float], language: str) -> Judgement:
         model = self._model(language)
         score = round(model.probability(signals), 6)  # rounded: the same signals give the same verdict
-        return covered(score, model.cuts, signals)
+        return covered(score, model.cuts, signals, liftable=not model.capped(signals))
 
 
 class RelevanceModelError(ValueError):
@@ -152,7 +163,11 @@ def policy_from_data(data: Mapping[str, object], embedder: str) -> LogisticPolic
             lang: LanguageModel(
                 intercept=float(spec["intercept"]),
                 weights={str(k): float(v) for k, v in spec["weights"].items()},
-                cuts=Cuts(known=float(spec["known_cut"]), uncertain=float(spec["uncertain_cut"])),
+                cuts=Cuts(
+                    known=float(spec["known_cut"]),
+                    uncertain=float(spec["uncertain_cut"]),
+                    covered=float(spec["covered_cut"]) if spec.get("covered_cut") is not None else None,
+                ),
                 caps=tuple(str(c) for c in spec.get("caps", ())),
             )
             for lang, spec in entry["languages"].items()
@@ -168,4 +183,7 @@ def policy_from_data(data: Mapping[str, object], embedder: str) -> LogisticPolic
     for model in languages.values():
         if not 0.0 <= model.cuts.uncertain <= model.cuts.known <= 1.0:
             raise RelevanceModelError("cut points must satisfy 0 <= uncertain <= known <= 1")
+        lifted = model.cuts.covered
+        if lifted is not None and not model.cuts.uncertain <= lifted <= model.cuts.known:
+            raise RelevanceModelError("the covered cut must lie between the uncertain and the known cut")
     return LogisticPolicy(languages=languages, name=name)

@@ -86,21 +86,19 @@ def test_the_blind_column_reports_every_kind_and_near_topic_by_kind(blind_report
         assert en[f"near_{kind}_n"] >= 1
         assert 0.0 <= en[f"near_{kind}_known"] <= 1.0
     assert now.by_language["zh"]["near_time_n"] == 0
-    # The rule only ever holds back: never more known answers than before it.
-    assert now.by_language["all"]["known"] <= before.by_language["all"]["known"]
     assert now.by_language["all"]["off_known"] == 0.0 and now.by_language["all"]["cross_role_known"] == 0.0
     table = render_comparison([("blind EN before", before.by_language["en"]), ("blind EN now", en)])
     assert table.count("\n") == len(COMPARE_ROWS) + 2
     assert "another attribute" in table and "blind EN now" in table
 
 
-# The blind set's figures as `make eval` measured them once (docs/retrieval.md, "The blind set"): a floor, not
-# a target to tune against (nothing may be fitted, chosen or listed from the blind set).
+# Blind set 1's figures as `make eval` measures them (docs/retrieval.md): a floor. Since round two blind set 1 is
+# a development set (seen; studied, never fitted on); these are round two's figures on it.
 BLIND_DOCUMENTED: dict[str, dict[str, float]] = {
-    "en": {"precision_known": 0.979, "direct_known": 0.778, "followup_known": 0.633},
-    "zh": {"precision_known": 0.911, "direct_known": 0.830, "followup_known": 0.564},
+    "en": {"precision_known": 0.979, "direct_known": 0.822, "followup_known": 0.655},
+    "zh": {"precision_known": 0.990, "direct_known": 0.851, "followup_known": 0.680},
 }
-BLIND_NEAR_KNOWN_CEILING = {"en": 0.015, "zh": 0.064}
+BLIND_NEAR_KNOWN_CEILING = {"en": 0.015, "zh": 0.007}
 
 
 @pytest.mark.skipif(not BLIND_SET_PATH.exists(), reason="the blind set is not on this branch")
@@ -116,3 +114,22 @@ def test_the_blind_set_figures_do_not_drop_and_the_hard_rules_hold() -> None:
             assert figures[name] >= floor - 5e-4, f"{lang} {name}: {figures[name]:.3f} < {floor:.3f}"
         assert figures["near_known"] <= BLIND_NEAR_KNOWN_CEILING[lang] + 5e-4, lang
         assert figures["off_known"] == 0.0 and figures["cross_role_known"] == 0.0, lang
+
+
+def test_before_columns_come_from_the_measured_baseline_else_from_the_model_without_the_rule(
+    blind_reports, tmp_path: Path
+) -> None:
+    """`make eval`'s "before" is main's scorer at the start of the round (scripts/retrieval_baseline.py writes
+    it); a set it has not measured shows the model without the coverage rule, labelled "no rule"."""
+    from bureau.evaluation.report import _baseline, _columns
+
+    without, now = blind_reports
+    path = tmp_path / "baseline.json"
+    path.write_text('{"commit": "abc", "sets": {"blind2": {"en": {"known": 7.0}, "zh": {"known": 9.0}}}}', "utf-8")
+    baseline = _baseline(path)
+    columns = dict(_columns("blind-2", baseline.get("blind2"), without, now))
+    assert columns["blind-2 EN before"] == {"known": 7.0} and columns["blind-2 ZH before"] == {"known": 9.0}
+    assert columns["blind-2 EN now"] is now.by_language["en"]
+    unmeasured = dict(_columns("blind", baseline.get("blind1"), without, now))
+    assert unmeasured["blind EN no rule"] is without.by_language["en"]
+    assert _baseline(tmp_path / "absent.json") == {}

@@ -120,3 +120,101 @@ def test_the_rule_over_a_score(flags, score, verdict, rule) -> None:
     assert judgement.score <= score
     if rule is not None:  # drawn just below the line it did not cross
         assert judgement.score < (CUTS.known if verdict == Certainty.UNCERTAIN else CUTS.uncertain)
+
+
+# --- round two (docs/retrieval.md, "Round two"): examples written here, none from any set -------------------
+
+
+def test_clock_times_and_dates_are_read_in_both_languages() -> None:
+    from bureau.memory.relevance.times import clock_times, dates, zh_number
+
+    assert zh_number("二十三") == 23 and zh_number("十") == 10 and zh_number("两") == 2 and zh_number("百") is None
+    assert clock_times("We met at 9:30 pm, left at 11 o'clock") == {"h9:30", "h11:00"}
+    assert clock_times("晚上九点半见，十一点二十分走") == {"h9:30", "h11:20"}
+    assert clock_times("21:30") == clock_times("9:30 pm")  # one time on the dial
+    assert clock_times("Room 42 at number 10") == frozenset()  # a bare number is no time
+    assert dates("On 4th of July and August 9") == {"7/4", "8/9"}
+    assert dates("五月六号和12月1日") == {"5/6", "12/1"}
+
+
+def test_another_clock_time_or_date_is_a_contradiction() -> None:
+    card = "The courier rang the bell at 8 pm on March 2."
+    assert check("Did the courier ring at 10 pm?", card).contradicted == ("10 pm",)
+    assert not check("Did the courier ring at 8 pm?", card).contradicted
+    assert check("Did the courier ring on March 5?", card).contradicted == ("march 5",)
+    assert check("快递员是下午三点来的吗？", "快递员下午两点来过。").contradicted == ("下午三点",)
+    # A card without any clock time is not contradicted by one: it just does not say it.
+    assert not check("Did the courier ring at 10 pm?", "The courier rang the bell twice.").contradicted
+
+
+def test_chinese_relative_periods_are_kinds_and_never_matched_by_their_characters() -> None:
+    # 去年 is not said by a card about 年底之前 (its characters are all there) and contradicts 今年.
+    assert "去年" in check("去年的会费是多少？", "会费年底之前交，一共两百元。").gaps
+    assert check("去年的会费是多少？", "今年的会费是两百元。").contradicted == ("去年",)
+    # Another weekday, even when the card has the digit's character elsewhere (周四 against 周五 … 四点).
+    assert check("周四谁值班？", "周五值班的是老吴，下午四点交班。").contradicted == ("周四",)
+    # 昨晚 and 昨天 are one day.
+    assert not check("你昨天在家吗？", "我昨晚一直在家。").contradicted
+
+
+def test_function_characters_glued_to_a_chinese_word_are_stripped() -> None:
+    words = question_words(analyse("马库斯能吃虾吗？").words, "马库斯能吃虾吗？")
+    assert all(not w.endswith("能") for w in words.focus)
+    assert not question_words(analyse("这首歌由谁来唱？").words, "这首歌由谁来唱？").focus.count("由谁来")
+
+
+def test_money_and_age_are_attributes_of_their_own() -> None:
+    assert "money" in check("How much does the ticket cost?", "The ticket for the ferry is blue.").attributes_missing
+    assert not check("How much does the ticket cost?", "The ferry ticket costs 12 euros.").attributes_missing
+    assert check("门票多少钱？", "门票是三张。").attributes_missing == ("money",)
+    assert not check("门票多少钱？", "门票一张八十元。").attributes_missing
+    assert check("园丁几岁？", "园丁有三个孩子。").attributes_missing == ("age",)
+    assert not check("园丁几岁？", "园丁今年六十岁。").attributes_missing
+
+
+def test_one_side_of_a_choice_is_enough_and_the_other_is_no_contradiction() -> None:
+    card = "A grey scooter was parked by the north gate."
+    result = check("Was the scooter grey or silver?", card)
+    assert not result.contradicted and result.signals()["rule_focus_missing"] == 0.0
+    assert check("Was the scooter silver?", card).contradicted == ("silver",)
+    zh = check("书店在河东还是河西？", "那家书店开在河东的老街上。")
+    assert zh.signals()["rule_focus_missing"] == 0.0
+
+
+def test_a_title_before_a_name_and_the_word_after_how_are_not_focus_words() -> None:
+    words = question_words(analyse("Where did Inspector Moreau park?").words, "Where did Inspector Moreau park?")
+    assert "inspector" not in words.focus and "moreau" in words.focus
+    assert (
+        "long"
+        not in question_words(analyse("How long was the ferry late?").words, "How long was the ferry late?").focus
+    )
+
+
+COVERED_CUTS = Cuts(known=0.5, uncertain=0.2, covered=0.35)
+
+
+@pytest.mark.parametrize(
+    ("flags", "score", "liftable", "verdict"),
+    [
+        (dict.fromkeys(RULE_NAMES, 0.0), 0.4, True, Certainty.KNOWN),  # covered in full, above the covered cut
+        (dict.fromkeys(RULE_NAMES, 0.0), 0.3, True, Certainty.UNCERTAIN),  # below it
+        (dict.fromkeys(RULE_NAMES, 0.0), 0.4, False, Certainty.UNCERTAIN),  # a model cap held it back
+        ({**dict.fromkeys(RULE_NAMES, 0.0), "rule_focus_missing": 1.0}, 0.4, True, Certainty.UNCERTAIN),
+        ({}, 0.4, True, Certainty.UNCERTAIN),  # signals without the rule's: the score alone
+    ],
+)
+def test_the_covered_cut_lifts_only_a_candidate_the_rule_covers_in_full(flags, score, liftable, verdict) -> None:
+    judgement = covered(score, COVERED_CUTS, {"cosine": 0.5, **flags}, liftable=liftable)
+    assert judgement.verdict == verdict
+    if verdict == Certainty.KNOWN:
+        assert judgement.score == COVERED_CUTS.known  # drawn on the known line
+
+
+def test_a_covered_cut_outside_the_two_cuts_is_refused() -> None:
+    from bureau.scope.relevance import RelevanceModelError, policy_from_data
+
+    spec = {"intercept": 0.0, "weights": {}, "known_cut": 0.5, "uncertain_cut": 0.2, "covered_cut": 0.6}
+    with pytest.raises(RelevanceModelError, match="covered cut"):
+        policy_from_data({"models": {"local": {"languages": {"en": spec}}}}, "local")
+    spec["covered_cut"] = None
+    assert policy_from_data({"models": {"local": {"languages": {"en": spec}}}}, "local") is not None

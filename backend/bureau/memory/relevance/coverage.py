@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -35,6 +35,7 @@ import yaml
 
 from bureau.memory.relevance.answer_types import gives_type
 from bureau.memory.relevance.language import CJK, CJK_RUN, PERSONAL_EN, PERSONAL_ZH, stemmer, tag
+from bureau.memory.relevance.times import time_phrases
 from bureau.scope.relevance import RULE_NAMES as RULE_SIGNALS
 
 __all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
@@ -146,6 +147,7 @@ class CardWords:
     text: str  # NFKC, casefolded
     forms: frozenset[str]  # every English word's forms
     chars: frozenset[str]  # Chinese characters
+    times: frozenset[str] = frozenset()  # the clock times and dates it states, normalised (times.py)
 
 
 def card_words(content: str) -> CardWords:
@@ -153,7 +155,8 @@ def card_words(content: str) -> CardWords:
     forms: set[str] = set()
     for word in _LATIN.findall(text):
         forms |= _forms(word)
-    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)))
+    times = frozenset(time_phrases(text).values())
+    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)), times)
 
 
 def _says(card: CardWords, word: str) -> bool:
@@ -174,7 +177,11 @@ def hard_match(card: CardWords, word: str) -> bool:
     members = table.kind_names.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
     if any((CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
         return True  # a kind's name, answered by a member of the kind ("what vehicle" by "a van")
-    chars = CJK.findall(word)
+    # A Chinese word is also matched by its characters (segmentation differs between texts), unless it is a
+    # member of a kind: 周四 is not said by a card with 周五 and 四点, nor 前年 by 年底之前.
+    chars = [c for c in CJK.findall(word) if c not in _FUNCTION_CHARS]
+    if word.casefold() in table.kinds:
+        return False
     return len(chars) > 1 and all(c in card.chars for c in chars)
 
 
@@ -198,6 +205,7 @@ class Coverage:
     close: tuple[str, ...]  # the soft ones with a cosine >= SOFT_MATCH (enough for a predicate)
     contradicted: tuple[str, ...]
     attributes_missing: tuple[str, ...]  # attribute kinds asked and not answered
+    choices: tuple[frozenset[str], ...] = ()  # alternatives the question offers ("east or west"): one is enough
 
     @property
     def gaps(self) -> tuple[str, ...]:
@@ -209,8 +217,10 @@ class Coverage:
 
     def signals(self) -> dict[str, float]:
         matched, soft = set(self.matched), set(self.soft)
-        focus_missing = any(w not in matched for w in self.focus) or any(
-            w not in matched | set(self.close) for w in self.predicates
+        # An alternative the card does not say is not missing when another of its choice is said.
+        chosen = {w for group in self.choices if group & matched for w in group}
+        focus_missing = any(w not in matched | chosen for w in self.focus) or any(
+            w not in matched | set(self.close) | chosen for w in self.predicates
         )
         anchors = self.focus or self.predicates  # a question without a noun is anchored by its predicate
         return {
@@ -227,6 +237,19 @@ class QuestionWords:
     predicates: tuple[str, ...]
     common: tuple[str, ...]  # common words of the question (kind checks only)
     attributes: frozenset[str]  # attribute kinds named by a noun (colour, name, …)
+    times: Mapping[str, str] = field(default_factory=dict)  # clock times and dates said -> normalised
+    choices: tuple[frozenset[str], ...] = ()  # the two sides of "X or Y" / X还是Y
+
+
+def another_time(question: QuestionWords, card: CardWords) -> tuple[str, ...]:
+    """The question's clock times (or dates) when the card states some of the same sort and none agrees."""
+    found: list[str] = []
+    for sort in ("clock:", "date:"):
+        asked = {said: v for said, v in question.times.items() if v.startswith(sort)}
+        stated = {v for v in card.times if v.startswith(sort)}
+        if asked and stated and not set(asked.values()) & stated:
+            found += asked
+    return tuple(found)
 
 
 def _tags(text: str) -> dict[str, str]:
@@ -247,6 +270,11 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             if _DEMONSTRATIVE.fullmatch(key):
                 continue
             key = _PARTICLE_TAIL.sub("", key) if len(key) > 1 else key
+            key = _FUNCTION_HEAD.sub("", key) if len(key) > 1 else key
+            if not key:
+                continue
+        if key == "还" and "还是" in norm:
+            continue  # the choice's marker (X还是Y), cut in two by segmentation
         if key in table.attributes:
             attributes.add(table.attributes[key])
         elif _ASKS_NUMBER.match(key):
@@ -263,18 +291,49 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             focus.append(key)
     # Chinese members of a kind as the question's text says them (segmentation may split 后门 into 后 + 门锁).
     said = [p for p in table.kind_phrases if p in norm and p not in focus]
+    titles = {m.group(1).casefold() for m in _TITLE.finditer(norm) if m.group(1).casefold() in table.persons}
+    asked_how = {m.group(1).casefold() for m in _HOW.finditer(norm)}
+    focus = [w for w in focus if w not in titles and w not in asked_how]
     return QuestionWords(
         tuple(dict.fromkeys(focus)),
         tuple(dict.fromkeys(predicates)),
-        (*common, *said),
+        (*common, *said, *titles),
         frozenset() if statement else frozenset(attributes),
+        time_phrases(norm.casefold()),
+        _choices(norm, [*focus, *predicates]),
     )
 
 
+# "Agent Park", "Officer Reyes": a person noun before a name is the name's title, not a thing asked about.
+_TITLE = re.compile(r"\b([A-Za-z]+)(?=\s+[A-Z][a-z]+)")
+# "how long", "how far", "how old": the word after "how" is the question's own phrase (its attribute).
+_HOW = re.compile(r"\bhow\s+([a-z]+)", re.IGNORECASE)
+_CHOICE = re.compile(r"\s+or\s+|还是")
+
+
+def _choices(text: str, words: Sequence[str]) -> tuple[frozenset[str], ...]:
+    """The words on the two sides of each "or" / 还是: the question offers them as alternatives."""
+    groups = []
+    lowered = text.casefold()
+    for match in _CHOICE.finditer(lowered):
+        before, after = lowered[: match.start()], lowered[match.end() :]
+        left = [w for w in words if before.endswith(w) or before.rstrip("?？ ").endswith(w)]
+        right = [w for w in words if after.startswith(w)]
+        if left and right:
+            groups.append(frozenset({max(left, key=len), max(right, key=len)}))
+    return tuple(groups)
+
+
+_CURRENCY = re.compile(r"[$€£¥]\s*\d|\d\s*[元块]")
+_AGE = re.compile(r"\d+\s*(?:years?\s+old|-year-old)|\baged?\s+\d+|[0-9零一二两三四五六七八九十]+岁")
 _COLOURS = re.compile(r"[红蓝绿黄黑白灰棕紫橙粉银金]色")
 _ASKS_NUMBER = re.compile(r"^(?:几|多[少大长久高远重])")
 _DEMONSTRATIVE = re.compile(r"[这那哪每][辆个位家条次只张件本台间座把份种样些天]")
-_PARTICLE_TAIL = re.compile(r"[是的了着过在把被给]+$")
+# Function characters segmentation glues onto a content word (约纳斯能 "Jonas can", 由谁来 "by whom", 谁的车
+# "whose car"): the word is what remains; a word that was only function characters is none.
+_PARTICLE_TAIL = re.compile(r"[是的了着过在把被给能吗呢吧]+$")
+_FUNCTION_HEAD = re.compile(r"^(?:[由被把给]|[谁哪][的]?)+")
+_FUNCTION_CHARS = frozenset("的了着过")
 
 
 def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: Sequence[str], content: str) -> bool:
@@ -285,6 +344,11 @@ def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: 
         colours = lists().kinds.get("red", frozenset()) | {"red"}
         rest = [w for w in colours - said if _says(card, w)]
         return bool(rest) or _COLOURS.search(card.text) is not None
+    if kind == "money":
+        currency = lists().kind_names.get("money", frozenset())
+        return _CURRENCY.search(card.text) is not None or any(_says(card, w) for w in currency)
+    if kind == "age":
+        return _AGE.search(card.text) is not None
     if kind == "name":
         names = {p for p in persons if p not in said and p not in PERSONAL_EN | PERSONAL_ZH}
         return bool(names)
@@ -321,6 +385,10 @@ def cover(
             if soft_scores.get(word, 0.0) >= SOFT_MATCH:
                 close.append(word)
     against += [w for w in question.common if contradicted(card, w)]
+    against += another_time(question, card)
+    # "Was the van blue or green?" against a blue van: the other side of a choice is no contradiction.
+    offered = {w for group in question.choices if group & set(matched) for w in group}
+    against = [w for w in against if w not in offered]
     missing = [k for k in sorted(question.attributes) if not gives_attribute(card, k, persons, asked, content)]
     if asks and not any(gives_attribute(card, k, persons, asked, content) for k in sorted(asks)):
         missing += sorted(asks - question.attributes)
@@ -332,9 +400,12 @@ def cover(
         tuple(close),
         tuple(dict.fromkeys(against)),
         tuple(dict.fromkeys(missing)),
+        question.choices,
     )
 
 
 def _half_chars(card: CardWords, word: str) -> bool:
+    if word.casefold() in lists().kinds:
+        return False  # a member of a kind is said or not: 去年 is not half of 年底
     chars = CJK.findall(word)
     return bool(chars) and 2 * sum(c in card.chars for c in chars) >= len(chars)
