@@ -23,7 +23,12 @@ from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
-from bureau.memory.embedded_seekdb import share_one_connection
+from bureau.memory.embedded_seekdb import (
+    complete_vector_index,
+    retrying_ddl_lock_timeouts,
+    share_one_connection,
+    wait_for_start_up_ddl,
+)
 from bureau.memory.embedded_server import check_room_for_a_new_store, embedded_server_pid, release_embedded_server
 from bureau.memory.embedders import self_check
 from bureau.memory.seekdb_search import NearestCards
@@ -136,13 +141,20 @@ class StoreLife:
         configure_powermem_environment(self._worker_slot)
         silence_store_loggers()
         if self.backend_name == "seekdb-embedded":
+            new_store = not (self._store_dir.is_dir() and any(self._store_dir.iterdir()))
             check_room_for_a_new_store(self._store_dir)
+            wait_for_start_up_ddl(self._store_dir, new_store=new_store)
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
             (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
-        memory = open_client(self._settings, self._embedder, self.dims, logs)
+        memory = retrying_ddl_lock_timeouts(
+            "creating the PowerMem client (and a new store's schema)",
+            lambda: open_client(self._settings, self._embedder, self.dims, logs),
+        )
         try:
             share_one_connection(memory)
+            if self.backend_name == "seekdb-embedded" or (self._prepare and self._settings.remote_store):
+                complete_vector_index(memory)  # a table left without it by an interrupted start
             nearest = None if self._backend == "sqlite" else NearestCards.of(memory)
             if nearest is not None:
                 self._check_owner_index(nearest)
