@@ -103,6 +103,9 @@ def wait_for_start_up_ddl(store_dir: Path, *, new_store: bool, deadline_s: float
                 log.warning("memory start-up: seekdb's start-up DDL still runs after %.0f s; going on", deadline_s)
                 return
             time.sleep(_POLL_S)
+    except Exception as exc:  # a seekdb without that job list: the retries still apply
+        log.warning("memory start-up: seekdb's start-up jobs could not be read (%s); going on", type(exc).__name__)
+        return
     finally:
         connection.close()
     waited = time.monotonic() - started
