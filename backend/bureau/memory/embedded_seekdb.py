@@ -69,9 +69,10 @@ def is_ddl_lock_timeout(exc: BaseException) -> bool:
     return False
 
 
-def retrying_ddl_lock_timeouts(what: str, action: Callable[[], T]) -> T:
-    """Run a schema step; on seekdb's DDL lock wait timeout run it again, at most DDL_ATTEMPTS times in all,
-    saying so in the log. Any other error, or the last timeout, propagates."""
+def retrying_ddl_lock_timeouts(what: str, action: Callable[[], T], settle: Callable[[], None]) -> T:
+    """Run a schema step; on seekdb's DDL lock wait timeout let seekdb settle (its start-up DDL done) and run it
+    again, at most DDL_ATTEMPTS times in all, saying so in the log. Any other error, or the last timeout,
+    propagates. Nothing waits unless a timeout happened: a start that meets none pays nothing."""
     for attempt in range(1, DDL_ATTEMPTS + 1):
         try:
             return action()
@@ -79,19 +80,21 @@ def retrying_ddl_lock_timeouts(what: str, action: Callable[[], T]) -> T:
             if attempt == DDL_ATTEMPTS or not is_ddl_lock_timeout(exc):
                 raise
             log.warning(
-                "memory start-up: %s met seekdb's DDL lock wait timeout (1205) on attempt %d of %d; retrying",
+                "memory start-up: %s met seekdb's DDL lock wait timeout (1205) on attempt %d of %d; waiting for "
+                "seekdb's start-up DDL, then retrying",
                 what,
                 attempt,
                 DDL_ATTEMPTS,
             )
+            settle()
             time.sleep(_DDL_RETRY_PAUSE_S * attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 def wait_for_start_up_ddl(store_dir: Path, *, new_store: bool, deadline_s: float = START_UP_DDL_DEADLINE_S) -> None:
-    """Start embedded seekdb on the store directory (as PowerMem would) and wait until it has loaded its system
-    packages, so the store's own schema is never created while seekdb's start-up DDL holds the DDL lock. A
-    store seekdb already started says so at once. Past the deadline it only logs: the retries still apply."""
+    """Wait until embedded seekdb on the store directory has loaded its system packages, so a retried schema
+    statement does not meet seekdb's start-up DDL again. A store whose start-up DDL is done says so at once.
+    Past the deadline it only logs: the last attempt still runs."""
     import pylibseekdb
 
     pylibseekdb.open(db_dir=str(store_dir))  # a server this process already opened is reused as it is
@@ -133,7 +136,7 @@ def vector_index_present(memory: Any) -> bool:
         return bool(found.fetchall())
 
 
-def complete_vector_index(memory: Any) -> None:
+def complete_vector_index(memory: Any, settle: Callable[[], None]) -> None:
     """A table without its vector index is what a start interrupted between PowerMem's two schema statements
     leaves, and PowerMem, finding the table, never adds the index. Create it as PowerMem would have, or refuse
     to start saying what is missing: searches must never silently run on a half-made schema."""
@@ -147,7 +150,7 @@ def complete_vector_index(memory: Any) -> None:
         store.vidx_name,
     )
     try:
-        retrying_ddl_lock_timeouts("creating the vector index", lambda: _create_vector_index(store))
+        retrying_ddl_lock_timeouts("creating the vector index", lambda: _create_vector_index(store), settle)
     except Exception as exc:
         raise StoreSchemaError(_half_made(store, f"creating it failed ({type(exc).__name__})")) from exc
     if not vector_index_present(memory):

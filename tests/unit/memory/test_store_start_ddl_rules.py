@@ -51,9 +51,11 @@ def test_retries_are_bounded_and_only_for_a_1205(monkeypatch: pytest.MonkeyPatch
         calls.append(1)
         raise pylibseekdb.SeekdbError(LOCK_WAIT)
 
+    settled: list[int] = []
     with pytest.raises(pylibseekdb.SeekdbError):
-        retrying_ddl_lock_timeouts("a step", always_locked)
+        retrying_ddl_lock_timeouts("a step", always_locked, lambda: settled.append(1))
     assert len(calls) == embedded_seekdb.DDL_ATTEMPTS
+    assert len(settled) == embedded_seekdb.DDL_ATTEMPTS - 1  # seekdb settles before each retry, not after the last
 
     calls.clear()
 
@@ -62,7 +64,7 @@ def test_retries_are_bounded_and_only_for_a_1205(monkeypatch: pytest.MonkeyPatch
         raise pylibseekdb.SeekdbError("Table 'bureau.x' doesn't exist failed: code=1146")
 
     with pytest.raises(pylibseekdb.SeekdbError):
-        retrying_ddl_lock_timeouts("a step", missing_table)
+        retrying_ddl_lock_timeouts("a step", missing_table, lambda: settled.append(1))
     assert len(calls) == 1
 
     outcomes: list[Any] = [pylibseekdb.SeekdbError(LOCK_WAIT), "done"]
@@ -73,7 +75,15 @@ def test_retries_are_bounded_and_only_for_a_1205(monkeypatch: pytest.MonkeyPatch
             raise outcome
         return str(outcome)
 
-    assert retrying_ddl_lock_timeouts("a step", locked_once) == "done"
+    settled.clear()
+    assert retrying_ddl_lock_timeouts("a step", locked_once, lambda: settled.append(1)) == "done"
+    assert settled == [1]
+
+
+def test_a_step_that_meets_no_timeout_waits_for_nothing() -> None:
+    settled: list[int] = []
+    assert retrying_ddl_lock_timeouts("a step", lambda: "done", lambda: settled.append(1)) == "done"
+    assert settled == []
 
 
 class JobList:
@@ -102,7 +112,8 @@ class JobList:
         ([], False, True),  # an existing store without the job: nothing to wait for
         (["INPROGRESS"], False, False),
         (["SUCCESS"], True, True),
-        (["FAILED"], True, True),  # over, if not well: the retries still apply
+        (["FAILED"], True, True),  # over, if not well: the last attempt still runs
+        (["SUCCESS", "INPROGRESS"], False, False),
     ],
 )
 def test_when_seekdbs_start_up_ddl_counts_as_done(statuses: list[str], new_store: bool, done: bool) -> None:
