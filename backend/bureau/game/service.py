@@ -37,6 +37,7 @@ from bureau.game.errors import (
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
+from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
@@ -53,6 +54,7 @@ from bureau.ledger.repository import (
     Ledger,
     LedgerError,
     PendingEvent,
+    StepOf,
     VersionMismatchError,
 )
 from bureau.memory.gateway import MemoryGateway
@@ -94,6 +96,11 @@ class Bureau:
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
         self.findings = Findings(settings, gateway, ledger)
         self.sweeper = RetentionSweeper(gateway, ledger)
+        # The ledger keeps the snapshot's matrix and latest answers, step by step, in each command's commit.
+        ledger.knowledge_steps = self._knowledge_steps
+
+    def _knowledge_steps(self, scenario_id: str, language: str) -> StepOf:
+        return step_of(self.scenario(scenario_id, language).key_facts)
 
     # ----- queries -------------------------------------------------------------------------------------
 
@@ -136,14 +143,15 @@ class Bureau:
         return case.id
 
     async def snapshot(self, case_id: str) -> OperatorSnapshot:
-        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
-        case record, so a reload or a second console sees what this one saw."""
+        """The operator's view, with each role's latest answer and the who-knows-what matrix as the ledger
+        maintains them (the same cost at any record length), so a reload or a second console sees what this
+        one saw."""
         state = await self.state(case_id)
-        interrogations = await self.ledger.interrogations(case_id)
+        known = await self.ledger.case_knowledge(case_id)
         # Per case: a case in a language the model does not speak stays in evidence mode.
         mode, reason = case_mode(self.settings, self.responder, state.case.language)
         translations = self.translations(state.case.scenario_id)
-        return operator_snapshot(state, CaseMode(mode=mode, reason=reason), interrogations, translations)
+        return operator_snapshot(state, CaseMode(mode=mode, reason=reason), known, translations)
 
     async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
         """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""

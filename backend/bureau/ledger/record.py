@@ -61,21 +61,24 @@ def _open_body(cipher: CaseCipher | None, sealed: str) -> dict[str, Any]:
         return {}
 
 
-def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> None:
+def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> RecordEntry:
+    """Append one entry (its body sealed) and return it as read back, body open."""
     cipher = cipher_for(session, case_id)
     if cipher is None and draft.body:
         raise LookupError("no sealing key for this case")  # never store a body in the clear
-    session.add(
-        RecordEntryRow(
-            case_id=case_id,
-            kind=draft.kind,
-            roles=list(draft.roles),
-            audience=draft.audience,
-            summary=draft.summary,
-            body=_seal_body(cipher, draft.body) if cipher else "",
-            created_at=created_at,
-        )
+    row = RecordEntryRow(
+        case_id=case_id,
+        kind=draft.kind,
+        roles=list(draft.roles),
+        audience=draft.audience,
+        summary=draft.summary,
+        body=_seal_body(cipher, draft.body) if cipher else "",
+        created_at=created_at,
     )
+    session.add(row)
+    session.flush()  # its id: the maintained latest answer points at it
+    roles, summary, body = list(draft.roles), dict(draft.summary), dict(draft.body)
+    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, body, created_at)
 
 
 def forget_entries(session: Session, case_id: str) -> None:
