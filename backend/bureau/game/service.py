@@ -6,6 +6,8 @@ import logging
 import secrets
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from bureau.answering.base import Responder
@@ -74,6 +76,23 @@ _WHISPER_KIND = {
     MemoryType.OPERATIONAL_MEMORY: Kind.NOTE,
     MemoryType.USER_PREFERENCE: Kind.PREFERENCE,
 }
+
+
+EXPORT_PAGE = 200  # entries an export reads from the ledger at a time
+RECORD_PAGE_MAX, RECORD_PAGE_DEFAULT = 200, 50  # a page of `/record` (the timeline asks for the default)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordExport:
+    case: CaseRecord
+    count: int
+    pages: AsyncIterator[list[RecordEntry]]  # oldest first
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    entries: list[RecordEntry]  # newest first
+    next: int | None  # the cursor of the next (older) page; None on the last
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -153,10 +172,28 @@ class Bureau:
         translations = self.translations(state.case.scenario_id)
         return operator_snapshot(state, CaseMode(mode=mode, reason=reason), known, translations)
 
-    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
-        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+    async def record_page(self, case_id: str, after: int | None, limit: int) -> tuple[CaseRecord, RecordPage]:
+        """One page of the record, newest first (as the timeline shows it): the `limit` entries older than the
+        cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
         case = await self.require_case(case_id)
-        return case, await self.ledger.case_record(case_id)
+        found = await self.ledger.record_page(case_id, after, limit + 1)  # one more: is there a next page?
+        entries = found[:limit]
+        return case, RecordPage(entries, entries[-1].id if len(found) > limit else None)
+
+    async def record_export(self, case_id: str) -> RecordExport:
+        """What an export streams: the case, how many entries it has now, and every one of them up to the newest
+        (an entry appended meanwhile is left to the next export), oldest first, a page at a time: no limit, and
+        never the whole record in memory."""
+        case = await self.require_case(case_id)
+        count, newest = await self.ledger.record_bounds(case_id)
+
+        async def pages() -> AsyncIterator[list[RecordEntry]]:
+            cursor = 0
+            while cursor < newest and (page := await self.ledger.record_since(case_id, cursor, EXPORT_PAGE, newest)):
+                yield page
+                cursor = page[-1].id
+
+        return RecordExport(case, count, pages())
 
     async def subject_access(self, case_id: str) -> SubjectAccess:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its

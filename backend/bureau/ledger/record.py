@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.keys import cipher_for
@@ -95,6 +95,25 @@ def read_entries(session: Session, case_id: str, *, kind: str | None = None, las
     return [_entry(row, cipher) for row in rows]
 
 
+def read_page(
+    session: Session, case_id: str, *, before: int | None, after: int | None, limit: int, until: int | None = None
+) -> list[RecordEntry]:
+    """At most `limit` entries by id: newest first below `before`, or oldest first above `after` and up to
+    `until` (one of the two, or neither: the newest page). One index range (case_id, id), at any length."""
+    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+    if until is not None:
+        stmt = stmt.where(RecordEntryRow.id <= until)
+    if after is not None:
+        stmt = stmt.where(RecordEntryRow.id > after).order_by(RecordEntryRow.id)
+    else:
+        if before is not None:
+            stmt = stmt.where(RecordEntryRow.id < before)
+        stmt = stmt.order_by(RecordEntryRow.id.desc())
+    rows = list(session.scalars(stmt.limit(limit)))
+    cipher = cipher_for(session, case_id) if rows else None
+    return [_entry(row, cipher) for row in rows]
+
+
 def _entry(row: RecordEntryRow, cipher: CaseCipher | None) -> RecordEntry:
     created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
     return RecordEntry(
@@ -132,6 +151,25 @@ class RecordLedger(TransactionRunner):
     async def case_record(self, case_id: str) -> list[RecordEntry]:
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
+
+    async def record_page(self, case_id: str, before: int | None, limit: int) -> list[RecordEntry]:
+        """A page of the record as the timeline shows it, newest first: the `limit` entries below `before`."""
+        return await self._read(lambda s: read_page(s, case_id, before=before, after=None, limit=limit))
+
+    async def record_since(self, case_id: str, after: int, limit: int, until: int | None = None) -> list[RecordEntry]:
+        """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""
+        return await self._read(lambda s: read_page(s, case_id, before=None, after=after, limit=limit, until=until))
+
+    async def record_bounds(self, case_id: str) -> tuple[int, int]:
+        """(how many entries, the newest id; 0 when empty), read together: an export announces the count and
+        streams the entries up to that id."""
+
+        def bounds(session: Session) -> tuple[int, int]:
+            stmt = select(func.count(), func.max(RecordEntryRow.id)).where(RecordEntryRow.case_id == case_id)
+            count, newest = session.execute(stmt).one()
+            return int(count or 0), int(newest or 0)
+
+        return await self._read(bounds)
 
     async def last_entry(self, case_id: str, kind: RecordKind) -> RecordEntry | None:
         """The newest entry of one kind: an interrogation is what the console's X-ray and the stage's sentence

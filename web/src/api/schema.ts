@@ -121,8 +121,9 @@ export interface paths {
         };
         /**
          * Get Record
-         * @description Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
-         *     provenance. Operator only: the stage's record is its public projection (`/stage/record`).
+         * @description The case record a page at a time, newest first (as the timeline shows it): every interrogation and
+         *     cross-examination with trace, answer, audience and provenance. Follow `next` (as `after`) until it is
+         *     null to read every entry. Operator only: the stage's record is its public projection (`/stage/record`).
          */
         get: operations["get_record_api_cases__case_id__record_get"];
         put?: never;
@@ -142,7 +143,8 @@ export interface paths {
         };
         /**
          * Export Record
-         * @description The record as a download: the JSON of `/record`, or a Markdown report to hand out.
+         * @description The whole record as a download, oldest first: JSON, or a Markdown report to hand out. Streamed from the
+         *     ledger a page at a time, so its size never sits in the server's memory.
          */
         get: operations["export_record_api_cases__case_id__record_export_get"];
         put?: never;
@@ -371,8 +373,8 @@ export interface paths {
         };
         /**
          * Get Stage Record
-         * @description The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
-         *     only announced.
+         * @description The public projection of the case record, a page at a time, newest first: scopes, public hits and
+         *     counts; a sealed conclusion is only announced. Follow `next` (as `after`) until it is null.
          */
         get: operations["get_stage_record_api_cases__case_id__stage_record_get"];
         put?: never;
@@ -544,12 +546,20 @@ export interface components {
             mode: "evidence" | "role_voice";
             reason: components["schemas"]["ModeReason"];
         };
-        /** CaseRecordView */
-        CaseRecordView: {
+        /**
+         * CaseRecordPage
+         * @description One page of the record, newest first (as the timeline shows it).
+         */
+        CaseRecordPage: {
             /** Case Id */
             case_id: string;
             /** Entries */
             entries: (components["schemas"]["InterrogationEntry"] | components["schemas"]["CrossExaminationEntry"])[];
+            /**
+             * Next
+             * @description pass as `after` for the next (older) page; null on the last page
+             */
+            next: number | null;
         };
         /**
          * CaseStatus
@@ -1511,12 +1521,20 @@ export interface components {
             /** Duration Ms */
             duration_ms: number | null;
         };
-        /** StageRecord */
+        /**
+         * StageRecord
+         * @description One page of the record's public projection, newest first.
+         */
         StageRecord: {
             /** Case Id */
             case_id: string;
             /** Entries */
             entries: (components["schemas"]["StageInterrogation"] | components["schemas"]["StageCrossExamination"])[];
+            /**
+             * Next
+             * @description pass as `after` for the next (older) page; null on the last page
+             */
+            next: number | null;
         };
         /** StageRetrieval */
         StageRetrieval: {
@@ -1852,6 +1870,16 @@ export interface components {
              * @description the case version after the change (0 on `case.erased`)
              */
             version: number;
+        };
+        /**
+         * CaseRecordView
+         * @description The whole record, oldest first: what the JSON export holds.
+         */
+        CaseRecordView: {
+            /** Case Id */
+            case_id: string;
+            /** Entries */
+            entries: (components["schemas"]["InterrogationEntry"] | components["schemas"]["CrossExaminationEntry"])[];
         };
         /** CrossExaminationCompleted */
         CrossExaminationCompleted: {
@@ -2379,7 +2407,7 @@ export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
 export type CaseInfo = components['schemas']['CaseInfo'];
 export type CaseMode = components['schemas']['CaseMode'];
-export type CaseRecordView = components['schemas']['CaseRecordView'];
+export type CaseRecordPage = components['schemas']['CaseRecordPage'];
 export type CaseStatus = components['schemas']['CaseStatus'];
 export type Certainty = components['schemas']['Certainty'];
 export type ClaimEvaluation = components['schemas']['ClaimEvaluation'];
@@ -2476,6 +2504,7 @@ export type CardErased = components['schemas']['CardErased'];
 export type CardMeta = components['schemas']['CardMeta'];
 export type CaseCreated = components['schemas']['CaseCreated'];
 export type CaseEvent = components['schemas']['CaseEvent'];
+export type CaseRecordView = components['schemas']['CaseRecordView'];
 export type CrossExaminationCompleted = components['schemas']['CrossExaminationCompleted'];
 export type FindingPromoted = components['schemas']['FindingPromoted'];
 export type FindingWithdrawn = components['schemas']['FindingWithdrawn'];
@@ -3184,7 +3213,12 @@ export interface operations {
     };
     get_record_api_cases__case_id__record_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the `next` of the previous page */
+                after?: number | null;
+                /** @description entries per page */
+                limit?: number;
+            };
             header?: never;
             path: {
                 case_id: string;
@@ -3199,7 +3233,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CaseRecordView"];
+                    "application/json": components["schemas"]["CaseRecordPage"];
                 };
             };
             /** @description HOST_NOT_ALLOWED */
@@ -3280,7 +3314,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A download: `format=json` is the JSON of `/record`, `format=markdown` a report. */
+            /** @description A download, streamed: `format=json` is the whole record (`CaseRecordView`, oldest first), `format=markdown` a report. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4615,7 +4649,12 @@ export interface operations {
     };
     get_stage_record_api_cases__case_id__stage_record_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the `next` of the previous page */
+                after?: number | null;
+                /** @description entries per page */
+                limit?: number;
+            };
             header?: never;
             path: {
                 case_id: string;
