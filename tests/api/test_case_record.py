@@ -77,7 +77,11 @@ async def test_the_record_is_paged_newest_first_and_every_entry_is_reached_once(
     client: httpx.AsyncClient, new_case: NewCase
 ) -> None:
     case_id, asked = await play(client, new_case)
-    whole = (await client.get(f"/api/cases/{case_id}/record", params={"limit": 200})).json()["entries"]
+    first = (await client.get(f"/api/cases/{case_id}/record", params={"limit": 200})).json()
+    whole = first["entries"]
+    assert first["total"] == len(asked) and first["next"] is None
+    small = (await client.get(f"/api/cases/{case_id}/record", params={"limit": 1})).json()
+    assert small["total"] == len(asked) and small["next"] == whole[0]["id"]  # the count is the record's, not the page's
     for path in (f"/api/cases/{case_id}/record", f"/api/cases/{case_id}/stage/record"):
         paged = await every_page(client, path, limit=3)  # 4 entries: a page of 3, then a page of 1
         assert [e["id"] for e in paged] == [e["id"] for e in whole]

@@ -428,6 +428,7 @@ class CaseRecordPage(ResponseModel):
     case_id: str
     entries: list[RecordEntry]
     next: int | None = Field(description=RECORD_NEXT)
+    total: int = Field(description="entries in the whole record now (the timeline numbers its rows from it)")
 
 
 class HeldCard(ResponseModel):

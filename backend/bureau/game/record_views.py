@@ -18,10 +18,12 @@ def record_view(case: CaseRecord, entries: list[RecordEntry]) -> CaseRecordView:
     return CaseRecordView.model_validate({"case_id": case.id, "entries": [record_entry_view(e) for e in entries]})
 
 
-def record_page_view(case: CaseRecord, entries: list[RecordEntry], next_cursor: int | None) -> CaseRecordPage:
+def record_page_view(
+    case: CaseRecord, entries: list[RecordEntry], next_cursor: int | None, total: int
+) -> CaseRecordPage:
     """One page of the record, newest first: what `/record` answers."""
     views = [record_entry_view(e) for e in entries]
-    return CaseRecordPage.model_validate({"case_id": case.id, "entries": views, "next": next_cursor})
+    return CaseRecordPage.model_validate({"case_id": case.id, "entries": views, "next": next_cursor, "total": total})
 
 
 def _indented(value: Any, depth: int) -> str:

@@ -93,6 +93,7 @@ class RecordExport:
 class RecordPage:
     entries: list[RecordEntry]  # newest first
     next: int | None  # the cursor of the next (older) page; None on the last
+    total: int  # entries in the whole record
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -176,9 +177,9 @@ class Bureau:
         """One page of the record, newest first (as the timeline shows it): the `limit` entries older than the
         cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
         case = await self.require_case(case_id)
-        found = await self.ledger.record_page(case_id, after, limit + 1)  # one more: is there a next page?
+        found, total = await self.ledger.record_page(case_id, after, limit + 1)  # one more: is there a next page?
         entries = found[:limit]
-        return case, RecordPage(entries, entries[-1].id if len(found) > limit else None)
+        return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
 
     async def record_export(self, case_id: str) -> RecordExport:
         """What an export streams: the case, how many entries it has now, and every one of them up to the newest

@@ -152,9 +152,16 @@ class RecordLedger(TransactionRunner):
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
 
-    async def record_page(self, case_id: str, before: int | None, limit: int) -> list[RecordEntry]:
-        """A page of the record as the timeline shows it, newest first: the `limit` entries below `before`."""
-        return await self._read(lambda s: read_page(s, case_id, before=before, after=None, limit=limit))
+    async def record_page(self, case_id: str, before: int | None, limit: int) -> tuple[list[RecordEntry], int]:
+        """A page of the record as the timeline shows it, newest first: the `limit` entries below `before`; and
+        how many entries the record holds, read with them (the timeline numbers its rows from it)."""
+
+        def page(session: Session) -> tuple[list[RecordEntry], int]:
+            stmt = select(func.count()).select_from(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+            total = int(session.scalar(stmt) or 0)
+            return read_page(session, case_id, before=before, after=None, limit=limit), total
+
+        return await self._read(page)
 
     async def record_since(self, case_id: str, after: int, limit: int, until: int | None = None) -> list[RecordEntry]:
         """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""

@@ -560,6 +560,11 @@ export interface components {
              * @description pass as `after` for the next (older) page; null on the last page
              */
             next: number | null;
+            /**
+             * Total
+             * @description entries in the whole record now (the timeline numbers its rows from it)
+             */
+            total: number;
         };
         /**
          * CaseStatus

@@ -79,7 +79,7 @@ async def get_record(
     cross-examination with trace, answer, audience and provenance. Follow `next` (as `after`) until it is
     null to read every entry. Operator only: the stage's record is its public projection (`/stage/record`)."""
     case, page = await bureau.record_page(case_id, after, limit)
-    return record_page_view(case, page.entries, page.next)
+    return record_page_view(case, page.entries, page.next, page.total)
 
 
 @router.get(
