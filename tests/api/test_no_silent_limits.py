@@ -122,7 +122,7 @@ async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_t
     client: httpx.AsyncClient, new_case: NewCase, services: Services
 ) -> None:
     """260 entries: more than the largest page (200) and five default pages (50). Following `next` reaches
-    every one once, newest first; both exports stream all of them, oldest first."""
+    every one once, newest first; both exports and the subject-access view stream all of them, oldest first."""
     case_id = (await new_case())["case"]["id"]
     await ask(client, case_id, "informant", ALARM_QUESTION)
     [asked] = await services.ledger.interrogations(case_id)
@@ -144,3 +144,5 @@ async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_t
     report = (await client.get(f"/api/cases/{case_id}/record/export", params={"format": "markdown"})).text
     assert f"{RECORD_ENTRIES} entries." in report
     assert report.count("\n## ") == RECORD_ENTRIES and f"## {RECORD_ENTRIES}. Interrogation" in report
+    access = json.loads((await client.get(f"/api/cases/{case_id}/subject-access")).text)  # streamed too
+    assert [item["record_id"] for item in access["derived"] if "record_id" in item] == seen[::-1]

@@ -24,7 +24,6 @@ from bureau.game.contract import (
     PolicyDecisionView,
     PublicationResult,
     ScenarioSummary,
-    SubjectAccess,
     WhisperResult,
 )
 from bureau.game.contract import Interrogation as InterrogationResult
@@ -43,7 +42,7 @@ from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
-from bureau.game.subject_access import subject_access_view
+from bureau.game.subject_access import subject_access_json
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot, policy_decision_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import RecordEntry
@@ -196,11 +195,13 @@ class Bureau:
 
         return RecordExport(case, count, pages())
 
-    async def subject_access(self, case_id: str) -> SubjectAccess:
+    async def subject_access(self, case_id: str) -> AsyncIterator[str]:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its
-        ingredients and audience."""
+        ingredients and audience: the `SubjectAccess` JSON, streamed (the record's artifacts a page at a time).
+        The case is checked before the first byte."""
         state = await self.state(case_id)
-        return subject_access_view(state, await self.ledger.case_record(case_id))
+        export = await self.record_export(case_id)
+        return subject_access_json(state, export.pages)
 
     # ----- commands ------------------------------------------------------------------------------------
 

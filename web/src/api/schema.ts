@@ -239,7 +239,7 @@ export interface paths {
         /**
          * Subject Access
          * @description Which spaces hold which cards, every board copy with its source, every derived artifact with its
-         *     ingredients and audience.
+         *     ingredients and audience. Streamed: the record's artifacts are read a page at a time.
          */
         get: operations["subject_access_api_cases__case_id__subject_access_get"];
         put?: never;
@@ -466,14 +466,6 @@ export interface components {
          * @enum {string}
          */
         Audience: "operator" | "stage";
-        /** BoardCopy */
-        BoardCopy: {
-            /** Card Id */
-            card_id: string;
-            source: components["schemas"]["CardSource"];
-            /** Source Present */
-            source_present: boolean;
-        };
         /** Card */
         Card: {
             /** Id */
@@ -749,34 +741,6 @@ export interface components {
             results: components["schemas"]["RoleResult"][];
             conclusion: components["schemas"]["JointConclusion"];
         };
-        /**
-         * DerivedArtifact
-         * @description A session record (no ingredients) or a record entry with the cards it was derived from.
-         */
-        DerivedArtifact: {
-            /** Kind */
-            kind: "session_record" | components["schemas"]["RecordKind"];
-            /**
-             * Audience
-             * @description `public`, `sealed`, or roles joined by `+`
-             * @example sealed
-             */
-            audience: string;
-            /** Ingredients */
-            ingredients: components["schemas"]["Ingredient"][];
-            /** Card Id */
-            card_id?: string;
-            /** Space */
-            space?: components["schemas"]["Space"];
-            /** Record Id */
-            record_id?: number;
-            /** Roles */
-            roles?: components["schemas"]["Role"][];
-            /** Sealed */
-            sealed?: boolean;
-            /** Erased Ingredients */
-            erased_ingredients?: string[];
-        };
         /** ErrorBody */
         ErrorBody: {
             detail: components["schemas"]["ErrorDetail"];
@@ -979,53 +943,12 @@ export interface components {
              */
             access: "open" | "passcodes";
         };
-        /** HeldCard */
-        HeldCard: {
-            /** Card Id */
-            card_id: string;
-            /** Content */
-            content: string;
-            memory_type: components["schemas"]["MemoryType"];
-            /** Topic */
-            topic: string;
-            created_by: components["schemas"]["CreatedBy"];
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /**
-             * Audience
-             * @description `public`, `sealed`, or roles joined by `+`
-             * @example sealed
-             */
-            audience: string;
-        };
-        /** HeldSpaces */
-        HeldSpaces: {
-            /** Detective */
-            detective: components["schemas"]["HeldCard"][];
-            /** Informant */
-            informant: components["schemas"]["HeldCard"][];
-            /** Suspect */
-            suspect: components["schemas"]["HeldCard"][];
-            /** Bulletin Board */
-            bulletin_board: components["schemas"]["HeldCard"][];
-        };
         /**
          * HitStatus
          * @description Why a candidate in a trace is a hit.
          * @enum {string}
          */
         HitStatus: "hit" | "borderline_confirmed";
-        /** Ingredient */
-        Ingredient: {
-            /** Card Id */
-            card_id: string;
-            space: components["schemas"]["Space"];
-            /** Present */
-            present: boolean;
-        };
         /** Interrogation */
         Interrogation: {
             certainty: components["schemas"]["Certainty"];
@@ -1353,12 +1276,6 @@ export interface components {
             status: "ready";
         };
         /**
-         * RecordKind
-         * @description What a case-record entry records.
-         * @enum {string}
-         */
-        RecordKind: "interrogation" | "cross_examination";
-        /**
          * RelevancePolicyName
          * @description Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
          *     calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one.
@@ -1604,16 +1521,6 @@ export interface components {
              */
             asked_at: string;
         };
-        /** SubjectAccess */
-        SubjectAccess: {
-            /** Case Id */
-            case_id: string;
-            spaces: components["schemas"]["HeldSpaces"];
-            /** Board Copies */
-            board_copies: components["schemas"]["BoardCopy"][];
-            /** Derived */
-            derived: components["schemas"]["DerivedArtifact"][];
-        };
         /** Trace */
         Trace: {
             certainty: components["schemas"]["Certainty"];
@@ -1805,6 +1712,14 @@ export interface components {
             version: number;
             role: components["schemas"]["Role"];
         };
+        /** BoardCopy */
+        BoardCopy: {
+            /** Card Id */
+            card_id: string;
+            source: components["schemas"]["CardSource"];
+            /** Source Present */
+            source_present: boolean;
+        };
         /** CardErased */
         CardErased: {
             /** Case Id */
@@ -1910,6 +1825,34 @@ export interface components {
             traces: components["schemas"]["Trace"][];
         };
         /**
+         * DerivedArtifact
+         * @description A session record (no ingredients) or a record entry with the cards it was derived from.
+         */
+        DerivedArtifact: {
+            /** Kind */
+            kind: "session_record" | components["schemas"]["RecordKind"];
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+            /** Ingredients */
+            ingredients: components["schemas"]["Ingredient"][];
+            /** Card Id */
+            card_id?: string;
+            /** Space */
+            space?: components["schemas"]["Space"];
+            /** Record Id */
+            record_id?: number;
+            /** Roles */
+            roles?: components["schemas"]["Role"][];
+            /** Sealed */
+            sealed?: boolean;
+            /** Erased Ingredients */
+            erased_ingredients?: string[];
+        };
+        /**
          * FindingPromoted
          * @description A finding reached the board: its id, its card and its figures; never a contributor.
          */
@@ -1945,6 +1888,47 @@ export interface components {
             finding_id: string;
             /** Public Card Id */
             public_card_id: string | null;
+        };
+        /** HeldCard */
+        HeldCard: {
+            /** Card Id */
+            card_id: string;
+            /** Content */
+            content: string;
+            memory_type: components["schemas"]["MemoryType"];
+            /** Topic */
+            topic: string;
+            created_by: components["schemas"]["CreatedBy"];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+        };
+        /** HeldSpaces */
+        HeldSpaces: {
+            /** Detective */
+            detective: components["schemas"]["HeldCard"][];
+            /** Informant */
+            informant: components["schemas"]["HeldCard"][];
+            /** Suspect */
+            suspect: components["schemas"]["HeldCard"][];
+            /** Bulletin Board */
+            bulletin_board: components["schemas"]["HeldCard"][];
+        };
+        /** Ingredient */
+        Ingredient: {
+            /** Card Id */
+            card_id: string;
+            space: components["schemas"]["Space"];
+            /** Present */
+            present: boolean;
         };
         /** MemoryWritten */
         MemoryWritten: {
@@ -1987,6 +1971,12 @@ export interface components {
             /** Source Card Id */
             source_card_id: string;
         };
+        /**
+         * RecordKind
+         * @description What a case-record entry records.
+         * @enum {string}
+         */
+        RecordKind: "interrogation" | "cross_examination";
         /**
          * RetrievalCompleted
          * @description The trace without `evidence` (that is `answer.completed`'s).
@@ -2160,6 +2150,16 @@ export interface components {
              * @description the case version after the change (0 on `case.erased`)
              */
             version: number;
+        };
+        /** SubjectAccess */
+        SubjectAccess: {
+            /** Case Id */
+            case_id: string;
+            spaces: components["schemas"]["HeldSpaces"];
+            /** Board Copies */
+            board_copies: components["schemas"]["BoardCopy"][];
+            /** Derived */
+            derived: components["schemas"]["DerivedArtifact"][];
         };
         OperatorCaseCreatedFrame: {
             /** @description the resume cursor */
@@ -2407,7 +2407,6 @@ export interface components {
     pathItems: never;
 }
 export type Audience = components['schemas']['Audience'];
-export type BoardCopy = components['schemas']['BoardCopy'];
 export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
 export type CaseInfo = components['schemas']['CaseInfo'];
@@ -2427,7 +2426,6 @@ export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
 export type CrossExaminationEntry = components['schemas']['CrossExaminationEntry'];
 export type CrossExaminationResult = components['schemas']['CrossExaminationResult'];
-export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type FallbackReason = components['schemas']['FallbackReason'];
@@ -2443,10 +2441,7 @@ export type FindingList = components['schemas']['FindingList'];
 export type FindingPromotion = components['schemas']['FindingPromotion'];
 export type FindingState = components['schemas']['FindingState'];
 export type Health = components['schemas']['Health'];
-export type HeldCard = components['schemas']['HeldCard'];
-export type HeldSpaces = components['schemas']['HeldSpaces'];
 export type HitStatus = components['schemas']['HitStatus'];
-export type Ingredient = components['schemas']['Ingredient'];
 export type Interrogation = components['schemas']['Interrogation'];
 export type InterrogationBody = components['schemas']['InterrogationBody'];
 export type InterrogationEntry = components['schemas']['InterrogationEntry'];
@@ -2474,7 +2469,6 @@ export type PublicHit = components['schemas']['PublicHit'];
 export type PublicationBody = components['schemas']['PublicationBody'];
 export type PublicationResult = components['schemas']['PublicationResult'];
 export type Ready = components['schemas']['Ready'];
-export type RecordKind = components['schemas']['RecordKind'];
 export type RelevancePolicyName = components['schemas']['RelevancePolicyName'];
 export type ResetBody = components['schemas']['ResetBody'];
 export type Role = components['schemas']['Role'];
@@ -2494,7 +2488,6 @@ export type StageRetrieval = components['schemas']['StageRetrieval'];
 export type StageSnapshot = components['schemas']['StageSnapshot'];
 export type StoreFault = components['schemas']['StoreFault'];
 export type StoredAnswer = components['schemas']['StoredAnswer'];
-export type SubjectAccess = components['schemas']['SubjectAccess'];
 export type Trace = components['schemas']['Trace'];
 export type TraceHit = components['schemas']['TraceHit'];
 export type TraceMiss = components['schemas']['TraceMiss'];
@@ -2505,17 +2498,23 @@ export type Visibility = components['schemas']['Visibility'];
 export type WhisperBody = components['schemas']['WhisperBody'];
 export type WhisperResult = components['schemas']['WhisperResult'];
 export type AnswerCompleted = components['schemas']['AnswerCompleted'];
+export type BoardCopy = components['schemas']['BoardCopy'];
 export type CardErased = components['schemas']['CardErased'];
 export type CardMeta = components['schemas']['CardMeta'];
 export type CaseCreated = components['schemas']['CaseCreated'];
 export type CaseEvent = components['schemas']['CaseEvent'];
 export type CaseRecordView = components['schemas']['CaseRecordView'];
 export type CrossExaminationCompleted = components['schemas']['CrossExaminationCompleted'];
+export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type FindingPromoted = components['schemas']['FindingPromoted'];
 export type FindingWithdrawn = components['schemas']['FindingWithdrawn'];
+export type HeldCard = components['schemas']['HeldCard'];
+export type HeldSpaces = components['schemas']['HeldSpaces'];
+export type Ingredient = components['schemas']['Ingredient'];
 export type MemoryWritten = components['schemas']['MemoryWritten'];
 export type PublicationCompleted = components['schemas']['PublicationCompleted'];
 export type PublicationStarted = components['schemas']['PublicationStarted'];
+export type RecordKind = components['schemas']['RecordKind'];
 export type RetrievalCompleted = components['schemas']['RetrievalCompleted'];
 export type StageCardErased = components['schemas']['StageCardErased'];
 export type StageCardRef = components['schemas']['StageCardRef'];
@@ -2526,6 +2525,7 @@ export type StageMemoryWritten = components['schemas']['StageMemoryWritten'];
 export type StagePublicationCompleted = components['schemas']['StagePublicationCompleted'];
 export type StagePublicationStarted = components['schemas']['StagePublicationStarted'];
 export type StageRetrievalCompleted = components['schemas']['StageRetrievalCompleted'];
+export type SubjectAccess = components['schemas']['SubjectAccess'];
 export type OperatorCaseCreatedFrame = components['schemas']['OperatorCaseCreatedFrame'];
 export type OperatorCaseResetFrame = components['schemas']['OperatorCaseResetFrame'];
 export type OperatorCaseErasedFrame = components['schemas']['OperatorCaseErasedFrame'];
@@ -5087,7 +5087,6 @@ export const modeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
 export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];
-export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const relevancePolicyNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelevancePolicyName"]> = ["logistic-local", "logistic-hashing", "logistic-openai", "cosine-threshold"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
@@ -5099,6 +5098,7 @@ export const traceResponderValues: ReadonlyArray<FlattenedDeepRequired<component
 export const trustValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trust"]> = ["high", "medium", "low"];
 export const visibilityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Visibility"]> = ["private", "public"];
 export const answerCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerCompleted"]["responder"]> = ["evidence", "role_voice"];
+export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const retrievalCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetrievalCompleted"]["responder"]> = ["evidence", "role_voice"];
 export const operatorCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseCreatedFrame"]["event"]> = ["case.created"];
 export const operatorCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseResetFrame"]["event"]> = ["case.reset"];

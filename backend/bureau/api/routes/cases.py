@@ -21,7 +21,6 @@ from bureau.api.responses import (
     OperatorSnapshot,
     PublicationResult,
     ScenarioSummary,
-    SubjectAccess,
     WhisperResult,
 )
 from bureau.api.routes.paging import RECORD_PAGE_DEFAULT, RecordCursor, RecordLimit
@@ -168,11 +167,22 @@ async def delete_card(
     return Response(status_code=204)
 
 
-@router.get(CASE_PATH + "/subject-access", response_model=SubjectAccess, responses=declare_errors(*READ))
-async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> SubjectAccess:
+@router.get(
+    CASE_PATH + "/subject-access",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Successful Response",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SubjectAccess"}}},
+        },
+        **declare_errors(*READ),
+    },
+)
+async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> StreamingResponse:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
-    ingredients and audience."""
-    return await bureau.subject_access(case_id)
+    ingredients and audience. Streamed: the record's artifacts are read a page at a time."""
+    body = await bureau.subject_access(case_id)
+    return StreamingResponse(body, media_type="application/json", headers={"Cache-Control": "no-store"})
 
 
 @router.post(
