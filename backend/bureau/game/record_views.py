@@ -36,10 +36,11 @@ async def json_export(case: CaseRecord, pages: AsyncIterator[list[RecordEntry]])
     the whole record, without ever holding it."""
     yield '{\n  "case_id": ' + json.dumps(case.id) + ',\n  "entries": ['
     first = True
-    async for page in pages:
+    async for page in pages:  # one chunk per page: a send per entry would cost more than the entry
         views = record_view(case, page).model_dump(mode="json", exclude_unset=True)["entries"]
-        for view in views:
-            yield ("\n    " if first else ",\n    ") + _indented(view, 2)
+        chunk = ",\n    ".join(_indented(view, 2) for view in views)
+        if chunk:
+            yield ("\n    " if first else ",\n    ") + chunk
             first = False
     yield "]\n}" if first else "\n  ]\n}"
 
@@ -48,12 +49,14 @@ async def markdown_export(case: CaseRecord, count: int, pages: AsyncIterator[lis
     """The Markdown report, page by page (`count`: how many entries the header announces)."""
     yield "\n".join(_report_header(case, count)).rstrip() + "\n"
     number = 0
-    async for page in pages:
+    async for page in pages:  # one chunk per page
+        parts = []
         for entry in page:
             number += 1
             view = record_entry_view(entry)
             render = _cross_examination_md if entry.kind == CROSS_EXAMINATION else _interrogation_md
-            yield "\n" + "\n".join(render(number, view)).rstrip() + "\n"
+            parts.append("\n" + "\n".join(render(number, view)).rstrip() + "\n")
+        yield "".join(parts)
 
 
 def record_entry_view(entry: RecordEntry) -> dict[str, Any]:

@@ -41,10 +41,11 @@ async def subject_access_json(state: CaseState, pages: AsyncIterator[list[Record
     for item in derived:
         yield ("" if first else ",") + _compact(item)
         first = False
-    async for page in pages:
-        for entry in page:
-            artifact = DerivedArtifact.model_validate(_record_artifact(entry, present))
-            yield ("" if first else ",") + _compact(artifact.model_dump(mode="json", exclude_unset=True))
+    async for page in pages:  # one chunk per page
+        artifacts = [DerivedArtifact.model_validate(_record_artifact(entry, present)) for entry in page]
+        chunk = ",".join(_compact(a.model_dump(mode="json", exclude_unset=True)) for a in artifacts)
+        if chunk:
+            yield ("" if first else ",") + chunk
             first = False
     yield "]}"
 

@@ -231,10 +231,10 @@ class CaseLedger(KnowledgeLedger):
             if named is not None and named not in copy_ids:
                 copy_ids.append(named)
             marked = sum(redact_card(session, case_id, erased) for erased in (card_id, *copy_ids))
-            if marked:
-                self._fold_again(session, case_id)
             payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
-            gone = withdraw_unsupported(session, case_id, [card_id])
+            gone = withdraw_unsupported(session, case_id, [card_id])  # entries quoting a finding lose text too
+            if marked or gone:
+                self._fold_again(session, case_id)
             if withdrawn is not None:
                 withdrawn.extend(gone)
             return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]

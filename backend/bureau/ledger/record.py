@@ -185,5 +185,6 @@ class RecordLedger(TransactionRunner):
         return found[0] if found else None
 
     async def interrogations(self, case_id: str) -> list[RecordEntry]:
-        """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
+        """Every interrogation entry, oldest first: what the reference fold of the snapshot's state reads (tests;
+        the snapshot itself reads the maintained state, `case_knowledge.py`)."""
         return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from sqlalchemy import delete, update
 
 from bureau.api.deps import Services
-from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
 from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
+from helpers import assert_snapshot_state_is_the_fold
 
 ROLES = ("detective", "informant", "suspect")
 QUESTIONS = (
@@ -50,24 +50,6 @@ histories = st.builds(
     st.lists(moves, min_size=2, max_size=8),
 )
 COUNTS = {"asked": 0, "redacted_refolds": 0, "resets": 0, "folded_on_read": 0}
-
-
-async def expected_state(services: Services, case_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The reference: the whole record folded at once."""
-    case = await services.bureau.require_case(case_id)
-    scenario = services.bureau.scenario(case.scenario_id, case.language)
-    entries = await services.ledger.interrogations(case_id)
-    return fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
-
-
-async def assert_maintained_equals_fold(client: httpx.AsyncClient, services: Services, case_id: str) -> None:
-    knowledge, answers = await expected_state(services, case_id)
-    maintained = await services.ledger.case_knowledge(case_id)
-    assert maintained.knowledge == knowledge
-    assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
-    snapshot = (await client.get(f"/api/cases/{case_id}")).json()
-    assert snapshot["knowledge"] == knowledge
-    assert snapshot["answers"] == answers
 
 
 def make_from_before(services: Services, case_id: str) -> None:
@@ -131,10 +113,10 @@ async def test_the_maintained_snapshot_state_equals_a_full_fold_after_any_histor
 ) -> None:
     created = await client.post("/api/cases", json={"scenario_id": "safe-combination"})
     case_id = created.json()["case"]["id"]
-    await assert_maintained_equals_fold(client, services, case_id)
+    await assert_snapshot_state_is_the_fold(client, services, case_id)
     for move in history:
         await play(move, client, services, case_id)
-        await assert_maintained_equals_fold(client, services, case_id)
+        await assert_snapshot_state_is_the_fold(client, services, case_id)
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
 
 
