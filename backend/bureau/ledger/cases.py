@@ -137,6 +137,8 @@ class CaseLedger(KnowledgeLedger):
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
+            if record is not None:
+                values["record_entries"] = row.record_entries + 1  # the row is locked: no other writer
             if affected(session.execute(stmt.values(**values))) != 1:
                 # Another process bumped it between our read and write.
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
@@ -247,5 +249,6 @@ def _forget_case_state(session: Session, case_id: str) -> None:
     """Publications, the case record and its maintained state: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
     forget_entries(session, case_id)
+    session.execute(update(CaseRow).where(CaseRow.id == case_id).values(record_entries=0))
     forget_knowledge(session, case_id)
     forget_findings(session, case_id)

@@ -37,6 +37,9 @@ class CaseRow(Base):
     # True once the snapshot's maintained state (case_knowledge, case_latest_answers) covers the whole record:
     # a new case from its start; a case older than that state is folded once, on its first snapshot read.
     knowledge_folded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
+    # How many entries the case record holds, kept with each append and reset: a page of the record says it
+    # without counting them.
+    record_entries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 

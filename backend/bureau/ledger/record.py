@@ -16,7 +16,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.keys import cipher_for
-from bureau.ledger.models import RecordEntryRow
+from bureau.ledger.models import CaseRow, RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
 from bureau.scope.vocabulary import RecordKind
 from bureau.sealing import CaseCipher, SealError
@@ -157,8 +157,7 @@ class RecordLedger(TransactionRunner):
         how many entries the record holds, read with them (the timeline numbers its rows from it)."""
 
         def page(session: Session) -> tuple[list[RecordEntry], int]:
-            stmt = select(func.count()).select_from(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
-            total = int(session.scalar(stmt) or 0)
+            total = session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) or 0
             return read_page(session, case_id, before=before, after=None, limit=limit), total
 
         return await self._read(page)
@@ -172,9 +171,9 @@ class RecordLedger(TransactionRunner):
         streams the entries up to that id."""
 
         def bounds(session: Session) -> tuple[int, int]:
-            stmt = select(func.count(), func.max(RecordEntryRow.id)).where(RecordEntryRow.case_id == case_id)
-            count, newest = session.execute(stmt).one()
-            return int(count or 0), int(newest or 0)
+            count = session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) or 0
+            newest = session.scalar(select(func.max(RecordEntryRow.id)).where(RecordEntryRow.case_id == case_id))
+            return count, int(newest or 0)
 
         return await self._read(bounds)
 

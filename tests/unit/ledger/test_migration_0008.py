@@ -1,7 +1,7 @@
 """Migration 0008 (the snapshot's maintained state) on SQLite and on PostgreSQL: a ledger at 0007 holding a
 case with interrogations (sealed bodies) is migrated; the case is marked not folded, and its first read folds
 the whole record once into exactly what the reference fold gives; the new index serves the newest entry of
-one kind."""
+one kind; the record's length is counted once into the case row."""
 
 from __future__ import annotations
 
@@ -100,6 +100,7 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
     with Session(old_engine) as session:
         assert session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)) is False
         assert session.scalar(text("SELECT count(*) FROM case_knowledge")) == 0
+        assert session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) == 4  # counted once
 
     ledger = Ledger(old_engine)
     ledger.knowledge_steps = lambda scenario_id, language: step_of(SCENARIO.key_facts)
@@ -112,6 +113,8 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
         assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
         assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
         assert maintained.answers["suspect"].answer == "The opera."
+        newest, total = await ledger.record_page(case_id, None, 2)
+        assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
         last = await ledger.last_entry(case_id, RecordKind.INTERROGATION)
         assert last is not None and last.body["answer"] == "The opera."
 

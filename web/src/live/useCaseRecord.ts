@@ -31,24 +31,27 @@ export function useCaseRecord(caseId: string, snapshot: OperatorSnapshot | null)
   const [state, dispatch] = useReducer(recordReducer, initialRecordState);
   const stateRef = useRef(state);
   stateRef.current = state;
-  const reloadPending = useRef(false);
+  // Events that asked for a reload, and how many of them a landed reload has answered: a reload that fails or is
+  // overtaken leaves the request standing for the next snapshot.
+  const reloadsWanted = useRef(0);
+  const reloadsDone = useRef(0);
 
   useEffect(() => {
     if (snapshot === null) return;
     const version = snapshot.case.version;
     const held = stateRef.current.version;
-    if (version === held && !reloadPending.current) return; // nothing new
-    const reload = held < 0 || reloadPending.current;
-    reloadPending.current = false;
+    const wanted = reloadsWanted.current;
+    const reload = held < 0 || wanted > reloadsDone.current;
+    if (version === held && !reload) return; // nothing new
     const limit = reload ? RECORD_PAGE : Math.min(RECORD_PAGE_MAX, Math.max(1, version - held + 1));
     let current = true;
     api.recordPage(caseId, null, limit).then(
       (page) => {
-        if (current) dispatch(reload ? { type: "record-reloaded", version, page } : { type: "head-loaded", version, page });
+        if (!current) return;
+        dispatch(reload ? { type: "record-reloaded", version, page } : { type: "head-loaded", version, page });
+        if (reload) reloadsDone.current = Math.max(reloadsDone.current, wanted);
       },
-      () => {
-        if (reload) reloadPending.current = true; // the next snapshot tries again
-      },
+      () => undefined, // kept as it was; the next snapshot asks again
     );
     return () => {
       current = false;
@@ -66,7 +69,7 @@ export function useCaseRecord(caseId: string, snapshot: OperatorSnapshot | null)
   }, [caseId]);
 
   const noteEvent = useCallback((event: LiveEvent) => {
-    if (changesOldEntries(event)) reloadPending.current = true;
+    if (changesOldEntries(event)) reloadsWanted.current += 1;
   }, []);
 
   return { state, dispatch, loadOlder, noteEvent };

@@ -1,5 +1,5 @@
-"""the snapshot's maintained state: case_knowledge, case_latest_answers, cases.knowledge_folded; an index for
-the newest record entry of one kind
+"""the snapshot's maintained state: case_knowledge, case_latest_answers, cases.knowledge_folded; the record's
+length (cases.record_entries, counted here once); an index for the newest record entry of one kind
 
 Existing cases are marked not folded (`knowledge_folded` false): the matrix's cells need the scenario's key
 facts, which live in the game, above the ledger, so a migration cannot compute them. Each such case is folded
@@ -24,6 +24,14 @@ def upgrade() -> None:
     # ADD COLUMN, never a batch copy of `cases`: on SQLite that drops the table, and the foreign keys'
     # ON DELETE CASCADE would take every case's record with it.
     op.add_column("cases", sa.Column("knowledge_folded", sa.Boolean(), server_default=sa.false(), nullable=False))
+    # The record's length, counted once here; the application keeps it from now on.
+    op.add_column("cases", sa.Column("record_entries", sa.Integer(), server_default="0", nullable=False))
+    cases, record = (
+        sa.table("cases", sa.column("id"), sa.column("record_entries")),
+        sa.table("case_record", sa.column("case_id")),
+    )
+    counted = sa.select(sa.func.count()).where(record.c.case_id == cases.c.id).scalar_subquery()
+    op.execute(cases.update().values(record_entries=counted))
     op.create_table(
         "case_knowledge",
         sa.Column("case_id", sa.String(length=64), nullable=False),
@@ -51,4 +59,5 @@ def downgrade() -> None:
     op.drop_index("ix_case_record_case_kind", table_name="case_record")
     op.drop_table("case_latest_answers")
     op.drop_table("case_knowledge")
+    op.drop_column("cases", "record_entries")
     op.drop_column("cases", "knowledge_folded")
