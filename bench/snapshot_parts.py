@@ -1,4 +1,5 @@
-"""Where a snapshot read's time goes as one case grows (issue 27): each part of `Bureau.snapshot`, timed alone.
+"""Where a snapshot read's time goes as one case grows (issue 27): each part of `Bureau.snapshot`, timed alone,
+and a page of the record.
 
 An in-process app (open mode, evidence mode, embedded seekdb) over a scratch data directory; one case of
 safe-combination (en) grown by real interrogations through the game (`Bureau.interrogate`, the roles
@@ -10,11 +11,12 @@ rotating, the questions cycling through the scenario's presets). At each size in
   trimmed to the newest few, so the cards stay few however many questions were asked);
 - `last interrogation`, `last cross-examination`: the newest record entry of each kind (one index search);
 - `maintained state`: the matrix and latest answers the ledger keeps (`case_knowledge`);
-- `whole snapshot`: `Bureau.snapshot`, all of the above and the view.
+- `whole snapshot`: `Bureau.snapshot`, all of the above and the view;
+- `record page (50)`: `Bureau.record_page`, the newest 50 entries opened (what `/record` reads, before JSON).
 
 Stdout is the table, stderr the progress.
 
-    .venv/bin/python bench/snapshot_parts.py                      # 0, 1 000, 5 000 questions
+    .venv/bin/python bench/snapshot_parts.py                      # 0, 1 000, 10 000 questions
     .venv/bin/python bench/snapshot_parts.py --sizes 0,300 --reads 10
 """
 
@@ -82,6 +84,7 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 "last cross-examination": lambda: ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION),
                 "maintained state": lambda: ledger.case_knowledge(case_id),
                 "whole snapshot": lambda: bureau.snapshot(case_id),
+                "record page (50)": lambda: bureau.record_page(case_id, None, 50),
             }
             timed = {name: await p50_ms(call, reads) for name, call in parts.items()}
             rows.append([f"{size:,}", *(f"{ms:.2f}" for ms in timed.values())])
@@ -91,7 +94,7 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="0,1000,5000", help="questions in the case at each measurement")
+    parser.add_argument("--sizes", default="0,1000,10000", help="questions in the case at each measurement")
     parser.add_argument("--reads", type=int, default=30, help="calls of each part at each size")
     args = parser.parse_args()
     sizes = sorted(int(size) for size in args.sizes.split(","))
