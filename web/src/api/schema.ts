@@ -666,7 +666,7 @@ export interface components {
         ContributionStatus: "counted" | "same_role" | "shared_source" | "echo_board" | "echo_question" | "board_copy" | "uncertain";
         /**
          * CoverageRule
-         * @description Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/coverage.py): shown
+         * @description Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/relevance/coverage.py): shown
          *     in the X-ray beside the candidate. A code only, never the words.
          * @enum {string}
          */
