@@ -7,7 +7,7 @@ cross-set check (fit on two of the three fitting sets, measure on the third)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -268,7 +268,7 @@ def _pair(probe: Probe) -> str:
 
 def cross_set_figures(
     calibration: Sequence[Scored],
-    development: dict[str, Sequence[Scored]],
+    development: Mapping[str, Sequence[Scored]],
     embedder: str,
     weights_from_development: Sequence[str] = WEIGHTS_FROM_DEVELOPMENT,
 ) -> dict[str, dict[str, dict[str, float]]]:

@@ -148,9 +148,16 @@ def run(
             out("Cross-set check: fit on two of calibration half / blind set 1 / blind set 2, measure on the third:")
             weights = WEIGHTS_FROM_DEVELOPMENT if cross_sets_weights is None else cross_sets_weights
             out(f"  (weights and model cuts fitted on the development sets too for: {', '.join(weights) or 'none'})")
-            for held, figures in cross_set_figures(scored, development, embedder, weights).items():
-                for lang, row in figures.items():
-                    out(f"  {held} {lang}: " + ", ".join(f"{key} {_cell(row[key], key)}" for key, _ in COMPARE_ROWS))
+            crossed = cross_set_figures(scored, development, embedder, weights)
+            out(
+                render_comparison(
+                    [
+                        (f"{held} {lang.upper()} held out", row)
+                        for held, by in crossed.items()
+                        for lang, row in by.items()
+                    ]
+                )
+            )
     if refit:
         dev = [s for part in development.values() for s in as_development(part)]
         write_model({embedder: fit([*scored, *dev], embedder)})
