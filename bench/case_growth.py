@@ -317,18 +317,19 @@ def targets(rows: list[Row]) -> list[str]:
     ]
 
 
-def chart(rows: list[Row]) -> str:
+def chart(rows: list[Row], name: str) -> str:
     bars = [(f"snapshot, {row.size:,} questions", row.snapshot_p50) for row in rows]
     bars += [(f"record page, {row.size:,} questions", row.page_p50) for row in rows]
     title = "Case growth: snapshot and record-page p50 (real HTTP, one case, one server)"
-    return str(bar_chart(CHART_DIR / "case-growth.svg", title, bars, "ms"))
+    return str(bar_chart(CHART_DIR / name, title, bars, "ms"))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="0,1000,10000", help="questions in the case at each measurement")
     parser.add_argument("--reads", type=int, default=30, help="repetitions of each read at each size")
-    parser.add_argument("--chart", action="store_true", help=f"write {CHART_DIR / 'case-growth.svg'}")
+    parser.add_argument("--chart", action="store_true", help=f"write the chart into {CHART_DIR}")
+    parser.add_argument("--chart-name", default="case-growth.svg", help="its file name (after: case-growth-after.svg)")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
@@ -356,7 +357,7 @@ def main() -> None:
     for line in targets(rows):
         print(line)
     if args.chart:
-        print(f"chart: {chart(rows)}")
+        print(f"chart: {chart(rows, args.chart_name)}")
 
 
 if __name__ == "__main__":

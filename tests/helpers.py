@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
+
 if TYPE_CHECKING:
+    from bureau.api.deps import Services
     from live_server import LiveServer
 
 # The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
@@ -149,3 +152,17 @@ async def signed_in_headers(client: httpx.AsyncClient, passcode: str) -> dict[st
     response = await client.post("/api/session", headers={"X-Bureau-Passcode": passcode})
     client.cookies.clear()
     return session_headers(response)
+
+
+async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services: Services, case_id: str) -> None:
+    """The matrix and latest answers the ledger maintains, and the snapshot that shows them, equal a full fold
+    of the record (`fold_knowledge` / `latest_answers`: the reference)."""
+    case = await services.bureau.require_case(case_id)
+    scenario = services.bureau.scenario(case.scenario_id, case.language)
+    entries = await services.ledger.interrogations(case_id)
+    knowledge, answers = fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
+    maintained = await services.ledger.case_knowledge(case_id)
+    assert maintained.knowledge == knowledge
+    assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
+    shown = (await client.get(f"/api/cases/{case_id}")).json()
+    assert (shown["knowledge"], shown["answers"]) == (knowledge, answers)

@@ -1,5 +1,6 @@
-"""The case record: every interrogation kept in order with its trace, answer, audience and provenance; its
-exports; its public projection; and that its text is sealed in the ledger and goes with a reset or an erase."""
+"""The case record: every interrogation kept in order with its trace, answer, audience and provenance, read a
+page at a time newest first; its streamed exports; its public projection; and that its text is sealed in the
+ledger and goes with a reset or an erase."""
 
 from __future__ import annotations
 
@@ -33,10 +34,11 @@ async def test_the_record_lists_every_interrogation_in_order_with_scopes_hits_an
 ) -> None:
     case_id, asked = await play(client, new_case)
     response = await client.get(f"/api/cases/{case_id}/record")
-    assert response.status_code == 200
-    entries = response.json()["entries"]
+    assert response.status_code == 200 and response.json()["next"] is None
+    newest_first = response.json()["entries"]
+    assert [e["id"] for e in newest_first] == sorted((e["id"] for e in newest_first), reverse=True)
+    entries = newest_first[::-1]
     assert [(e["roles"], e["question"]) for e in entries] == [([role], q) for role, q, _ in asked]
-    assert [e["id"] for e in entries] == sorted(e["id"] for e in entries)
     for entry, (role, _, result) in zip(entries, asked, strict=True):
         assert entry["kind"] == "interrogation" and entry["answer"] == result["answer"]
         assert entry["trace"] == result["trace"]
@@ -55,13 +57,57 @@ async def test_the_record_lists_every_interrogation_in_order_with_scopes_hits_an
     assert snap["last_trace"] == asked[-1][2]["trace"]
 
 
+async def every_page(client: httpx.AsyncClient, path: str, limit: int) -> list[dict[str, Any]]:
+    """Follow `next` from the newest page to the last one."""
+    entries: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"limit": limit}
+    while True:
+        response = await client.get(path, params=params)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        assert len(page["entries"]) <= limit
+        entries += page["entries"]
+        if page["next"] is None:
+            return entries
+        assert page["next"] == page["entries"][-1]["id"]
+        params = {"limit": limit, "after": page["next"]}
+
+
+async def test_the_record_is_paged_newest_first_and_every_entry_is_reached_once(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case_id, asked = await play(client, new_case)
+    first = (await client.get(f"/api/cases/{case_id}/record", params={"limit": 200})).json()
+    whole = first["entries"]
+    assert first["total"] == len(asked) and first["next"] is None
+    small = (await client.get(f"/api/cases/{case_id}/record", params={"limit": 1})).json()
+    assert small["total"] == len(asked) and small["next"] == whole[0]["id"]  # the count is the record's, not the page's
+    for path in (f"/api/cases/{case_id}/record", f"/api/cases/{case_id}/stage/record"):
+        paged = await every_page(client, path, limit=3)  # 4 entries: a page of 3, then a page of 1
+        assert [e["id"] for e in paged] == [e["id"] for e in whole]
+        assert len(paged) == len(asked) == len({e["id"] for e in paged})
+        last = await client.get(path, params={"limit": 3, "after": paged[2]["id"]})
+        assert [e["id"] for e in last.json()["entries"]] == [paged[3]["id"]] and last.json()["next"] is None
+    # Bad paging: a 422 with a code that names the parameter, never its value, and nothing else.
+    for params in ({"after": "x9zq"}, {"after": 0}, {"after": -5}, {"limit": 0}, {"limit": 201}, {"limit": "many"}):
+        response = await client.get(f"/api/cases/{case_id}/record", params=params)
+        assert response.status_code == 422, params
+        assert response.json()["detail"]["code"] == "VALIDATION_ERROR"
+        assert "x9zq" not in response.text and "many" not in response.text
+        stage = await client.get(f"/api/cases/{case_id}/stage/record", params=params)
+        assert (stage.status_code, stage.json()["detail"]["code"]) == (422, "VALIDATION_ERROR")
+
+
 async def test_exports_are_downloads_of_the_same_record(client: httpx.AsyncClient, new_case: NewCase) -> None:
     case_id, asked = await play(client, new_case)
-    record = (await client.get(f"/api/cases/{case_id}/record")).json()
+    paged = await every_page(client, f"/api/cases/{case_id}/record", limit=2)
     as_json = await client.get(f"/api/cases/{case_id}/record/export", params={"format": "json"})
     assert as_json.status_code == 200
     assert as_json.headers["content-disposition"] == f'attachment; filename="case-{case_id}-record.json"'
-    assert json.loads(as_json.text) == record
+    # The same document as before the export streamed: the whole record, oldest first, indented by 2.
+    expected = {"case_id": case_id, "entries": paged[::-1]}
+    assert json.loads(as_json.text) == expected
+    assert as_json.text == json.dumps(expected, ensure_ascii=False, indent=2)
     report = await client.get(f"/api/cases/{case_id}/record/export", params={"format": "markdown"})
     assert report.headers["content-type"].startswith("text/markdown")
     text = report.text
@@ -78,7 +124,7 @@ async def test_the_stage_record_is_the_public_projection(client: httpx.AsyncClie
     case_id, asked = await play(client, new_case)
     snap = (await client.get(f"/api/cases/{case_id}")).json()
     private_ids = {c["id"] for role in ("detective", "informant", "suspect") for c in snap["spaces"][role]}
-    stage = (await client.get(f"/api/cases/{case_id}/stage/record")).json()["entries"]
+    stage = (await client.get(f"/api/cases/{case_id}/stage/record")).json()["entries"][::-1]  # oldest first
     assert [e["role"] for e in stage] == [role for role, _, _ in asked]
     dumped = json.dumps(stage, ensure_ascii=False)
     for _, question, result in asked:
@@ -104,7 +150,8 @@ async def test_record_text_is_sealed_in_the_ledger_and_goes_with_reset_and_erase
     assert reset.status_code == 200 and reset.json()["last_trace"] is None
     assert (await client.get(f"/api/cases/{case_id}/record")).json()["entries"] == []
     await ask(client, case_id, "informant")
-    assert len((await client.get(f"/api/cases/{case_id}/record")).json()["entries"]) == 1  # recording again
+    again = (await client.get(f"/api/cases/{case_id}/record")).json()
+    assert len(again["entries"]) == 1 and again["total"] == 1  # recording again, counted from nothing
 
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
     for path in ("/record", "/record/export", "/stage/record"):

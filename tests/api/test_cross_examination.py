@@ -113,7 +113,7 @@ async def test_one_roles_private_card_with_the_board_stays_that_roles(
 
     board_only = await cross_examine(client, case_id, ["detective", "suspect"], QUESTION)
     assert board_only["conclusion"]["audience"] == "detective+suspect"
-    entries = (await client.get(f"/api/cases/{case_id}/stage/record")).json()["entries"]
+    entries = (await client.get(f"/api/cases/{case_id}/stage/record")).json()["entries"][::-1]  # oldest first
     assert [e["sealed"] for e in entries] == [False, False]
     assert entries[0]["roles"] == ["detective", "informant"]
     assert entries[0]["retrievals"][1]["private_hit_count"] >= 1

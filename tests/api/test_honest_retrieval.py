@@ -122,7 +122,7 @@ async def test_a_near_topic_question_says_what_the_role_knows_and_what_it_does_n
         assert close["rule"] == "contradiction" and close["signals"]["rule_contradiction"] == 1.0
         assert close["score"] < result["trace"]["threshold"]
         assert word not in str(result["trace"])
-        record = (await client.get(f"/api/cases/{case_id}/record")).json()["entries"][-1]
+        record = (await client.get(f"/api/cases/{case_id}/record")).json()["entries"][0]  # newest first
         assert word not in str(record["trace"]) and word in record["question"]  # kept with the question
         # The question asked of the right allergen is known, and nothing holds it back.
         right = await ask(

@@ -1,4 +1,5 @@
-"""No silent limits: listing, counting, reset and erase work at any size of a space (real seekdb).
+"""No silent limits: listing, counting, reset and erase work at any size of a space (real seekdb), and the
+record's pages and exports reach every entry.
 
 The store is filled in bulk through the gateway (one batch embedding per distinct text), so 10 000 cards
 take seconds, not minutes.
@@ -6,17 +7,21 @@ take seconds, not minutes.
 
 from __future__ import annotations
 
+import json
+
 import httpx
 
 from bureau.api.deps import Services
+from bureau.ledger.record import RecordDraft
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import MemoryScope, role_scope
-from helpers import NewCase, snapshot
+from helpers import NewCase, ask, snapshot
 
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
 PAST_THE_OLD_LIMIT = "The warehouse alarm code is 5581."
 ALARM_QUESTION = "What is the warehouse alarm code?"
 BIG_SPACE = 10_000
+RECORD_ENTRIES = 260
 
 
 async def fill(services: Services, scope: MemoryScope, count: int) -> None:
@@ -111,3 +116,33 @@ async def test_a_bulk_write_that_fails_half_way_leaves_nothing(services: Service
     monkeypatch.undo()
     assert calls["n"] == 30
     assert await gateway.list(scope) == []
+
+
+async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_the_exports(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
+    """260 entries: more than the largest page (200) and five default pages (50). Following `next` reaches
+    every one once, newest first; both exports and the subject-access view stream all of them, oldest first."""
+    case_id = (await new_case())["case"]["id"]
+    await ask(client, case_id, "informant", ALARM_QUESTION)
+    [asked] = await services.ledger.interrogations(case_id)
+    draft = RecordDraft(asked.kind, asked.roles, asked.audience, asked.summary, asked.body)
+    for _ in range(RECORD_ENTRIES - 1):
+        await services.ledger.change_case(case_id, [], record=draft)
+    for limit in (None, 200):
+        seen: list[int] = []
+        params: dict[str, int] = {"limit": limit} if limit else {}
+        while True:
+            page = (await client.get(f"/api/cases/{case_id}/record", params=params)).json()
+            seen += [entry["id"] for entry in page["entries"]]
+            if page["next"] is None:
+                break
+            params = {**params, "after": page["next"]}
+        assert len(seen) == len(set(seen)) == RECORD_ENTRIES and seen == sorted(seen, reverse=True)
+    exported = await client.get(f"/api/cases/{case_id}/record/export", params={"format": "json"})
+    assert [entry["id"] for entry in json.loads(exported.text)["entries"]] == seen[::-1]
+    report = (await client.get(f"/api/cases/{case_id}/record/export", params={"format": "markdown"})).text
+    assert f"{RECORD_ENTRIES} entries." in report
+    assert report.count("\n## ") == RECORD_ENTRIES and f"## {RECORD_ENTRIES}. Interrogation" in report
+    access = json.loads((await client.get(f"/api/cases/{case_id}/subject-access")).text)  # streamed too
+    assert [item["record_id"] for item in access["derived"] if "record_id" in item] == seen[::-1]

@@ -141,3 +141,50 @@ test("the case record: two interrogations on the timeline, live and after a relo
   const allowed = new Set(["/api/session", `/api/cases/${caseId}/stage`, `/api/cases/${caseId}/stage/events`]);
   expect(stage.apiCalls.filter((path) => !allowed.has(path))).toEqual([]);
 });
+
+test("the case record is paged: 60 entries load as the timeline scrolls, each once, and a new question arrives alone", async ({ page, request, caseFor }) => {
+  const caseId = await caseFor("safe-combination", "en");
+  const ASKED = 60; // more than one page (50)
+  for (let n = 0; n < ASKED; n += 1) {
+    await post(request, `/api/cases/${caseId}/interrogations`, { role: (["detective", "informant", "suspect"] as const)[n % 3], question: COMBINATION });
+  }
+  const recordReads: string[] = [];
+  page.on("request", (sent) => {
+    const url = new URL(sent.url());
+    if (url.pathname === `/api/cases/${caseId}/record`) recordReads.push(url.search);
+  });
+  const operator = new ConsolePage(page, "en");
+  await operator.open(caseId);
+
+  // The first page: the 50 newest, numbered from the record's total, and a way on to the older ones.
+  const rows = timeline(page).locator(".timeline__entry");
+  await expect(rows).toHaveCount(50);
+  await expect(rows.first()).toHaveAttribute("data-number", String(ASKED));
+  await expect(rows.last()).toHaveAttribute("data-number", String(ASKED - 49));
+  const more = timeline(page).getByTestId("timeline-more");
+  await expect(more).toBeVisible();
+
+  // Scrolling the list to its end loads the rest, once; then the way on is gone.
+  await timeline(page).locator(".timeline__list").evaluate((list) => list.scrollTo({ top: list.scrollHeight }));
+  await expect(rows).toHaveCount(ASKED);
+  await expect(more).toHaveCount(0);
+  const numbers = await rows.evaluateAll((buttons) => buttons.map((button) => Number(button.getAttribute("data-number"))));
+  expect(numbers).toEqual(Array.from({ length: ASKED }, (_, index) => ASKED - index));
+  const ids = await rows.evaluateAll((buttons) => buttons.map((button) => button.getAttribute("data-entry-id")));
+  expect(new Set(ids).size).toBe(ASKED);
+  expect(recordReads.filter((query) => query.includes("after="))).toHaveLength(1);
+
+  // A new question from elsewhere: it arrives on top over the live stream, read alone (a page of a version or
+  // two), never the whole record again; the older entries stay as they were.
+  recordReads.length = 0;
+  await post(request, `/api/cases/${caseId}/interrogations`, { role: "informant", question: COMBINATION });
+  await expect(rows).toHaveCount(ASKED + 1);
+  await expect(rows.first()).toHaveAttribute("data-number", String(ASKED + 1));
+  await expect(rows.last()).toHaveAttribute("data-number", "1");
+  expect(recordReads.length).toBeGreaterThan(0);
+  for (const query of recordReads) {
+    const params = new URLSearchParams(query);
+    expect(params.get("after"), query).toBeNull();
+    expect(Number(params.get("limit")), query).toBeLessThanOrEqual(3);
+  }
+});

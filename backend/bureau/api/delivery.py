@@ -95,10 +95,11 @@ def stage_record_entry(entry: RecordEntry) -> Payload:
     return {**base, "sealed": False, "roles": list(entry.roles), "retrievals": retrievals}
 
 
-def stage_record(case_id: str, entries: list[RecordEntry]) -> StageRecord:
-    """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
-    only announced."""
-    return StageRecord.model_validate({"case_id": case_id, "entries": [stage_record_entry(e) for e in entries]})
+def stage_record(case_id: str, entries: list[RecordEntry], next_cursor: int | None) -> StageRecord:
+    """A page of the public projection of the case record: scopes, public hits and counts; a sealed
+    conclusion is only announced."""
+    views = [stage_record_entry(e) for e in entries]
+    return StageRecord.model_validate({"case_id": case_id, "entries": views, "next": next_cursor})
 
 
 def _case_only(payload: Payload) -> Payload:

@@ -1,5 +1,6 @@
-"""The OpenAPI document is the contract: FastAPI's document, plus the live-stream frame schemas (which no
-route returns as JSON, so FastAPI would not list them). `make client` writes it to web/src/api/openapi.json."""
+"""The OpenAPI document is the contract: FastAPI's document, plus the live-stream frame schemas and the
+streamed bodies' `CaseRecordView` and `SubjectAccess` (which no route returns as a model, so FastAPI would
+not list them). `make client` writes it to web/src/api/openapi.json."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from bureau.api.frames import frame_schemas, payload_models
+from bureau.api.responses import CaseRecordView, SubjectAccess
 from bureau.scope.vocabulary import EventType
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -31,9 +33,8 @@ def install_openapi(app: FastAPI) -> None:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            _, payloads = models_json_schema(
-                [(model, "serialization") for model in payload_models()], ref_template=REF_TEMPLATE
-            )
+            listed: list[type[BaseModel]] = [*payload_models(), CaseRecordView, SubjectAccess]
+            _, payloads = models_json_schema([(model, "serialization") for model in listed], ref_template=REF_TEMPLATE)
             for name, model_schema in payloads.get("$defs", {}).items():
                 components.setdefault(name, model_schema)
             components.update(frame_schemas(lambda model: REF_TEMPLATE.format(model=model.__name__)))

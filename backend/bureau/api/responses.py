@@ -19,6 +19,7 @@ from bureau.answering.selection import LlmStatus
 from bureau.bootstrap.phases import Phase
 from bureau.game.contract import (
     NEVER_EVIDENCE,
+    RECORD_NEXT,
     Absent,
     AnswerSummary,
     BoardCopy,
@@ -27,6 +28,7 @@ from bureau.game.contract import (
     CardSource,
     CaseInfo,
     CaseMode,
+    CaseRecordPage,
     CaseRecordView,
     ClaimEvaluation,
     Conclusion,
@@ -87,6 +89,7 @@ __all__ = [
     "CardSource",
     "CaseInfo",
     "CaseMode",
+    "CaseRecordPage",
     "CaseRecordView",
     "ClaimEvaluation",
     "Conclusion",
@@ -196,8 +199,11 @@ StageRecordEntry = Annotated[StageInterrogation | StageCrossExamination, Field(d
 
 
 class StageRecord(ResponseModel):
+    """One page of the record's public projection, newest first."""
+
     case_id: str
     entries: list[StageRecordEntry]
+    next: int | None = Field(description=RECORD_NEXT)
 
 
 class StageCase(ResponseModel):

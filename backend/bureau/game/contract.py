@@ -413,8 +413,22 @@ RecordEntry = Annotated[InterrogationEntry | CrossExaminationEntry, Field(discri
 
 
 class CaseRecordView(ResponseModel):
+    """The whole record, oldest first: what the JSON export holds."""
+
     case_id: str
     entries: list[RecordEntry]
+
+
+RECORD_NEXT = "pass as `after` for the next (older) page; null on the last page"
+
+
+class CaseRecordPage(ResponseModel):
+    """One page of the record, newest first (as the timeline shows it)."""
+
+    case_id: str
+    entries: list[RecordEntry]
+    next: int | None = Field(description=RECORD_NEXT)
+    total: int = Field(description="entries in the whole record now (the timeline numbers its rows from it)")
 
 
 class HeldCard(ResponseModel):

@@ -113,6 +113,18 @@ def _status_of(card: StoredCard, matched: list[Contribution], by_card: dict[str,
     return ContributionStatus.SHARED_SOURCE
 
 
+def _figures(f: FindingFigures) -> dict[str, Any]:
+    """The figures every view of a finding shows, the margin over the minimum support among them."""
+    return {
+        "support": f.support,
+        "leave_one_out": f.leave_one_out,
+        "min_support": f.min_support,
+        "margin": f.leave_one_out - f.min_support,
+        "contradictions": f.contradictions,
+        "trust": f.trust,
+    }
+
+
 def _promoted_view(claim: str, proposed: bool, record: FindingRecord) -> ClaimEvaluation:
     f = record.figures
     return ClaimEvaluation.model_validate(
@@ -120,12 +132,7 @@ def _promoted_view(claim: str, proposed: bool, record: FindingRecord) -> ClaimEv
             "claim": claim,
             "proposed": proposed,
             "contributors": [],
-            "support": f.support,
-            "leave_one_out": f.leave_one_out,
-            "min_support": f.min_support,
-            "margin": f.leave_one_out - f.min_support,
-            "contradictions": f.contradictions,
-            "trust": f.trust,
+            **_figures(f),
             "decision": FindingDecision.PROMOTED,
             "finding_id": record.id,
         }
@@ -141,12 +148,7 @@ def finding_view(record: FindingRecord) -> Finding:
             "state": record.state,
             "claim": record.claim if record.state != FindingState.WITHDRAWN else None,
             "public_card_id": record.public_card_id if record.state == FindingState.READY else None,
-            "support": f.support,
-            "leave_one_out": f.leave_one_out,
-            "min_support": f.min_support,
-            "margin": f.leave_one_out - f.min_support,
-            "contradictions": f.contradictions,
-            "trust": f.trust,
+            **_figures(f),
             "review_at": f.review_at.date().isoformat(),
             "scope": "bulletin_board",
             "promoted_at": record.promoted_at.isoformat() if record.promoted_at else None,

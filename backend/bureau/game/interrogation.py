@@ -271,7 +271,7 @@ def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def held_back_gaps(classified: Classified) -> dict[str, list[str]]:
-    """Per candidate the coverage rule held back, the question's words it does not cover (memory/coverage.py).
+    """Per candidate the coverage rule held back, the question's words it does not cover (memory/relevance/coverage.py).
     Question text: it goes where the record keeps the question (the sealed body), never into the trace."""
     candidates = [*classified.hits, *classified.borderline, *(c for c, _ in classified.misses)]
     return {

@@ -1,7 +1,9 @@
-"""The who-knows-what matrix and each role's latest answer, folded from the case record.
+"""The who-knows-what matrix and each role's latest answer, from the case record.
 
-Kept with the case on the server (the record is the ledger's), so a reload or a second console sees the same
-matrix, "unknown" cells included.
+Kept with the case on the server, so a reload or a second console sees the same matrix, "unknown" cells
+included. The ledger maintains them step by step (`answer_step`, one per interrogation, in its commit;
+`ledger/case_knowledge.py`); `fold_knowledge` and `latest_answers` fold the whole record at once and stay the
+reference the maintained state is tested against.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any, Literal
 
 from bureau.game.scenario_schema import KeyFact
 from bureau.ledger.record import RecordEntry
+from bureau.ledger.repository import AnswerStep, LatestAnswer, StepOf
 from bureau.scope.content_policy import normalise_whisper
 from bureau.scope.keys import BOARD
 
@@ -81,18 +84,52 @@ def fold_knowledge(key_facts: Sequence[KeyFact], interrogations: Sequence[Record
     return matrix
 
 
+def _answer_summary(trace: dict[str, Any]) -> dict[str, Any]:
+    """The content-free part of a latest answer (the ledger keeps it as it is; the text is sealed apart)."""
+    return {
+        "certainty": trace.get("certainty", "unknown"),
+        "evidence": list(trace.get("evidence", [])),
+        "responder": trace.get("responder", "evidence"),
+        "fallback_reason": trace.get("fallback_reason"),
+        "conflicts": list(trace.get("conflicts", []) or []),
+        "trace": trace,
+    }
+
+
 def latest_answers(interrogations: Sequence[RecordEntry]) -> dict[str, dict[str, Any]]:
     """Role -> its newest answer as the console shows it: the text, the certainty and evidence, the trace."""
     answers: dict[str, dict[str, Any]] = {}
     for role, trace, entry in _asked(interrogations):
         answers[role] = {
             "answer": entry.body.get("answer", ""),
-            "certainty": trace.get("certainty", "unknown"),
-            "evidence": list(trace.get("evidence", [])),
-            "responder": trace.get("responder", "evidence"),
-            "fallback_reason": trace.get("fallback_reason"),
-            "conflicts": list(trace.get("conflicts", []) or []),
-            "trace": trace,
+            **_answer_summary(trace),
             "asked_at": entry.created_at.isoformat(),
         }
     return answers
+
+
+def answer_step(
+    key_facts: Sequence[KeyFact], role: str, question: str | None, answer: str, trace: dict[str, Any]
+) -> AnswerStep:
+    """What one interrogation changes in the maintained state: exactly one step of the two folds above."""
+    conflicts = [conflict.get("topic") for conflict in trace.get("conflicts", []) or []]
+    certainty = trace.get("certainty", "known")
+    cells = cells_for_answer(key_facts, role, question, _cited_hits(trace), conflicts, certainty)
+    return AnswerStep(role, dict(cells), _answer_summary(trace), answer)
+
+
+def step_of(key_facts: Sequence[KeyFact]) -> StepOf:
+    """The step of one record entry, for the ledger when it folds a case again (an older case, an entry
+    that lost its text)."""
+
+    def step(entry: RecordEntry) -> AnswerStep | None:
+        for role, trace, asked in _asked([entry]):
+            return answer_step(key_facts, role, asked.body.get("question"), asked.body.get("answer", ""), trace)
+        return None
+
+    return step
+
+
+def answer_view(latest: LatestAnswer) -> dict[str, Any]:
+    """A maintained latest answer in the shape `latest_answers` gives."""
+    return {"answer": latest.answer, **latest.summary, "asked_at": latest.asked_at.isoformat()}

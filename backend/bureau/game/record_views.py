@@ -1,19 +1,62 @@
-"""The case record as the operator sees it: one view per entry (`CaseRecordView`), a JSON export and a
-Markdown report."""
+"""The case record as the operator sees it: one view per entry, a page of them (`CaseRecordPage`), and the
+two downloads, streamed page by page: the JSON export (`CaseRecordView`) and a Markdown report."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
-from bureau.game.contract import CaseRecordView
+from bureau.game.contract import CaseRecordPage, CaseRecordView
 from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.ledger.repository import CaseRecord
 from bureau.scope.audience import SEALED_LABEL
 
 
 def record_view(case: CaseRecord, entries: list[RecordEntry]) -> CaseRecordView:
-    """The whole record of a case: what `/record` answers and what its JSON download holds."""
+    """Entries of a case's record as the JSON download holds them."""
     return CaseRecordView.model_validate({"case_id": case.id, "entries": [record_entry_view(e) for e in entries]})
+
+
+def record_page_view(
+    case: CaseRecord, entries: list[RecordEntry], next_cursor: int | None, total: int
+) -> CaseRecordPage:
+    """One page of the record, newest first: what `/record` answers."""
+    views = [record_entry_view(e) for e in entries]
+    return CaseRecordPage.model_validate({"case_id": case.id, "entries": views, "next": next_cursor, "total": total})
+
+
+def _indented(value: Any, depth: int) -> str:
+    """`value` as `json.dumps(..., indent=2)` writes it `depth` levels down (the first line unindented)."""
+    return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * depth)
+
+
+async def json_export(case: CaseRecord, pages: AsyncIterator[list[RecordEntry]]) -> AsyncIterator[str]:
+    """The JSON download, page by page: the same document `json.dumps(record_view(...), indent=2)` gives for
+    the whole record, without ever holding it."""
+    yield '{\n  "case_id": ' + json.dumps(case.id) + ',\n  "entries": ['
+    first = True
+    async for page in pages:  # one chunk per page: a send per entry would cost more than the entry
+        views = record_view(case, page).model_dump(mode="json", exclude_unset=True)["entries"]
+        chunk = ",\n    ".join(_indented(view, 2) for view in views)
+        if chunk:
+            yield ("\n    " if first else ",\n    ") + chunk
+            first = False
+    yield "]\n}" if first else "\n  ]\n}"
+
+
+async def markdown_export(case: CaseRecord, count: int, pages: AsyncIterator[list[RecordEntry]]) -> AsyncIterator[str]:
+    """The Markdown report, page by page (`count`: how many entries the header announces)."""
+    yield "\n".join(_report_header(case, count)).rstrip() + "\n"
+    number = 0
+    async for page in pages:  # one chunk per page
+        parts = []
+        for entry in page:
+            number += 1
+            view = record_entry_view(entry)
+            render = _cross_examination_md if entry.kind == CROSS_EXAMINATION else _interrogation_md
+            parts.append("\n" + "\n".join(render(number, view)).rstrip() + "\n")
+        yield "".join(parts)
 
 
 def record_entry_view(entry: RecordEntry) -> dict[str, Any]:
@@ -113,16 +156,10 @@ def _cross_examination_md(number: int, view: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown_report(case: CaseRecord, entries: list[RecordEntry]) -> str:
-    """A readable report of the case record, in order, for a presenter to hand out."""
-    lines = [
+def _report_header(case: CaseRecord, count: int) -> list[str]:
+    return [
         f"# Case record {case.id}",
         "",
-        f"Scenario `{case.scenario_id}` ({case.language}), {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}.",
+        f"Scenario `{case.scenario_id}` ({case.language}), {count} entr{'y' if count == 1 else 'ies'}.",
         "",
     ]
-    for number, entry in enumerate(entries, start=1):
-        view = record_entry_view(entry)
-        render = _cross_examination_md if entry.kind == CROSS_EXAMINATION else _interrogation_md
-        lines += render(number, view)
-    return "\n".join(lines).rstrip() + "\n"

@@ -6,6 +6,8 @@ import logging
 import secrets
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from bureau.answering.base import Responder
@@ -22,7 +24,6 @@ from bureau.game.contract import (
     PolicyDecisionView,
     PublicationResult,
     ScenarioSummary,
-    SubjectAccess,
     WhisperResult,
 )
 from bureau.game.contract import Interrogation as InterrogationResult
@@ -37,10 +38,11 @@ from bureau.game.errors import (
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
+from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
-from bureau.game.subject_access import subject_access_view
+from bureau.game.subject_access import subject_access_json
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot, policy_decision_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import RecordEntry
@@ -53,6 +55,7 @@ from bureau.ledger.repository import (
     Ledger,
     LedgerError,
     PendingEvent,
+    StepOf,
     VersionMismatchError,
 )
 from bureau.memory.gateway import MemoryGateway
@@ -72,6 +75,24 @@ _WHISPER_KIND = {
     MemoryType.OPERATIONAL_MEMORY: Kind.NOTE,
     MemoryType.USER_PREFERENCE: Kind.PREFERENCE,
 }
+
+
+EXPORT_PAGE = 200  # entries an export reads from the ledger at a time
+RECORD_PAGE_MAX, RECORD_PAGE_DEFAULT = 200, 50  # a page of `/record` (the timeline asks for the default)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordExport:
+    case: CaseRecord
+    count: int
+    pages: AsyncIterator[list[RecordEntry]]  # oldest first
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    entries: list[RecordEntry]  # newest first
+    next: int | None  # the cursor of the next (older) page; None on the last
+    total: int  # entries in the whole record
 
 
 def _case_scopes(case_id: str) -> list[MemoryScope]:
@@ -94,6 +115,11 @@ class Bureau:
         self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
         self.findings = Findings(settings, gateway, ledger)
         self.sweeper = RetentionSweeper(gateway, ledger)
+        # The ledger keeps the snapshot's matrix and latest answers, step by step, in each command's commit.
+        ledger.knowledge_steps = self._knowledge_steps
+
+    def _knowledge_steps(self, scenario_id: str, language: str) -> StepOf:
+        return step_of(self.scenario(scenario_id, language).key_facts)
 
     # ----- queries -------------------------------------------------------------------------------------
 
@@ -136,25 +162,46 @@ class Bureau:
         return case.id
 
     async def snapshot(self, case_id: str) -> OperatorSnapshot:
-        """The operator's view, with each role's latest answer and the who-knows-what matrix folded from the
-        case record, so a reload or a second console sees what this one saw."""
+        """The operator's view, with each role's latest answer and the who-knows-what matrix as the ledger
+        maintains them (the same cost at any record length), so a reload or a second console sees what this
+        one saw."""
         state = await self.state(case_id)
-        interrogations = await self.ledger.interrogations(case_id)
+        known = await self.ledger.case_knowledge(case_id)
         # Per case: a case in a language the model does not speak stays in evidence mode.
         mode, reason = case_mode(self.settings, self.responder, state.case.language)
         translations = self.translations(state.case.scenario_id)
-        return operator_snapshot(state, CaseMode(mode=mode, reason=reason), interrogations, translations)
+        return operator_snapshot(state, CaseMode(mode=mode, reason=reason), known, translations)
 
-    async def record(self, case_id: str) -> tuple[CaseRecord, list[RecordEntry]]:
-        """The case and every entry of its record, oldest first (no limit: a record is never cut short)."""
+    async def record_page(self, case_id: str, after: int | None, limit: int) -> tuple[CaseRecord, RecordPage]:
+        """One page of the record, newest first (as the timeline shows it): the `limit` entries older than the
+        cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
         case = await self.require_case(case_id)
-        return case, await self.ledger.case_record(case_id)
+        found, total = await self.ledger.record_page(case_id, after, limit + 1)  # one more: is there a next page?
+        entries = found[:limit]
+        return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
 
-    async def subject_access(self, case_id: str) -> SubjectAccess:
+    async def record_export(self, case_id: str) -> RecordExport:
+        """What an export streams: the case, how many entries it has now, and every one of them up to the newest
+        (an entry appended meanwhile is left to the next export), oldest first, a page at a time: no limit, and
+        never the whole record in memory."""
+        case = await self.require_case(case_id)
+        count, newest = await self.ledger.record_bounds(case_id)
+
+        async def pages() -> AsyncIterator[list[RecordEntry]]:
+            cursor = 0
+            while cursor < newest and (page := await self.ledger.record_since(case_id, cursor, EXPORT_PAGE, newest)):
+                yield page
+                cursor = page[-1].id
+
+        return RecordExport(case, count, pages())
+
+    async def subject_access(self, case_id: str) -> AsyncIterator[str]:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its
-        ingredients and audience."""
+        ingredients and audience: the `SubjectAccess` JSON, streamed (the record's artifacts a page at a time).
+        The case is checked before the first byte."""
         state = await self.state(case_id)
-        return subject_access_view(state, await self.ledger.case_record(case_id))
+        export = await self.record_export(case_id)
+        return subject_access_json(state, export.pages)
 
     # ----- commands ------------------------------------------------------------------------------------
 

@@ -3,17 +3,16 @@ content-free event form, the snapshot, a policy decision."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from bureau.game.contract import Card, CaseMode, OperatorSnapshot, PolicyDecisionView
-from bureau.game.knowledge import fold_knowledge, latest_answers
+from bureau.game.knowledge import answer_view
 from bureau.game.scenario_schema import Scenario
 from bureau.ledger.policy_audit import PolicyDecisionRecord
 from bureau.ledger.record import RecordEntry
-from bureau.ledger.repository import CaseRecord
+from bureau.ledger.repository import CaseRecord, KnowledgeState
 from bureau.memory.types import StoredCard
 from bureau.scope.keys import SPACES
 from bureau.scope.vocabulary import CreatedBy, MemoryType
@@ -90,11 +89,11 @@ def _key_facts(scenario: Scenario, translations: tuple[Scenario, ...]) -> list[d
 def operator_snapshot(
     state: CaseState,
     mode: CaseMode,
-    interrogations: Sequence[RecordEntry] = (),
+    known: KnowledgeState,
     translations: tuple[Scenario, ...] = (),
 ) -> OperatorSnapshot:
-    """`interrogations`: the case record's interrogations, oldest first; `translations`: the scenario in
-    every language, for labels in the interface language."""
+    """`known`: the ledger's maintained matrix and latest answers; `translations`: the scenario in every
+    language, for labels in the interface language."""
     scenario = state.scenario
     view = {
         "case": {
@@ -117,9 +116,9 @@ def operator_snapshot(
         "mode": mode,
         "spaces": {space: [_card_fields(c) for c in cards] for space, cards in state.spaces.items()},
         "last_trace": state.last_trace,
-        # Each role's latest answer with its trace, and the who-knows-what matrix, from the case record.
-        "answers": latest_answers(interrogations),
-        "knowledge": fold_knowledge(scenario.key_facts, interrogations),
+        # Each role's latest answer with its trace, and the who-knows-what matrix, as the ledger maintains them.
+        "answers": {role: answer_view(latest) for role, latest in known.answers.items()},
+        "knowledge": known.knowledge,
     }
     return OperatorSnapshot.model_validate(view)
 

@@ -14,18 +14,18 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger import keys
+from bureau.ledger.case_knowledge import KnowledgeLedger, forget_knowledge
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import append_event, append_events, event_record, was_erased
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
-from bureau.ledger.record import RecordDraft, append_entry, forget_entries, redact_card
+from bureau.ledger.record import INTERROGATION, RecordDraft, append_entry, forget_entries, redact_card
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
     LedgerConflictError,
-    TransactionRunner,
     VersionMismatchError,
     affected,
     aware,
@@ -51,7 +51,7 @@ def case_record(row: CaseRow) -> CaseRecord:
     return CaseRecord(row.id, row.scenario_id, row.language, row.status, row.version, aware(row.created_at))
 
 
-class CaseLedger(TransactionRunner):
+class CaseLedger(KnowledgeLedger):
     async def create_case(self, case_id: str, scenario_id: str, language: str) -> CaseRecord:
         def work(session: Session) -> CaseRecord:
             now = utcnow()
@@ -103,8 +103,8 @@ class CaseLedger(TransactionRunner):
         forget_state: bool = False,
     ) -> CaseRecord:
         """Bump the case version and append its events in one transaction, with the policy decisions of the
-        writes it keeps. Optionally append a case-record entry, or forget publications and the record (a
-        reset)."""
+        writes it keeps. Optionally append a case-record entry (an interrogation also steps the maintained
+        snapshot state), or forget publications, the record and the maintained state (a reset)."""
 
         def extra(session: Session) -> None:
             if forget_state:
@@ -123,7 +123,8 @@ class CaseLedger(TransactionRunner):
         extra: Callable[[Session], Sequence[PendingEvent] | None] | None = None,
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
-        return events of its own, known only inside the transaction), events."""
+        return events of its own, known only inside the transaction), events. An interrogation's record entry
+        steps the maintained snapshot state in the same transaction."""
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)
@@ -136,12 +137,16 @@ class CaseLedger(TransactionRunner):
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
+            if record is not None:
+                values["record_entries"] = row.record_entries + 1  # the row is locked: no other writer
             if affected(session.execute(stmt.values(**values))) != 1:
                 # Another process bumped it between our read and write.
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
                 raise VersionMismatchError(current or 0)
             if record is not None:
-                append_entry(session, case_id, record, utcnow())
+                entry = append_entry(session, case_id, record, utcnow())
+                if record.kind == INTERROGATION:
+                    self._step_forward(session, row, entry)
             found = extra(session) if extra is not None else None
             rows = append_events(session, case_id, [*events, *(found or ())], new_version)  # flushes
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
@@ -168,6 +173,7 @@ class CaseLedger(TransactionRunner):
             session.execute(delete(EventRow).where(EventRow.case_id == case_id))
             session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
             forget_entries(session, case_id)
+            forget_knowledge(session, case_id)
             forget_findings(session, case_id)
             keys.destroy_key(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
@@ -218,17 +224,19 @@ class CaseLedger(TransactionRunner):
         mark it ready), and every record entry derived from it or from one of its board copies is marked
         (and loses its text). Returns every board copy id to delete: those listed, and the one the row names
         (a publish may have marked it ready after the listing). Findings it supported are re-checked by
-        leave-one-out in the same transaction; those withdrawn are appended to `withdrawn`."""
+        leave-one-out in the same transaction; those withdrawn are appended to `withdrawn`. The maintained
+        snapshot state is folded again when an entry lost its text."""
         copy_ids = list(dict.fromkeys(listed_copy_ids))
 
         def extra(session: Session) -> list[PendingEvent]:
             named = entomb_publication(session, case_id, card_id, space)
             if named is not None and named not in copy_ids:
                 copy_ids.append(named)
-            for erased in (card_id, *copy_ids):
-                redact_card(session, case_id, erased)
+            marked = sum(redact_card(session, case_id, erased) for erased in (card_id, *copy_ids))
             payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
-            gone = withdraw_unsupported(session, case_id, [card_id])
+            gone = withdraw_unsupported(session, case_id, [card_id])  # entries quoting a finding lose text too
+            if marked or gone:
+                self._fold_again(session, case_id)
             if withdrawn is not None:
                 withdrawn.extend(gone)
             return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]
@@ -238,7 +246,9 @@ class CaseLedger(TransactionRunner):
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:
-    """Publications and the case record: what a reset returns to nothing."""
+    """Publications, the case record and its maintained state: what a reset returns to nothing."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
     forget_entries(session, case_id)
+    session.execute(update(CaseRow).where(CaseRow.id == case_id).values(record_entries=0))
+    forget_knowledge(session, case_id)
     forget_findings(session, case_id)

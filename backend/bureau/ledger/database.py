@@ -81,14 +81,14 @@ def _migration_lock(lock_path: Path | None) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def migrate(engine: Engine, lock_path: Path | None = None) -> None:
-    """Bring the schema to the newest Alembic revision."""
+def migrate(engine: Engine, lock_path: Path | None = None, revision: str = "head") -> None:
+    """Bring the schema to the newest Alembic revision (or to `revision`: the migration tests start older)."""
     config = _config()
     with _migration_lock(lock_path), engine.begin() as connection:
         if connection.dialect.name == "postgresql":  # two processes starting together: one migrates
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
 
 
 def _config() -> Config:

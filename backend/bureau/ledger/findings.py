@@ -222,6 +222,8 @@ class FindingLedger(CaseLedger):
 
         def extra(session: Session) -> list[PendingEvent]:
             withdrawn.extend(withdraw_unsupported(session, case_id, removed_card_ids))
+            if withdrawn:  # the entries that quoted a withdrawn finding lost their text
+                self._fold_again(session, case_id)
             return withdrawn_events(withdrawn)
 
         await self._change(case_id, [], extra=extra)

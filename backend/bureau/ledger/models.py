@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -32,6 +34,12 @@ class CaseRow(Base):
     language: Mapped[str] = mapped_column(String(8))
     status: Mapped[str] = mapped_column(String(16))  # loading | active
     version: Mapped[int] = mapped_column(Integer, default=1)
+    # True once the snapshot's maintained state (case_knowledge, case_latest_answers) covers the whole record:
+    # a new case from its start; a case older than that state is folded once, on its first snapshot read.
+    knowledge_folded: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
+    # How many entries the case record holds, kept with each append and reset: a page of the record says it
+    # without counting them.
+    record_entries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 
@@ -78,7 +86,10 @@ class RecordEntryRow(Base):
     under the case key, so erasing the key leaves only ciphertext wherever a copy of the row survives."""
 
     __tablename__ = "case_record"
-    __table_args__ = (Index("ix_case_record_case", "case_id", "id"),)
+    __table_args__ = (
+        Index("ix_case_record_case", "case_id", "id"),
+        Index("ix_case_record_case_kind", "case_id", "kind", "id"),  # the newest entry of one kind
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"))
@@ -88,6 +99,33 @@ class RecordEntryRow(Base):
     summary: Mapped[dict[str, Any]]
     body: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime]
+
+
+class KnowledgeCellRow(Base):
+    """One cell of the who-knows-what matrix (role -> fact -> cell), kept as the record grows: the newest
+    answer that spoke to the fact set it. Content-free (ids and a cell name)."""
+
+    __tablename__ = "case_knowledge"
+
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16), primary_key=True)
+    fact_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    cell: Mapped[str] = mapped_column(String(16))  # own_memory | board | conflicting | uncertain | unknown
+
+
+class LatestAnswerRow(Base):
+    """Each role's newest answer as the snapshot shows it. `summary` is content-free (certainty, evidence ids,
+    responder, conflicts, the trace); `answer` is sealed under the case key like the record body, and is
+    emptied when a card the entry cited is erased."""
+
+    __tablename__ = "case_latest_answers"
+
+    case_id: Mapped[str] = mapped_column(String(64), ForeignKey("cases.id", ondelete="CASCADE"), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16), primary_key=True)
+    entry_id: Mapped[int] = mapped_column(Integer)  # the case_record row it came from
+    summary: Mapped[dict[str, Any]]
+    answer: Mapped[str] = mapped_column(Text)  # sealed; "" when dropped
+    asked_at: Mapped[datetime]
 
 
 class CaseKeyRow(Base):

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.keys import cipher_for
-from bureau.ledger.models import RecordEntryRow
+from bureau.ledger.models import CaseRow, RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
 from bureau.scope.vocabulary import RecordKind
 from bureau.sealing import CaseCipher, SealError
@@ -61,21 +61,24 @@ def _open_body(cipher: CaseCipher | None, sealed: str) -> dict[str, Any]:
         return {}
 
 
-def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> None:
+def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> RecordEntry:
+    """Append one entry (its body sealed) and return it as read back, body open."""
     cipher = cipher_for(session, case_id)
     if cipher is None and draft.body:
         raise LookupError("no sealing key for this case")  # never store a body in the clear
-    session.add(
-        RecordEntryRow(
-            case_id=case_id,
-            kind=draft.kind,
-            roles=list(draft.roles),
-            audience=draft.audience,
-            summary=draft.summary,
-            body=_seal_body(cipher, draft.body) if cipher else "",
-            created_at=created_at,
-        )
+    row = RecordEntryRow(
+        case_id=case_id,
+        kind=draft.kind,
+        roles=list(draft.roles),
+        audience=draft.audience,
+        summary=draft.summary,
+        body=_seal_body(cipher, draft.body) if cipher else "",
+        created_at=created_at,
     )
+    session.add(row)
+    session.flush()  # its id: the maintained latest answer points at it
+    roles, summary, body = list(draft.roles), dict(draft.summary), dict(draft.body)
+    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, body, created_at)
 
 
 def forget_entries(session: Session, case_id: str) -> None:
@@ -88,6 +91,25 @@ def read_entries(session: Session, case_id: str, *, kind: str | None = None, las
         stmt = stmt.where(RecordEntryRow.kind == kind)
     stmt = stmt.order_by(RecordEntryRow.id.desc()).limit(1) if last else stmt.order_by(RecordEntryRow.id)
     rows = list(session.scalars(stmt))
+    cipher = cipher_for(session, case_id) if rows else None
+    return [_entry(row, cipher) for row in rows]
+
+
+def read_page(
+    session: Session, case_id: str, *, before: int | None, after: int | None, limit: int, until: int | None = None
+) -> list[RecordEntry]:
+    """At most `limit` entries by id: newest first below `before`, or oldest first above `after` and up to
+    `until` (one of the two, or neither: the newest page). One index range (case_id, id), at any length."""
+    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+    if until is not None:
+        stmt = stmt.where(RecordEntryRow.id <= until)
+    if after is not None:
+        stmt = stmt.where(RecordEntryRow.id > after).order_by(RecordEntryRow.id)
+    else:
+        if before is not None:
+            stmt = stmt.where(RecordEntryRow.id < before)
+        stmt = stmt.order_by(RecordEntryRow.id.desc())
+    rows = list(session.scalars(stmt.limit(limit)))
     cipher = cipher_for(session, case_id) if rows else None
     return [_entry(row, cipher) for row in rows]
 
@@ -130,6 +152,31 @@ class RecordLedger(TransactionRunner):
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
 
+    async def record_page(self, case_id: str, before: int | None, limit: int) -> tuple[list[RecordEntry], int]:
+        """A page of the record as the timeline shows it, newest first: the `limit` entries below `before`; and
+        how many entries the record holds, read with them (the timeline numbers its rows from it)."""
+
+        def page(session: Session) -> tuple[list[RecordEntry], int]:
+            total = session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) or 0
+            return read_page(session, case_id, before=before, after=None, limit=limit), total
+
+        return await self._read(page)
+
+    async def record_since(self, case_id: str, after: int, limit: int, until: int | None = None) -> list[RecordEntry]:
+        """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""
+        return await self._read(lambda s: read_page(s, case_id, before=None, after=after, limit=limit, until=until))
+
+    async def record_bounds(self, case_id: str) -> tuple[int, int]:
+        """(how many entries, the newest id; 0 when empty), read together: an export announces the count and
+        streams the entries up to that id."""
+
+        def bounds(session: Session) -> tuple[int, int]:
+            count = session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) or 0
+            newest = session.scalar(select(func.max(RecordEntryRow.id)).where(RecordEntryRow.case_id == case_id))
+            return count, int(newest or 0)
+
+        return await self._read(bounds)
+
     async def last_entry(self, case_id: str, kind: RecordKind) -> RecordEntry | None:
         """The newest entry of one kind: an interrogation is what the console's X-ray and the stage's sentence
         show; a cross-examination is what the stage announces."""
@@ -137,5 +184,6 @@ class RecordLedger(TransactionRunner):
         return found[0] if found else None
 
     async def interrogations(self, case_id: str) -> list[RecordEntry]:
-        """Every interrogation entry, oldest first (the console folds its matrix and answers from them)."""
+        """Every interrogation entry, oldest first: what the reference fold of the snapshot's state reads (tests;
+        the snapshot itself reads the maintained state, `case_knowledge.py`)."""
         return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))

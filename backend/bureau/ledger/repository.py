@@ -1,13 +1,15 @@
 """The ledger facade: one object over the aggregates, so callers keep one handle (`Ledger`).
 
 Each aggregate lives in its own module over the shared `TransactionRunner`: `cases` (cases, case changes,
-sealing keys, erasing), `record` (the case record), `events` (the outbox), `publications` (the Saga),
+sealing keys, erasing), `record` (the case record), `case_knowledge` (the snapshot's maintained matrix and
+latest answers, beneath `cases`), `events` (the outbox), `publications` (the Saga),
 `cleanups`, `sessions`, `slots`, `policy_audit` (the memory-policy audit trail, maintenance leases).
 State changes and the event that records them commit in one transaction.
 """
 
 from __future__ import annotations
 
+from bureau.ledger.case_knowledge import AnswerStep, KnowledgeState, LatestAnswer, StepOf, StepsFor
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.event_records import EventRecord, PendingEvent
@@ -34,12 +36,15 @@ __all__ = [
     "EVENT_APPEND_LOCK",
     "LOADING",
     "SLOT_COUNT",
+    "AnswerStep",
     "CaseMissingError",
     "CaseRecord",
     "CleanupTask",
     "EventRecord",
     "FindingFigures",
     "FindingRecord",
+    "KnowledgeState",
+    "LatestAnswer",
     "Ledger",
     "LedgerConflictError",
     "LedgerError",
@@ -49,6 +54,8 @@ __all__ = [
     "PublicationRecord",
     "RecordEntry",
     "SessionRecord",
+    "StepOf",
+    "StepsFor",
     "VersionMismatchError",
     "utcnow",
 ]

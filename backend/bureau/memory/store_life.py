@@ -23,7 +23,12 @@ from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
-from bureau.memory.embedded_seekdb import share_one_connection
+from bureau.memory.embedded_seekdb import (
+    complete_vector_index,
+    retrying_ddl_lock_timeouts,
+    share_one_connection,
+    wait_for_start_up_ddl,
+)
 from bureau.memory.embedded_server import check_room_for_a_new_store, embedded_server_pid, release_embedded_server
 from bureau.memory.embedders import self_check
 from bureau.memory.seekdb_search import NearestCards
@@ -58,6 +63,7 @@ class StoreLife:
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.call_timeout_s = settings.memory_call_timeout_s
         self._store_dir = settings.data_dir / "seekdb"  # embedded seekdb's directory
+        self._new_store = False  # whether this start created the store (its start-up DDL may still be running)
         # The local store's files (embedded seekdb's directory, the sqlite file) as first opened: (device, inode).
         self._store_identity: tuple[int, int] | None = None
         self.store_missing = False  # they were removed under the running server: never recreated (docs/faults.md)
@@ -136,13 +142,20 @@ class StoreLife:
         configure_powermem_environment(self._worker_slot)
         silence_store_loggers()
         if self.backend_name == "seekdb-embedded":
+            self._new_store = not (self._store_dir.is_dir() and any(self._store_dir.iterdir()))
             check_room_for_a_new_store(self._store_dir)
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
             (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
-        memory = open_client(self._settings, self._embedder, self.dims, logs)
+        memory = retrying_ddl_lock_timeouts(
+            "creating the PowerMem client (and a new store's schema)",
+            lambda: open_client(self._settings, self._embedder, self.dims, logs),
+            self._settle,
+        )
         try:
             share_one_connection(memory)
+            if self.backend_name == "seekdb-embedded" or (self._prepare and self._settings.remote_store):
+                complete_vector_index(memory, self._settle)  # a table left without it by an interrupted start
             nearest = None if self._backend == "sqlite" else NearestCards.of(memory)
             if nearest is not None:
                 self._check_owner_index(nearest)
@@ -154,6 +167,11 @@ class StoreLife:
         self._store_identity = self._identity_now()
         self._server_pid = embedded_server_pid(self._store_dir) if self.backend_name == "seekdb-embedded" else None
         silence_store_loggers()  # again: PowerMem may have configured its loggers while starting
+
+    def _settle(self) -> None:
+        """Before a schema step is retried: embedded seekdb's own start-up DDL done (a server's is long done)."""
+        if self.backend_name == "seekdb-embedded":
+            wait_for_start_up_ddl(self._store_dir, new_store=self._new_store)
 
     def _check_owner_index(self, nearest: NearestCards) -> None:
         """The owner index only makes searches fast: a start never fails over it, except `bureau setup`,

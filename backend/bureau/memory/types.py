@@ -119,12 +119,12 @@ class StoredCard:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A search result: the card, its cosine similarity to the query (-1..1) and its relevance signals
-    (`memory/relevance.py`; `cosine` is always among them once the gateway has scored the candidate)."""
+    (`memory/relevance/`; `cosine` is always among them once the gateway has scored the candidate)."""
 
     card: StoredCard
     score: float
     signals: Mapping[str, float] = field(default_factory=dict)
-    # What the question asked that the card does not cover (memory/coverage.py): question words, and attribute
+    # What the question asked that the card does not cover (memory/relevance/coverage.py): question words, and attribute
     # kinds as `kind:<kind>`. Question text: for the answer and the sealed record, never a content-free summary.
     gaps: tuple[str, ...] = ()
 

@@ -36,7 +36,7 @@ class Phrasebook:
     uncertain: str  # {where} {content}
     uncertain_where_own: str
     uncertain_where_board: str
-    # An uncertain answer that names what the question asked and the card does not say (memory/coverage.py).
+    # An uncertain answer that names what the question asked and the card does not say (memory/relevance/coverage.py).
     uncertain_gap: str  # {where} {content} {missing}
     gap_separator: str
     attribute_words: Mapping[str, str]  # an attribute kind the card does not answer, as the sentence says it

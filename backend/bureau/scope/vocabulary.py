@@ -224,7 +224,7 @@ class ModeReason(StrEnum):
 
 
 class CoverageRule(StrEnum):
-    """Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/coverage.py): shown
+    """Which part of the coverage rule held a candidate back (docs/retrieval.md, memory/relevance/coverage.py): shown
     in the X-ray beside the candidate. A code only, never the words."""
 
     CONTRADICTION = "contradiction"  # a question word meets another member of its kind in the card

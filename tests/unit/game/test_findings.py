@@ -15,7 +15,7 @@ from bureau.api.deps import Services
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.audience import Audience
 from bureau.scope.keys import ROLES, board_scope
-from helpers import NewCase, cards, publish, snapshot
+from helpers import NewCase, assert_snapshot_state_is_the_fold, cards, publish, snapshot
 
 VAN = {"en": "The grey van left the harbour at midnight.", "zh": "灰色货车在午夜离开了港口。"}
 LIGHTS = {"en": "The warehouse lights were off at ten o'clock.", "zh": "十点钟仓库的灯是灭的。"}
@@ -224,6 +224,9 @@ async def test_deleting_a_contributor_withdraws_the_finding(
     entries = (await client.get(f"/api/cases/{case_id}/record")).json()["entries"]
     quoting = [e for e in entries if card_id in e["erased_ingredients"]]
     assert len(quoting) == 1 and quoting[0]["answer"] is None and quoting[0]["question"] is None
+    # The snapshot's maintained latest answer lost it too, in the erasure's transaction, as a full fold says.
+    assert (await snapshot(client, case_id))["answers"]["suspect"]["answer"] == ""
+    await assert_snapshot_state_is_the_fold(client, services, case_id)
     # The claim now has two contributors: it no longer qualifies, and cannot be promoted again.
     refused = await promote(client, case_id, VAN["en"])
     assert refused.status_code == 409 and refused.json()["detail"]["code"] == "FINDING_NOT_QUALIFIED"

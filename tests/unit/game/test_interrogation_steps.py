@@ -136,7 +136,9 @@ async def test_persist_commits_the_session_record_events_and_record_entry_togeth
         EventType.RETRIEVAL_COMPLETED,
         EventType.ANSWER_COMPLETED,
     ]
-    _, entries = await services.bureau.record(case_id)
+    _, page = await services.bureau.record_page(case_id, None, 50)
+    entries = page.entries
+    assert page.next is None and page.total == 1
     assert [(e.kind, e.roles, e.audience) for e in entries] == [("interrogation", ["informant"], "informant")]
     assert entries[0].summary["trace"]["evidence"] == result["evidence"]
 
@@ -150,7 +152,7 @@ async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Ser
         await persist(deps_of(services), state)  # type: ignore[arg-type]
     spaces = await services.gateway.list(role_scope(case_id, "detective"))
     assert [c for c in spaces if c.memory_type == "session"] == []
-    assert (await services.bureau.record(case_id))[1] == []
+    assert (await services.bureau.record_page(case_id, None, 50))[1].entries == []
 
 
 def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded() -> None:

@@ -1,6 +1,6 @@
 import type {
   CaseLanguage,
-  CaseRecordView,
+  CaseRecordPage,
   CrossExaminationResult,
   FindingEvaluation,
   FindingList,
@@ -192,8 +192,10 @@ export const api = {
     callJson<CrossExaminationResult>("POST", `${casePath(caseId)}/cross-examinations`, { body: { roles, question } }),
   publish: (caseId: string, role: Role, cardId: string) =>
     callJson<PublicationResult>("POST", `${casePath(caseId)}/publications`, { body: { role, card_id: cardId } }),
-  /** The case record (operator only; the stage never asks for it). */
-  record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
+  /** A page of the case record, newest first: the `limit` entries older than `after` (null: the newest), with the
+   * cursor of the next page. Operator only; the stage never asks for it. */
+  recordPage: (caseId: string, after: number | null, limit: number) =>
+    callJson<CaseRecordPage>("GET", `${casePath(caseId)}/record?limit=${limit}${after === null ? "" : `&after=${after}`}`),
   /** Where the browser downloads the record (operator only): JSON, or a Markdown report to hand out. */
   recordExportUrl: (caseId: string, format: "json" | "markdown") => `${casePath(caseId)}/record/export?format=${format}`,
   stage: (caseId: string) => callJson<StageSnapshot>("GET", `${casePath(caseId)}/stage`),
@@ -203,9 +205,5 @@ export const api = {
 
 export const streamUrls = {
   operator: (caseId: string) => `${casePath(caseId)}/events`,
-  /** The case record (operator only; the stage never asks for it). */
-  record: (caseId: string) => callJson<CaseRecordView>("GET", `${casePath(caseId)}/record`),
-  /** Where the browser downloads the record (operator only): JSON, or a Markdown report to hand out. */
-  recordExportUrl: (caseId: string, format: "json" | "markdown") => `${casePath(caseId)}/record/export?format=${format}`,
   stage: (caseId: string) => `${casePath(caseId)}/stage/events`,
 };

@@ -121,8 +121,9 @@ export interface paths {
         };
         /**
          * Get Record
-         * @description Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
-         *     provenance. Operator only: the stage's record is its public projection (`/stage/record`).
+         * @description The case record a page at a time, newest first (as the timeline shows it): every interrogation and
+         *     cross-examination with trace, answer, audience and provenance. Follow `next` (as `after`) until it is
+         *     null to read every entry. Operator only: the stage's record is its public projection (`/stage/record`).
          */
         get: operations["get_record_api_cases__case_id__record_get"];
         put?: never;
@@ -142,7 +143,8 @@ export interface paths {
         };
         /**
          * Export Record
-         * @description The record as a download: the JSON of `/record`, or a Markdown report to hand out.
+         * @description The whole record as a download, oldest first: JSON, or a Markdown report to hand out. Streamed from the
+         *     ledger a page at a time, so its size never sits in the server's memory.
          */
         get: operations["export_record_api_cases__case_id__record_export_get"];
         put?: never;
@@ -237,7 +239,7 @@ export interface paths {
         /**
          * Subject Access
          * @description Which spaces hold which cards, every board copy with its source, every derived artifact with its
-         *     ingredients and audience.
+         *     ingredients and audience. Streamed: the record's artifacts are read a page at a time.
          */
         get: operations["subject_access_api_cases__case_id__subject_access_get"];
         put?: never;
@@ -371,8 +373,8 @@ export interface paths {
         };
         /**
          * Get Stage Record
-         * @description The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
-         *     only announced.
+         * @description The public projection of the case record, a page at a time, newest first: scopes, public hits and
+         *     counts; a sealed conclusion is only announced. Follow `next` (as `after`) until it is null.
          */
         get: operations["get_stage_record_api_cases__case_id__stage_record_get"];
         put?: never;
@@ -464,14 +466,6 @@ export interface components {
          * @enum {string}
          */
         Audience: "operator" | "stage";
-        /** BoardCopy */
-        BoardCopy: {
-            /** Card Id */
-            card_id: string;
-            source: components["schemas"]["CardSource"];
-            /** Source Present */
-            source_present: boolean;
-        };
         /** Card */
         Card: {
             /** Id */
@@ -544,12 +538,25 @@ export interface components {
             mode: "evidence" | "role_voice";
             reason: components["schemas"]["ModeReason"];
         };
-        /** CaseRecordView */
-        CaseRecordView: {
+        /**
+         * CaseRecordPage
+         * @description One page of the record, newest first (as the timeline shows it).
+         */
+        CaseRecordPage: {
             /** Case Id */
             case_id: string;
             /** Entries */
             entries: (components["schemas"]["InterrogationEntry"] | components["schemas"]["CrossExaminationEntry"])[];
+            /**
+             * Next
+             * @description pass as `after` for the next (older) page; null on the last page
+             */
+            next: number | null;
+            /**
+             * Total
+             * @description entries in the whole record now (the timeline numbers its rows from it)
+             */
+            total: number;
         };
         /**
          * CaseStatus
@@ -733,34 +740,6 @@ export interface components {
             /** Results */
             results: components["schemas"]["RoleResult"][];
             conclusion: components["schemas"]["JointConclusion"];
-        };
-        /**
-         * DerivedArtifact
-         * @description A session record (no ingredients) or a record entry with the cards it was derived from.
-         */
-        DerivedArtifact: {
-            /** Kind */
-            kind: "session_record" | components["schemas"]["RecordKind"];
-            /**
-             * Audience
-             * @description `public`, `sealed`, or roles joined by `+`
-             * @example sealed
-             */
-            audience: string;
-            /** Ingredients */
-            ingredients: components["schemas"]["Ingredient"][];
-            /** Card Id */
-            card_id?: string;
-            /** Space */
-            space?: components["schemas"]["Space"];
-            /** Record Id */
-            record_id?: number;
-            /** Roles */
-            roles?: components["schemas"]["Role"][];
-            /** Sealed */
-            sealed?: boolean;
-            /** Erased Ingredients */
-            erased_ingredients?: string[];
         };
         /** ErrorBody */
         ErrorBody: {
@@ -964,53 +943,12 @@ export interface components {
              */
             access: "open" | "passcodes";
         };
-        /** HeldCard */
-        HeldCard: {
-            /** Card Id */
-            card_id: string;
-            /** Content */
-            content: string;
-            memory_type: components["schemas"]["MemoryType"];
-            /** Topic */
-            topic: string;
-            created_by: components["schemas"]["CreatedBy"];
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /**
-             * Audience
-             * @description `public`, `sealed`, or roles joined by `+`
-             * @example sealed
-             */
-            audience: string;
-        };
-        /** HeldSpaces */
-        HeldSpaces: {
-            /** Detective */
-            detective: components["schemas"]["HeldCard"][];
-            /** Informant */
-            informant: components["schemas"]["HeldCard"][];
-            /** Suspect */
-            suspect: components["schemas"]["HeldCard"][];
-            /** Bulletin Board */
-            bulletin_board: components["schemas"]["HeldCard"][];
-        };
         /**
          * HitStatus
          * @description Why a candidate in a trace is a hit.
          * @enum {string}
          */
         HitStatus: "hit" | "borderline_confirmed";
-        /** Ingredient */
-        Ingredient: {
-            /** Card Id */
-            card_id: string;
-            space: components["schemas"]["Space"];
-            /** Present */
-            present: boolean;
-        };
         /** Interrogation */
         Interrogation: {
             certainty: components["schemas"]["Certainty"];
@@ -1338,12 +1276,6 @@ export interface components {
             status: "ready";
         };
         /**
-         * RecordKind
-         * @description What a case-record entry records.
-         * @enum {string}
-         */
-        RecordKind: "interrogation" | "cross_examination";
-        /**
          * RelevancePolicyName
          * @description Which relevance policy judged a retrieval (a trace's `relevance_policy`, docs/retrieval.md): the
          *     calibrated logistic model of the embedder, or the single cosine threshold of an embedder without one.
@@ -1511,12 +1443,20 @@ export interface components {
             /** Duration Ms */
             duration_ms: number | null;
         };
-        /** StageRecord */
+        /**
+         * StageRecord
+         * @description One page of the record's public projection, newest first.
+         */
         StageRecord: {
             /** Case Id */
             case_id: string;
             /** Entries */
             entries: (components["schemas"]["StageInterrogation"] | components["schemas"]["StageCrossExamination"])[];
+            /**
+             * Next
+             * @description pass as `after` for the next (older) page; null on the last page
+             */
+            next: number | null;
         };
         /** StageRetrieval */
         StageRetrieval: {
@@ -1580,16 +1520,6 @@ export interface components {
              * Format: date-time
              */
             asked_at: string;
-        };
-        /** SubjectAccess */
-        SubjectAccess: {
-            /** Case Id */
-            case_id: string;
-            spaces: components["schemas"]["HeldSpaces"];
-            /** Board Copies */
-            board_copies: components["schemas"]["BoardCopy"][];
-            /** Derived */
-            derived: components["schemas"]["DerivedArtifact"][];
         };
         /** Trace */
         Trace: {
@@ -1782,6 +1712,14 @@ export interface components {
             version: number;
             role: components["schemas"]["Role"];
         };
+        /** BoardCopy */
+        BoardCopy: {
+            /** Card Id */
+            card_id: string;
+            source: components["schemas"]["CardSource"];
+            /** Source Present */
+            source_present: boolean;
+        };
         /** CardErased */
         CardErased: {
             /** Case Id */
@@ -1853,6 +1791,16 @@ export interface components {
              */
             version: number;
         };
+        /**
+         * CaseRecordView
+         * @description The whole record, oldest first: what the JSON export holds.
+         */
+        CaseRecordView: {
+            /** Case Id */
+            case_id: string;
+            /** Entries */
+            entries: (components["schemas"]["InterrogationEntry"] | components["schemas"]["CrossExaminationEntry"])[];
+        };
         /** CrossExaminationCompleted */
         CrossExaminationCompleted: {
             /** Case Id */
@@ -1875,6 +1823,34 @@ export interface components {
             sealed: boolean;
             /** Traces */
             traces: components["schemas"]["Trace"][];
+        };
+        /**
+         * DerivedArtifact
+         * @description A session record (no ingredients) or a record entry with the cards it was derived from.
+         */
+        DerivedArtifact: {
+            /** Kind */
+            kind: "session_record" | components["schemas"]["RecordKind"];
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+            /** Ingredients */
+            ingredients: components["schemas"]["Ingredient"][];
+            /** Card Id */
+            card_id?: string;
+            /** Space */
+            space?: components["schemas"]["Space"];
+            /** Record Id */
+            record_id?: number;
+            /** Roles */
+            roles?: components["schemas"]["Role"][];
+            /** Sealed */
+            sealed?: boolean;
+            /** Erased Ingredients */
+            erased_ingredients?: string[];
         };
         /**
          * FindingPromoted
@@ -1912,6 +1888,47 @@ export interface components {
             finding_id: string;
             /** Public Card Id */
             public_card_id: string | null;
+        };
+        /** HeldCard */
+        HeldCard: {
+            /** Card Id */
+            card_id: string;
+            /** Content */
+            content: string;
+            memory_type: components["schemas"]["MemoryType"];
+            /** Topic */
+            topic: string;
+            created_by: components["schemas"]["CreatedBy"];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Audience
+             * @description `public`, `sealed`, or roles joined by `+`
+             * @example sealed
+             */
+            audience: string;
+        };
+        /** HeldSpaces */
+        HeldSpaces: {
+            /** Detective */
+            detective: components["schemas"]["HeldCard"][];
+            /** Informant */
+            informant: components["schemas"]["HeldCard"][];
+            /** Suspect */
+            suspect: components["schemas"]["HeldCard"][];
+            /** Bulletin Board */
+            bulletin_board: components["schemas"]["HeldCard"][];
+        };
+        /** Ingredient */
+        Ingredient: {
+            /** Card Id */
+            card_id: string;
+            space: components["schemas"]["Space"];
+            /** Present */
+            present: boolean;
         };
         /** MemoryWritten */
         MemoryWritten: {
@@ -1954,6 +1971,12 @@ export interface components {
             /** Source Card Id */
             source_card_id: string;
         };
+        /**
+         * RecordKind
+         * @description What a case-record entry records.
+         * @enum {string}
+         */
+        RecordKind: "interrogation" | "cross_examination";
         /**
          * RetrievalCompleted
          * @description The trace without `evidence` (that is `answer.completed`'s).
@@ -2127,6 +2150,16 @@ export interface components {
              * @description the case version after the change (0 on `case.erased`)
              */
             version: number;
+        };
+        /** SubjectAccess */
+        SubjectAccess: {
+            /** Case Id */
+            case_id: string;
+            spaces: components["schemas"]["HeldSpaces"];
+            /** Board Copies */
+            board_copies: components["schemas"]["BoardCopy"][];
+            /** Derived */
+            derived: components["schemas"]["DerivedArtifact"][];
         };
         OperatorCaseCreatedFrame: {
             /** @description the resume cursor */
@@ -2374,12 +2407,11 @@ export interface components {
     pathItems: never;
 }
 export type Audience = components['schemas']['Audience'];
-export type BoardCopy = components['schemas']['BoardCopy'];
 export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
 export type CaseInfo = components['schemas']['CaseInfo'];
 export type CaseMode = components['schemas']['CaseMode'];
-export type CaseRecordView = components['schemas']['CaseRecordView'];
+export type CaseRecordPage = components['schemas']['CaseRecordPage'];
 export type CaseStatus = components['schemas']['CaseStatus'];
 export type Certainty = components['schemas']['Certainty'];
 export type ClaimEvaluation = components['schemas']['ClaimEvaluation'];
@@ -2394,7 +2426,6 @@ export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
 export type CrossExaminationEntry = components['schemas']['CrossExaminationEntry'];
 export type CrossExaminationResult = components['schemas']['CrossExaminationResult'];
-export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type FallbackReason = components['schemas']['FallbackReason'];
@@ -2410,10 +2441,7 @@ export type FindingList = components['schemas']['FindingList'];
 export type FindingPromotion = components['schemas']['FindingPromotion'];
 export type FindingState = components['schemas']['FindingState'];
 export type Health = components['schemas']['Health'];
-export type HeldCard = components['schemas']['HeldCard'];
-export type HeldSpaces = components['schemas']['HeldSpaces'];
 export type HitStatus = components['schemas']['HitStatus'];
-export type Ingredient = components['schemas']['Ingredient'];
 export type Interrogation = components['schemas']['Interrogation'];
 export type InterrogationBody = components['schemas']['InterrogationBody'];
 export type InterrogationEntry = components['schemas']['InterrogationEntry'];
@@ -2441,7 +2469,6 @@ export type PublicHit = components['schemas']['PublicHit'];
 export type PublicationBody = components['schemas']['PublicationBody'];
 export type PublicationResult = components['schemas']['PublicationResult'];
 export type Ready = components['schemas']['Ready'];
-export type RecordKind = components['schemas']['RecordKind'];
 export type RelevancePolicyName = components['schemas']['RelevancePolicyName'];
 export type ResetBody = components['schemas']['ResetBody'];
 export type Role = components['schemas']['Role'];
@@ -2461,7 +2488,6 @@ export type StageRetrieval = components['schemas']['StageRetrieval'];
 export type StageSnapshot = components['schemas']['StageSnapshot'];
 export type StoreFault = components['schemas']['StoreFault'];
 export type StoredAnswer = components['schemas']['StoredAnswer'];
-export type SubjectAccess = components['schemas']['SubjectAccess'];
 export type Trace = components['schemas']['Trace'];
 export type TraceHit = components['schemas']['TraceHit'];
 export type TraceMiss = components['schemas']['TraceMiss'];
@@ -2472,16 +2498,23 @@ export type Visibility = components['schemas']['Visibility'];
 export type WhisperBody = components['schemas']['WhisperBody'];
 export type WhisperResult = components['schemas']['WhisperResult'];
 export type AnswerCompleted = components['schemas']['AnswerCompleted'];
+export type BoardCopy = components['schemas']['BoardCopy'];
 export type CardErased = components['schemas']['CardErased'];
 export type CardMeta = components['schemas']['CardMeta'];
 export type CaseCreated = components['schemas']['CaseCreated'];
 export type CaseEvent = components['schemas']['CaseEvent'];
+export type CaseRecordView = components['schemas']['CaseRecordView'];
 export type CrossExaminationCompleted = components['schemas']['CrossExaminationCompleted'];
+export type DerivedArtifact = components['schemas']['DerivedArtifact'];
 export type FindingPromoted = components['schemas']['FindingPromoted'];
 export type FindingWithdrawn = components['schemas']['FindingWithdrawn'];
+export type HeldCard = components['schemas']['HeldCard'];
+export type HeldSpaces = components['schemas']['HeldSpaces'];
+export type Ingredient = components['schemas']['Ingredient'];
 export type MemoryWritten = components['schemas']['MemoryWritten'];
 export type PublicationCompleted = components['schemas']['PublicationCompleted'];
 export type PublicationStarted = components['schemas']['PublicationStarted'];
+export type RecordKind = components['schemas']['RecordKind'];
 export type RetrievalCompleted = components['schemas']['RetrievalCompleted'];
 export type StageCardErased = components['schemas']['StageCardErased'];
 export type StageCardRef = components['schemas']['StageCardRef'];
@@ -2492,6 +2525,7 @@ export type StageMemoryWritten = components['schemas']['StageMemoryWritten'];
 export type StagePublicationCompleted = components['schemas']['StagePublicationCompleted'];
 export type StagePublicationStarted = components['schemas']['StagePublicationStarted'];
 export type StageRetrievalCompleted = components['schemas']['StageRetrievalCompleted'];
+export type SubjectAccess = components['schemas']['SubjectAccess'];
 export type OperatorCaseCreatedFrame = components['schemas']['OperatorCaseCreatedFrame'];
 export type OperatorCaseResetFrame = components['schemas']['OperatorCaseResetFrame'];
 export type OperatorCaseErasedFrame = components['schemas']['OperatorCaseErasedFrame'];
@@ -3184,7 +3218,12 @@ export interface operations {
     };
     get_record_api_cases__case_id__record_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the `next` of the previous page */
+                after?: number | null;
+                /** @description entries per page */
+                limit?: number;
+            };
             header?: never;
             path: {
                 case_id: string;
@@ -3199,7 +3238,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CaseRecordView"];
+                    "application/json": components["schemas"]["CaseRecordPage"];
                 };
             };
             /** @description HOST_NOT_ALLOWED */
@@ -3280,7 +3319,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A download: `format=json` is the JSON of `/record`, `format=markdown` a report. */
+            /** @description A download, streamed: `format=json` is the whole record (`CaseRecordView`, oldest first), `format=markdown` a report. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4615,7 +4654,12 @@ export interface operations {
     };
     get_stage_record_api_cases__case_id__stage_record_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description the `next` of the previous page */
+                after?: number | null;
+                /** @description entries per page */
+                limit?: number;
+            };
             header?: never;
             path: {
                 case_id: string;
@@ -5043,7 +5087,6 @@ export const modeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
 export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];
-export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const relevancePolicyNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelevancePolicyName"]> = ["logistic-local", "logistic-hashing", "logistic-openai", "cosine-threshold"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
@@ -5055,6 +5098,7 @@ export const traceResponderValues: ReadonlyArray<FlattenedDeepRequired<component
 export const trustValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Trust"]> = ["high", "medium", "low"];
 export const visibilityValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Visibility"]> = ["private", "public"];
 export const answerCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerCompleted"]["responder"]> = ["evidence", "role_voice"];
+export const recordKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RecordKind"]> = ["interrogation", "cross_examination"];
 export const retrievalCompletedResponderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RetrievalCompleted"]["responder"]> = ["evidence", "role_voice"];
 export const operatorCaseCreatedFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseCreatedFrame"]["event"]> = ["case.created"];
 export const operatorCaseResetFrameEventValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OperatorCaseResetFrame"]["event"]> = ["case.reset"];

@@ -61,6 +61,8 @@ export type Readership = Schemas["RoleResult"]["audience"];
 export type ProvenanceItem = Schemas["Provenance"];
 export type CrossExaminationResult = Schemas["CrossExaminationResult"];
 export type CaseRecordView = Schemas["CaseRecordView"];
+/** One page of the case record, newest first, with the cursor of the next (older) page. */
+export type CaseRecordPage = Schemas["CaseRecordPage"];
 export type InterrogationEntry = Schemas["InterrogationEntry"];
 export type CrossExaminationEntry = Schemas["CrossExaminationEntry"];
 /** One interrogation or cross-examination of the case record (operator only), discriminated by `kind`. */

@@ -3,16 +3,16 @@ reset, erase), the case record and subject access, plus the operator stream."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import StreamingResponse
 
 from bureau.api.deps import BureauDep, OperatorDep, ServicesDep, StageDep
 from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import (
-    CaseRecordView,
+    CaseRecordPage,
     CrossExaminationResult,
     FindingEvaluation,
     FindingList,
@@ -21,9 +21,9 @@ from bureau.api.responses import (
     OperatorSnapshot,
     PublicationResult,
     ScenarioSummary,
-    SubjectAccess,
     WhisperResult,
 )
+from bureau.api.routes.paging import RECORD_PAGE_DEFAULT, RecordCursor, RecordLimit
 from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_responses
 from bureau.api.schemas import (
     CreateCase,
@@ -35,7 +35,7 @@ from bureau.api.schemas import (
     ResetBody,
     WhisperBody,
 )
-from bureau.game.record_views import markdown_report, record_view
+from bureau.game.record_views import json_export, markdown_export, record_page_view
 from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
 
@@ -66,19 +66,28 @@ async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> OperatorS
     return await bureau.snapshot(case_id)
 
 
-@router.get(CASE_PATH + "/record", response_model=CaseRecordView, responses=declare_errors(*READ))
-async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> CaseRecordView:
-    """Every interrogation and cross-examination of the case, in order, with trace, answer, audience and
-    provenance. Operator only: the stage's record is its public projection (`/stage/record`)."""
-    return record_view(*await bureau.record(case_id))
+@router.get(CASE_PATH + "/record", response_model=CaseRecordPage, responses=declare_errors(*READ))
+async def get_record(
+    case_id: str,
+    bureau: BureauDep,
+    _: OperatorDep,
+    after: RecordCursor = None,
+    limit: RecordLimit = RECORD_PAGE_DEFAULT,
+) -> CaseRecordPage:
+    """The case record a page at a time, newest first (as the timeline shows it): every interrogation and
+    cross-examination with trace, answer, audience and provenance. Follow `next` (as `after`) until it is
+    null to read every entry. Operator only: the stage's record is its public projection (`/stage/record`)."""
+    case, page = await bureau.record_page(case_id, after, limit)
+    return record_page_view(case, page.entries, page.next, page.total)
 
 
 @router.get(
     CASE_PATH + "/record/export",
-    response_class=Response,
+    response_class=StreamingResponse,
     responses={
         200: {
-            "description": "A download: `format=json` is the JSON of `/record`, `format=markdown` a report.",
+            "description": "A download, streamed: `format=json` is the whole record (`CaseRecordView`, oldest "
+            "first), `format=markdown` a report.",
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/CaseRecordView"}},
                 "text/markdown": {"schema": {"type": "string"}},
@@ -89,17 +98,21 @@ async def get_record(case_id: str, bureau: BureauDep, _: OperatorDep) -> CaseRec
 )
 async def export_record(
     case_id: str, bureau: BureauDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
-) -> Response:
-    """The record as a download: the JSON of `/record`, or a Markdown report to hand out."""
-    case, entries = await bureau.record(case_id)
+) -> StreamingResponse:
+    """The whole record as a download, oldest first: JSON, or a Markdown report to hand out. Streamed from the
+    ledger a page at a time, so its size never sits in the server's memory."""
+    export = await bureau.record_export(case_id)  # 404 before the first byte
     if format == "markdown":
-        body, media, suffix = markdown_report(case, entries), "text/markdown; charset=utf-8", "md"
+        body, media, suffix = (
+            markdown_export(export.case, export.count, export.pages),
+            "text/markdown; charset=utf-8",
+            "md",
+        )
     else:
-        view = record_view(case, entries).model_dump(mode="json", exclude_unset=True)
-        payload = json.dumps(view, ensure_ascii=False, indent=2)
-        body, media, suffix = payload, "application/json", "json"
-    disposition = f'attachment; filename="case-{case.id}-record.{suffix}"'
-    return Response(body, media_type=media, headers={"Content-Disposition": disposition, "Cache-Control": "no-store"})
+        body, media, suffix = json_export(export.case, export.pages), "application/json", "json"
+    disposition = f'attachment; filename="case-{export.case.id}-record.{suffix}"'
+    headers = {"Content-Disposition": disposition, "Cache-Control": "no-store"}
+    return StreamingResponse(body, media_type=media, headers=headers)
 
 
 @router.post(
@@ -154,11 +167,22 @@ async def delete_card(
     return Response(status_code=204)
 
 
-@router.get(CASE_PATH + "/subject-access", response_model=SubjectAccess, responses=declare_errors(*READ))
-async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> SubjectAccess:
+@router.get(
+    CASE_PATH + "/subject-access",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Successful Response",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SubjectAccess"}}},
+        },
+        **declare_errors(*READ),
+    },
+)
+async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> StreamingResponse:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
-    ingredients and audience."""
-    return await bureau.subject_access(case_id)
+    ingredients and audience. Streamed: the record's artifacts are read a page at a time."""
+    body = await bureau.subject_access(case_id)
+    return StreamingResponse(body, media_type="application/json", headers={"Cache-Control": "no-store"})
 
 
 @router.post(

@@ -11,6 +11,7 @@ from bureau.api.deps import BureauDep, ServicesDep, StageDep
 from bureau.api.errors import STAGE_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import LatestCase, StageRecord, StageSnapshot
+from bureau.api.routes.paging import RECORD_PAGE_DEFAULT, RecordCursor, RecordLimit
 from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_responses
 from bureau.scope.audience import Audience
 
@@ -31,11 +32,13 @@ async def get_stage(case_id: str, bureau: BureauDep, _: StageDep) -> StageSnapsh
 
 
 @router.get("/record", response_model=StageRecord, responses=declare_errors(*READ))
-async def get_stage_record(case_id: str, bureau: BureauDep, _: StageDep) -> StageRecord:
-    """The public projection of the case record: scopes, public hits and counts; a sealed conclusion is
-    only announced."""
-    case, entries = await bureau.record(case_id)
-    return stage_record(case.id, entries)
+async def get_stage_record(
+    case_id: str, bureau: BureauDep, _: StageDep, after: RecordCursor = None, limit: RecordLimit = RECORD_PAGE_DEFAULT
+) -> StageRecord:
+    """The public projection of the case record, a page at a time, newest first: scopes, public hits and
+    counts; a sealed conclusion is only announced. Follow `next` (as `after`) until it is null."""
+    case, page = await bureau.record_page(case_id, after, limit)
+    return stage_record(case.id, page.entries, page.next)
 
 
 @router.get("/events", response_class=Response, responses=sse_responses(Audience.STAGE))

@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FixedLanguage } from "../../i18n/I18n";
+import { FixedLanguage, I18nProvider } from "../../i18n/I18n";
 import { timelineRows } from "../../state/caseRecord";
 import { interrogation, sealedCrossExamination } from "../../test/fixtures";
 import { renderWithI18n } from "../../test/render";
@@ -9,7 +9,7 @@ import { CaseTimeline } from "./CaseTimeline";
 afterEach(cleanup);
 
 describe("<CaseTimeline>", () => {
-  const rows = timelineRows([interrogation(1, "detective", "unknown"), sealedCrossExamination(2)]);
+  const rows = timelineRows([sealedCrossExamination(2), interrogation(1, "detective", "unknown")]);
 
   it("lists entries newest first; a sealed cross-examination is marked sealed, its conclusion never in the list", () => {
     renderWithI18n(<CaseTimeline caseId="case-1" rows={rows} openId={null} onOpen={() => undefined} />);
@@ -38,6 +38,28 @@ describe("<CaseTimeline>", () => {
     fireEvent.click(first);
     expect(onOpen).toHaveBeenCalledWith(1);
     expect(screen.getByText(/已封存/)).toBeTruthy();
+  });
+
+  it("offers older entries at the end of the list while there are any, busy while a page loads", () => {
+    const onLoadMore = vi.fn();
+    const { rerender } = renderWithI18n(<CaseTimeline caseId="case-1" rows={rows} openId={null} onOpen={() => undefined} hasMore onLoadMore={onLoadMore} />);
+    const more = within(screen.getByTestId("timeline-more")).getByRole("button", { name: "Show older entries" });
+    fireEvent.click(more);
+    expect(onLoadMore).toHaveBeenCalledTimes(1);
+    rerender(
+      <I18nProvider>
+        <CaseTimeline caseId="case-1" rows={rows} openId={null} onOpen={() => undefined} hasMore loadingOlder onLoadMore={onLoadMore} />
+      </I18nProvider>,
+    );
+    const busy = within(screen.getByTestId("timeline-more")).getByRole("button", { name: "Loading older entries…" });
+    expect(busy.hasAttribute("disabled")).toBe(true);
+    expect(screen.getByRole("list").getAttribute("aria-busy")).toBe("true");
+    rerender(
+      <I18nProvider>
+        <CaseTimeline caseId="case-1" rows={rows} openId={null} onOpen={() => undefined} hasMore={false} onLoadMore={onLoadMore} />
+      </I18nProvider>,
+    );
+    expect(screen.queryByTestId("timeline-more")).toBeNull();
   });
 
   it("says what it is for before the first question", () => {

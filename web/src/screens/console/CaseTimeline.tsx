@@ -30,20 +30,44 @@ interface CaseTimelineProps {
   rows: TimelineRow[];
   openId: number | null;
   onOpen: (id: number) => void;
+  /** Older entries remain on the server. */
+  hasMore?: boolean;
+  /** An older page is on its way. */
+  loadingOlder?: boolean;
+  onLoadMore?: () => void;
 }
 
-/** Every interrogation and cross-examination of the case, newest first; a row opens that entry's X-ray again. */
-export function CaseTimeline({ caseId, rows, openId, onOpen }: CaseTimelineProps) {
+/** Calls `onVisible` whenever the element scrolls into view inside its scrolling list (or the page). */
+function useWhenVisible(onVisible: () => void, active: boolean) {
+  const ref = useRef<HTMLLIElement>(null);
+  const callback = useRef(onVisible);
+  callback.current = onVisible;
+  useEffect(() => {
+    const element = ref.current;
+    if (!active || element === null || typeof IntersectionObserver === "undefined") return;
+    const observer = new IntersectionObserver((seen) => {
+      if (seen.some((item) => item.isIntersecting)) callback.current();
+    }, { root: element.closest("ol"), rootMargin: "0px 0px 120px 0px" });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [active]);
+  return ref;
+}
+
+/** Every interrogation and cross-examination of the case, newest first; a row opens that entry's X-ray again.
+ * Older entries load as the end of the list scrolls into view (or from its button). */
+export function CaseTimeline({ caseId, rows, openId, onOpen, hasMore = false, loadingOlder = false, onLoadMore = () => undefined }: CaseTimelineProps) {
   const { t } = useI18n();
   const clock = useClock();
   const headingId = useId();
+  const sentinel = useWhenVisible(onLoadMore, hasMore && !loadingOlder);
   return (
     <section className="panel timeline" aria-labelledby={headingId} data-testid="case-timeline">
       <h2 id={headingId}>{t("record.heading")}</h2>
       {rows.length === 0 ? (
         <p className="muted">{t("record.empty")}</p>
       ) : (
-        <ol className="timeline__list" reversed>
+        <ol className="timeline__list" reversed aria-busy={loadingOlder}>
           {rows.map((row) => (
             <li key={row.entry.id}>
               <button
@@ -72,6 +96,13 @@ export function CaseTimeline({ caseId, rows, openId, onOpen }: CaseTimelineProps
               </button>
             </li>
           ))}
+          {hasMore && (
+            <li ref={sentinel} className="timeline__more" data-testid="timeline-more">
+              <button type="button" className="button" disabled={loadingOlder} aria-busy={loadingOlder} onClick={onLoadMore}>
+                {loadingOlder ? t("record.loadingOlder") : t("record.loadOlder")}
+              </button>
+            </li>
+          )}
         </ol>
       )}
       {rows.length > 0 && (

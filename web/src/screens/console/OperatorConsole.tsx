@@ -1,13 +1,13 @@
-import { useCallback, useEffect, useMemo, useReducer, useState } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
 import { api, ApiError, streamUrls } from "../../api/client";
-import { BOARD, isDerivedCard, isRole, ROLES, type Card, type MemoryPolicy, type Role, type Space } from "../../api/types";
+import { BOARD, isDerivedCard, isRole, ROLES, type Card, type LiveEvent, type MemoryPolicy, type Role, type Space } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { TopicLabelsProvider } from "../../labels/labels";
 import { useCaseRecord } from "../../live/useCaseRecord";
 import { useLiveSnapshot } from "../../live/useLiveSnapshot";
-import { openRow, timelineRows } from "../../state/caseRecord";
+import { openRow, recordRows } from "../../state/caseRecord";
 import { boardCopiesBySource, citedCardIds, consoleReducer, initialConsoleState } from "../../state/consoleState";
 import { knowledgeMatrix } from "../../state/matrix";
 import { forgetCase, rememberCase } from "../../state/recentCases";
@@ -58,12 +58,16 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const [freshCardId, setFreshCardId] = useState<string | null>(null);
   const [memoryPolicy, setMemoryPolicy] = useState<MemoryPolicy | null>(null);
   const [whisperAttempts, setWhisperAttempts] = useState(0);
+  const noteRecordEvent = useRef<(event: LiveEvent) => void>(() => undefined);
   const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
     load: () => api.getCase(caseId),
     streamUrl: streamUrls.operator(caseId),
     ended: state.erased,
     onSnapshot: (snapshot) => dispatch({ type: "snapshot-loaded", snapshot }),
-    onEvent: (event) => dispatch({ type: "live-event", event }),
+    onEvent: (event) => {
+      dispatch({ type: "live-event", event });
+      noteRecordEvent.current(event); // an erased card may change older record entries
+    },
     onMissing: () => forgetCase(caseId),
   });
 
@@ -72,7 +76,8 @@ function CaseConsole({ caseId }: { caseId: string }) {
   }, []);
 
   const snapshot = state.snapshot;
-  const [record, dispatchRecord] = useCaseRecord(caseId, snapshot);
+  const { state: record, dispatch: dispatchRecord, loadOlder, noteEvent } = useCaseRecord(caseId, snapshot);
+  noteRecordEvent.current = noteEvent;
   const scenarioTitle = snapshot?.scenario.title;
   const caseLanguage = snapshot?.case.language;
   useEffect(() => {
@@ -250,7 +255,15 @@ function CaseConsole({ caseId }: { caseId: string }) {
           <aside className="console__column console__side">
             <BulletinBoard cards={snapshot.spaces[BOARD] ?? []} cited={cited} freshCardId={freshCardId} />
             <KnowledgeMatrix keyFacts={snapshot.scenario.key_facts} matrix={matrix} />
-            <CaseTimeline caseId={caseId} rows={timelineRows(record.entries)} openId={record.openId} onOpen={(id) => dispatchRecord({ type: "entry-opened", id })} />
+            <CaseTimeline
+              caseId={caseId}
+              rows={recordRows(record)}
+              openId={record.openId}
+              onOpen={(id) => dispatchRecord({ type: "entry-opened", id })}
+              hasMore={record.next !== null}
+              loadingOlder={record.loadingOlder}
+              onLoadMore={loadOlder}
+            />
             <PolicyLog caseId={caseId} refreshKey={`${snapshot.case.version}:${whisperAttempts}`} />
           </aside>
         </main>

@@ -1,0 +1,207 @@
+"""The snapshot's maintained state: the who-knows-what matrix and each role's latest answer, kept in the
+ledger as the record grows, so reading them costs the same at 10 000 questions as at none.
+
+Every change is written in the transaction of the command that causes it: an interrogation applies its one
+step; erasing a card (its entries lose their text) and a case older than this state fold the case's
+interrogations again; a reset and an erase forget the rows. A step is the game's (`StepsFor`, set once by the
+game on the ledger: the cells need the scenario's key facts, which the ledger does not know); without one, a
+change marks the case as not folded, and its next read folds it. The answer text is sealed under the case
+key, like the record body, and goes with the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from bureau.ledger.keys import cipher_for
+from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
+from bureau.ledger.record import INTERROGATION, RecordEntry, read_entries
+from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
+from bureau.sealing import CaseCipher, SealError
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerStep:
+    """What one interrogation adds: the cells its answer speaks to, and the role's new latest answer
+    (`summary`: content-free; `answer`: the text)."""
+
+    role: str
+    cells: dict[str, str]
+    summary: dict[str, Any]
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class LatestAnswer:
+    role: str
+    entry_id: int
+    summary: dict[str, Any]
+    answer: str  # "" once dropped (a cited card was erased) or when the key is gone
+    asked_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeState:
+    knowledge: dict[str, dict[str, str]] = field(default_factory=dict)
+    answers: dict[str, LatestAnswer] = field(default_factory=dict)
+
+
+# The game's step for one interrogation entry of the record (None: the entry names no role), and the steps of
+# a scenario (by scenario id and language).
+StepOf = Callable[[RecordEntry], AnswerStep | None]
+StepsFor = Callable[[str, str], StepOf]
+
+
+def _seal(cipher: CaseCipher | None, text: str) -> str:
+    return cipher.seal(text) if cipher is not None and text else ""
+
+
+def _open(cipher: CaseCipher | None, sealed: str) -> str:
+    if not sealed or cipher is None:
+        return ""
+    try:
+        return cipher.open(sealed)
+    except SealError:
+        return ""
+
+
+def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime, step: AnswerStep) -> None:
+    """One interrogation committed: its cells replace the role's old ones, its answer the role's last."""
+    for fact_id, cell in step.cells.items():
+        row = session.get(KnowledgeCellRow, (case_id, step.role, fact_id))
+        if row is None:
+            session.add(KnowledgeCellRow(case_id=case_id, role=step.role, fact_id=fact_id, cell=cell))
+        else:
+            row.cell = cell
+    sealed = _seal(cipher_for(session, case_id), step.answer)
+    answer = session.get(LatestAnswerRow, (case_id, step.role))
+    if answer is None:
+        session.add(
+            LatestAnswerRow(
+                case_id=case_id,
+                role=step.role,
+                entry_id=entry_id,
+                summary=step.summary,
+                answer=sealed,
+                asked_at=asked_at,
+            )
+        )
+    else:
+        answer.entry_id, answer.summary, answer.answer, answer.asked_at = entry_id, step.summary, sealed, asked_at
+    session.flush()
+
+
+def forget_knowledge(session: Session, case_id: str) -> None:
+    """A reset or an erase: the case has asked nothing."""
+    session.execute(delete(KnowledgeCellRow).where(KnowledgeCellRow.case_id == case_id))
+    session.execute(delete(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id))
+
+
+def refold_knowledge(session: Session, case_id: str, step_of: StepOf) -> None:
+    """Fold every interrogation of the record again, once, into fresh rows. For the two changes a single
+    step cannot express: a case older than the maintained state, and an entry that lost its text."""
+    forget_knowledge(session, case_id)
+    session.flush()
+    knowledge: dict[str, dict[str, str]] = {}
+    latest: dict[str, tuple[RecordEntry, AnswerStep]] = {}
+    for entry in read_entries(session, case_id, kind=INTERROGATION):
+        step = step_of(entry)
+        if step is not None:
+            knowledge.setdefault(step.role, {}).update(step.cells)
+            latest[step.role] = (entry, step)
+    cipher = cipher_for(session, case_id)
+    session.add_all(
+        KnowledgeCellRow(case_id=case_id, role=role, fact_id=fact_id, cell=cell)
+        for role, cells in knowledge.items()
+        for fact_id, cell in cells.items()
+    )
+    session.add_all(
+        LatestAnswerRow(
+            case_id=case_id,
+            role=role,
+            entry_id=entry.id,
+            summary=step.summary,
+            answer=_seal(cipher, step.answer),
+            asked_at=entry.created_at,
+        )
+        for role, (entry, step) in latest.items()
+    )
+    session.flush()
+
+
+def read_knowledge(session: Session, case_id: str) -> KnowledgeState:
+    """The maintained state as it is: a handful of rows per role, whatever the record's length."""
+    rows = list(session.scalars(select(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id)))
+    cipher = cipher_for(session, case_id) if rows else None
+    answers = {
+        row.role: LatestAnswer(
+            row.role, row.entry_id, dict(row.summary), _open(cipher, row.answer), aware(row.asked_at)
+        )
+        for row in rows
+    }
+    # A role that was asked has a row of the matrix, even when no answer of it spoke to a fact.
+    knowledge: dict[str, dict[str, str]] = {role: {} for role in answers}
+    for cell in session.scalars(select(KnowledgeCellRow).where(KnowledgeCellRow.case_id == case_id)):
+        knowledge.setdefault(cell.role, {})[cell.fact_id] = cell.cell
+    return KnowledgeState(knowledge, answers)
+
+
+def is_folded(session: Session, case_id: str) -> bool:
+    return bool(session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)))
+
+
+class KnowledgeLedger(TransactionRunner):
+    # Set by the game (`Bureau`): the steps of a case's scenario.
+    knowledge_steps: StepsFor | None = None
+
+    def _step_forward(self, session: Session, case: CaseRow, entry: RecordEntry) -> None:
+        """An interrogation entry was appended to a case: apply its step, in the same transaction."""
+        if not case.knowledge_folded:
+            return  # folded whole on its next read
+        if self.knowledge_steps is None:
+            case.knowledge_folded = False
+            return
+        step = self.knowledge_steps(case.scenario_id, case.language)(entry)
+        if step is not None:
+            apply_step(session, case.id, entry.id, entry.created_at, step)
+
+    def _fold_again(self, session: Session, case_id: str) -> None:
+        """Entries of a case lost their text: fold it again now (or on its next read, without steps)."""
+        case = session.get(CaseRow, case_id)
+        if case is None or not case.knowledge_folded:
+            return
+        if self.knowledge_steps is None:
+            case.knowledge_folded = False
+            return
+        refold_knowledge(session, case_id, self.knowledge_steps(case.scenario_id, case.language))
+
+    async def case_knowledge(self, case_id: str) -> KnowledgeState:
+        """The case's matrix and latest answers. A case older than the maintained state is folded once, here,
+        under its row lock (two first reads fold it once; a command committing meanwhile waits)."""
+
+        def read(session: Session) -> KnowledgeState | None:
+            return read_knowledge(session, case_id) if is_folded(session, case_id) else None
+
+        found = await self._read(read)
+        if found is not None:
+            return found
+        steps = self.knowledge_steps
+        if steps is None:
+            raise LookupError("the game has not given the ledger its knowledge steps")
+
+        def fold(session: Session) -> KnowledgeState:
+            case = session.get(CaseRow, case_id, with_for_update=True)
+            if case is None:
+                raise CaseMissingError(case_id)
+            if not case.knowledge_folded:
+                refold_knowledge(session, case_id, steps(case.scenario_id, case.language))
+                case.knowledge_folded = True
+            return read_knowledge(session, case_id)
+
+        return await self._run(fold)

@@ -1,0 +1,110 @@
+"""Where a snapshot read's time goes as one case grows (issue 27): each part of `Bureau.snapshot`, timed alone,
+and a page of the record.
+
+An in-process app (open mode, evidence mode, embedded seekdb) over a scratch data directory; one case of
+safe-combination (en) grown by real interrogations through the game (`Bureau.interrogate`, the roles
+rotating, the questions cycling through the scenario's presets). At each size in `--sizes`, the p50 of
+`--reads` calls of each part:
+
+- `case row`: `require_case` (the ledger's case row);
+- `list <space>`: the memory store's list of each space (the cards the snapshot shows; session records are
+  trimmed to the newest few, so the cards stay few however many questions were asked);
+- `last interrogation`, `last cross-examination`: the newest record entry of each kind (one index search);
+- `maintained state`: the matrix and latest answers the ledger keeps (`case_knowledge`);
+- `whole snapshot`: `Bureau.snapshot`, all of the above and the view;
+- `record page (50)`: `Bureau.record_page`, the newest 50 entries opened (what `/record` reads, before JSON).
+
+Stdout is the table, stderr the progress.
+
+    .venv/bin/python bench/snapshot_parts.py                      # 0, 1 000, 10 000 questions
+    .venv/bin/python bench/snapshot_parts.py --sizes 0,300 --reads 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from harness import load_line, markdown_table, percentile, progress, scratch_dir
+
+QUESTIONS = (
+    "What is the safe combination?",
+    "Where is the safe hidden?",
+    "What time was the break-in?",
+    "What is your alibi for the night of the break-in?",
+)
+ROLES = ("detective", "informant", "suspect")
+
+
+async def p50_ms(call: Callable[[], Awaitable[Any]], reads: int) -> float:
+    times = []
+    for _ in range(reads):
+        started = time.perf_counter()
+        await call()
+        times.append((time.perf_counter() - started) * 1000)
+    return percentile(times, 0.5)
+
+
+def lister(gateway: Any, scope: Any) -> Callable[[], Awaitable[Any]]:
+    return lambda: gateway.list(scope)
+
+
+async def measure(sizes: list[int], reads: int) -> list[list[str]]:
+    for name in [n for n in os.environ if n.startswith("BUREAU_")]:
+        del os.environ[name]
+    from bureau.api.app import create_app
+    from bureau.bootstrap.collector import settle_after_start
+    from bureau.config import Settings
+    from bureau.scope.keys import SPACES, MemoryScope
+    from bureau.scope.vocabulary import RecordKind
+
+    app = create_app(Settings(_env_file=None, data_dir=scratch_dir("bench-parts-")))
+    rows: list[list[str]] = []
+    async with app.router.lifespan_context(app):
+        settle_after_start()
+        services = app.state.services
+        bureau, ledger, gateway = services.bureau, services.ledger, services.gateway
+        case_id = (await bureau.create_case("safe-combination", "en")).case.id
+        await bureau.cross_examine(case_id, ["informant", "suspect"], QUESTIONS[0])
+        asked = 0
+        for size in sizes:
+            while asked < size:
+                await bureau.interrogate(case_id, ROLES[asked % 3], QUESTIONS[asked % len(QUESTIONS)])  # type: ignore[arg-type]
+                asked += 1
+                if asked % 500 == 0:
+                    progress(f"{asked:,}/{size:,} questions")
+            parts: dict[str, Callable[[], Awaitable[Any]]] = {
+                "case row": lambda: bureau.require_case(case_id),
+                **{f"list {space}": lister(gateway, MemoryScope(case_id, space)) for space in SPACES},
+                "last interrogation": lambda: ledger.last_entry(case_id, RecordKind.INTERROGATION),
+                "last cross-examination": lambda: ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION),
+                "maintained state": lambda: ledger.case_knowledge(case_id),
+                "whole snapshot": lambda: bureau.snapshot(case_id),
+                "record page (50)": lambda: bureau.record_page(case_id, None, 50),
+            }
+            timed = {name: await p50_ms(call, reads) for name, call in parts.items()}
+            rows.append([f"{size:,}", *(f"{ms:.2f}" for ms in timed.values())])
+            progress(f"{size:,} questions measured")
+    return [["N questions", *parts.keys()], *rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="0,1000,10000", help="questions in the case at each measurement")
+    parser.add_argument("--reads", type=int, default=30, help="calls of each part at each size")
+    args = parser.parse_args()
+    sizes = sorted(int(size) for size in args.sizes.split(","))
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"before: {load_line()}")
+    header, *rows = asyncio.run(measure(sizes, args.reads))
+    print(f"after: {load_line()}")
+    print(f"p50 ms of {args.reads} calls per part; in-process, evidence mode, embedded seekdb")
+    print(markdown_table(header, rows))
+
+
+if __name__ == "__main__":
+    main()

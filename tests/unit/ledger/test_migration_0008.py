@@ -1,0 +1,140 @@
+"""Migration 0008 (the snapshot's maintained state) on SQLite and on PostgreSQL: a ledger at 0007 holding a
+case with interrogations (sealed bodies) is migrated; the case is marked not folded, and its first read folds
+the whole record once into exactly what the reference fold gives; the new index serves the newest entry of
+one kind; the record's length is counted once into the case row."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, inspect, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers, step_of
+from bureau.game.scenario_schema import load_builtin_scenarios
+from bureau.ledger.database import create_ledger_engine, migrate
+from bureau.ledger.keys import create_key
+from bureau.ledger.models import CaseRow
+from bureau.ledger.record import RecordDraft, append_entry
+from bureau.ledger.repository import Ledger
+from bureau.scope.vocabulary import RecordKind
+
+SCENARIO = load_builtin_scenarios()[("safe-combination", "en")]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def old_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """A fresh database at revision 0007 (on PostgreSQL, its own database in the session's cluster)."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'bureau.db'}"
+    else:
+        server = make_url(request.getfixturevalue("postgres_url"))
+        name = "migration_" + os.urandom(4).hex()
+        admin = create_engine(server, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(text(f"CREATE DATABASE {name}"))
+        admin.dispose()
+        url = server.set(database=name).render_as_string(hide_password=False)
+    engine = create_ledger_engine(url)
+    migrate(engine, revision="0007")
+    yield engine
+    engine.dispose()
+
+
+def trace(role: str, cited: list[tuple[str, str, str]], certainty: str = "known") -> dict[str, object]:
+    """A trace as an interrogation writes it: hits (card, space, topic), the cited ones, the certainty."""
+    hits = [{"card_id": card, "space": space, "topic": topic, "score": 0.9} for card, space, topic in cited]
+    return {"role": role, "hits": hits, "evidence": [card for card, _, _ in cited], "certainty": certainty}
+
+
+def old_case(engine: Engine) -> str:
+    """A case as 0007 knew it: the case row, its key, four interrogations with sealed bodies."""
+    case_id = "migr" + os.urandom(6).hex()
+    asked = [
+        ("informant", "What is the safe combination?", "It is 4-1-7.", [("c1", "informant", "safe_combination")]),
+        ("suspect", "Where is the safe hidden?", "I do not know.", []),
+        ("detective", "What time was the break-in?", "Near midnight.", [("c2", "bulletin_board", "break_in_timeline")]),
+        (
+            "suspect",
+            "What is your alibi for the night of the break-in?",
+            "The opera.",
+            [("c3", "suspect", "suspect_alibi")],
+        ),
+    ]
+    now = datetime.now(UTC)
+    with Session(engine) as session, session.begin():
+        session.execute(
+            text(
+                "INSERT INTO cases (id, scenario_id, language, status, version, created_at, updated_at)"
+                " VALUES (:id, 'safe-combination', 'en', 'active', 5, :now, :now)"
+            ),
+            {"id": case_id, "now": now},
+        )
+        create_key(session, case_id)
+        for number, (role, question, answer, cited) in enumerate(asked):
+            draft = RecordDraft(
+                RecordKind.INTERROGATION,
+                [role],
+                role,
+                {"trace": trace(role, cited)},
+                {"question": question, "answer": answer},
+            )
+            append_entry(session, case_id, draft, now + timedelta(seconds=number))
+    return case_id
+
+
+def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_engine: Engine) -> None:
+    case_id = old_case(old_engine)
+    migrate(old_engine)
+
+    tables = inspect(old_engine).get_table_names()
+    assert {"case_knowledge", "case_latest_answers"} <= set(tables)
+    indexes = {ix["name"]: ix["column_names"] for ix in inspect(old_engine).get_indexes("case_record")}
+    assert indexes["ix_case_record_case_kind"] == ["case_id", "kind", "id"]
+    with Session(old_engine) as session:
+        assert session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)) is False
+        assert session.scalar(text("SELECT count(*) FROM case_knowledge")) == 0
+        assert session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) == 4  # counted once
+
+    ledger = Ledger(old_engine)
+    ledger.knowledge_steps = lambda scenario_id, language: step_of(SCENARIO.key_facts)
+
+    async def read() -> None:
+        entries = await ledger.interrogations(case_id)
+        assert len(entries) == 4
+        maintained = await ledger.case_knowledge(case_id)
+        assert maintained.knowledge == fold_knowledge(SCENARIO.key_facts, entries)
+        assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
+        assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
+        assert maintained.answers["suspect"].answer == "The opera."
+        newest, total = await ledger.record_page(case_id, None, 2)
+        assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
+        last = await ledger.last_entry(case_id, RecordKind.INTERROGATION)
+        assert last is not None and last.body["answer"] == "The opera."
+
+    asyncio.run(read())
+    with Session(old_engine) as session:
+        assert session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)) is True
+        stored = session.scalars(text("SELECT answer FROM case_latest_answers")).all()
+    # The answers kept for the snapshot are sealed like the record body.
+    assert len(stored) == 3 and not [s for s in stored if "opera" in s or "4-1-7" in s or "midnight" in s]
+
+
+def test_a_new_case_is_maintained_from_its_start(old_engine: Engine) -> None:
+    migrate(old_engine)
+    ledger = Ledger(old_engine)
+
+    async def create() -> str:
+        case_id = "newc" + os.urandom(6).hex()
+        await ledger.create_case(case_id, "safe-combination", "en")
+        return case_id
+
+    case_id = asyncio.run(create())
+    with Session(old_engine) as session:
+        assert session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)) is True
