@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bureau.memory.relevance import analyse, answer_types, persons
-from bureau.memory.relevance.coverage import card_words, cover, hard_match, lemma, lists, question_words
+from bureau.memory.relevance.coverage import cover, question_words
+from bureau.memory.relevance.words import card_words, hard_match, lemma, lists
 from bureau.scope.relevance import RULE_NAMES, Cuts, covered
 from bureau.scope.vocabulary import Certainty, CoverageRule
 
