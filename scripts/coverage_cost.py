@@ -16,8 +16,9 @@ import statistics
 import time
 
 from bureau.evaluation import build_scorer, load_set
-from bureau.memory.relevance.coverage import card_words, cover, question_words
+from bureau.memory.relevance.coverage import cover, question_words
 from bureau.memory.relevance.features import best_per_word
+from bureau.memory.relevance.words import card_words
 
 
 def main() -> int:

@@ -1,8 +1,8 @@
 """Which gate keeps an answerable question from its right outcome (docs/retrieval.md, "Diagnosis").
 
 For every direct / follow-up question not known with the right card, and every paraphrase whose right card is
-neither known nor uncertain, on the labelled set's test half and on blind set 1 (a development set since round
-two), the first gate that fails:
+neither known nor uncertain, on the labelled set's test half and on blind sets 1 and 2 (development sets since
+rounds two and three), the first gate that fails:
 
 - `model: right card not top`  — without the rule, the best-judged candidate is another card;
 - `model: below cut`           — the right card is top but its score is below the known (paraphrase:
@@ -10,7 +10,7 @@ two), the first gate that fails:
 - `contradiction`, `focus`, `attribute`, `no focus match` — the coverage rule held it back.
 
 And for every near-topic question answered known, its kind. Prints counts only, unless `--show` (for study on
-the development sets; the blind set 2 is never passed here).
+the development sets; blind set 3, the one scored once, is never passed here).
 
     .venv/bin/python scripts/diagnose_retrieval.py [--show]
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from bureau.evaluation import build_scorer, judge, load_blind, load_set, score_set, without_rule
 from bureau.evaluation.scoring import Scored
-from bureau.evaluation.sets import BLIND_SET_PATH, SET_PATH
+from bureau.evaluation.sets import BLIND_SET_2_PATH, BLIND_SET_PATH, SET_PATH
 from bureau.memory.relevance import load_policy
 from bureau.scope.relevance import LogisticPolicy
 
@@ -87,8 +87,8 @@ def main() -> None:
     scorer, embed = build_scorer(args.embedder)
     labelled = score_set(load_set(SET_PATH), scorer, embed)
     diagnose("test half", [s for s in labelled if s.probe.split == "test"], policy, args.show)
-    blind_one = Path(BLIND_SET_PATH)
-    diagnose("blind set 1 (seen)", score_set(load_blind(blind_one), scorer, embed), policy, args.show)
+    for name, path in (("blind set 1 (seen)", BLIND_SET_PATH), ("blind set 2 (seen)", BLIND_SET_2_PATH)):
+        diagnose(name, score_set(load_blind(Path(path)), scorer, embed), policy, args.show)
 
 
 if __name__ == "__main__":

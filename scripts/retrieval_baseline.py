@@ -1,16 +1,17 @@
 """The "before" figures of `bureau eval-retrieval`: the scorer as it stood at one commit, measured on today's sets.
 
-Round two of issue 23 compares its scorer with main's at the start of the round (commit 9745252). That code
-is taken from git (`git archive <commit> backend` into a temporary folder) and run in a child Python with
-that folder first on the path, so the old coverage rule, word lists and model file score the same set files;
-the figures per set and language go into `docs/data/retrieval-baseline.json`, which `make eval` prints as the
-"before" columns (blind set 2 has no other "before").
+Each round of issue 23 compares its scorer with main's at the start of the round (round two: 9745252; round
+three: 39339f5, the default). That code is taken from git (`git archive <commit> backend` into a temporary
+folder) and run in a child Python with that folder first on the path, so the old coverage rule, word lists and
+model file score the same set files; the figures per set and language go into
+`docs/data/retrieval-baseline.json`, which `make eval` prints as the "before" columns.
 
-    .venv/bin/python scripts/retrieval_baseline.py --sets test,blind1           # the development sets
-    .venv/bin/python scripts/retrieval_baseline.py --sets blind2                # once, with the final scorer
+    .venv/bin/python scripts/retrieval_baseline.py --sets test,blind1,blind2    # the development sets
+    .venv/bin/python scripts/retrieval_baseline.py --sets blind3                # once, with the final scorer
 
-Sets: `test` (the labelled set's test half), `blind1` (blind set 1, seen since round two), `blind2` (blind
-set 2: only when the scorer of this branch is final; scoring it is a one-time event, docs/retrieval.md).
+Sets: `test` (the labelled set's test half), `blind1` and `blind2` (blind sets 1 and 2: development sets,
+fitting data since round three), `blind3` (blind set 3: only when the scorer of this branch is final; scoring
+it is a one-time event, docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINE_PATH = REPO / "docs" / "data" / "retrieval-baseline.json"
-START_OF_ROUND = "9745252"
+START_OF_ROUND = "39339f5"  # round three (round two's "before" was 9745252)
 SET_FILES = {
     "test": REPO / "tests" / "data" / "honest_retrieval_set.yaml",
     "blind1": REPO / "tests" / "data" / "blind_retrieval_set.yaml",
     "blind2": REPO / "tests" / "data" / "blind_retrieval_set_2.yaml",
+    "blind3": REPO / "tests" / "data" / "blind_retrieval_set_3.yaml",
 }
 
 # Runs inside the old code: only names that existed at the start of the round.
@@ -73,7 +75,7 @@ def measure(backend: Path, name: str) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commit", default=START_OF_ROUND)
-    parser.add_argument("--sets", default="test,blind1", help="comma-separated: test, blind1, blind2")
+    parser.add_argument("--sets", default="test,blind1", help="comma-separated: test, blind1, blind2, blind3")
     args = parser.parse_args()
     names = [n for n in args.sets.split(",") if n]
     unknown = sorted(set(names) - set(SET_FILES))

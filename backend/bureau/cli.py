@@ -249,8 +249,10 @@ def preflight(args: argparse.Namespace) -> int:
 def eval_retrieval(args: argparse.Namespace) -> int:
     from bureau.evaluation import (
         BLIND_2_CHART_PATH,
+        BLIND_3_CHART_PATH,
         BLIND_CHART_PATH,
         BLIND_SET_2_PATH,
+        BLIND_SET_3_PATH,
         BLIND_SET_PATH,
         CHART_PATH,
         run,
@@ -267,8 +269,18 @@ def eval_retrieval(args: argparse.Namespace) -> int:
         blind_chart=None if args.no_chart else BLIND_CHART_PATH,
         blind2_path=None if args.no_blind_2 else (args.blind_2 or BLIND_SET_2_PATH),
         blind2_chart=None if args.no_chart else BLIND_2_CHART_PATH,
+        blind3_path=None if args.no_blind_3 else (args.blind_3 or BLIND_SET_3_PATH),
+        blind3_chart=None if args.no_chart else BLIND_3_CHART_PATH,
+        cross_sets=args.cross_sets,
+        cross_sets_weights=_languages(args.cross_sets_weights),
     )
     return 0
+
+
+def _languages(raw: str | None) -> tuple[str, ...] | None:
+    if raw is None:
+        return None
+    return tuple(x for x in raw.split(",") if x and x != "none")
 
 
 def quiet_third_party_loggers() -> None:
@@ -328,6 +340,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--no-blind", action="store_true", help="leave the blind set out")
     evaluate.add_argument("--blind-2", type=Path, default=None, help="blind set 2 (default tests/data/blind_…_2.yaml)")
     evaluate.add_argument("--no-blind-2", action="store_true", help="leave blind set 2 out")
+    evaluate.add_argument("--blind-3", type=Path, default=None, help="blind set 3 (default tests/data/blind_…_3.yaml)")
+    evaluate.add_argument("--no-blind-3", action="store_true", help="leave blind set 3 out")
+    evaluate.add_argument(
+        "--cross-sets",
+        action="store_true",
+        help="fit on two of calibration half / blind set 1 / blind set 2 and measure on the third",
+    )
+    evaluate.add_argument(
+        "--cross-sets-weights",
+        default=None,
+        metavar="LANGS",
+        help="with --cross-sets: languages (comma-separated, or 'none') whose weights are fitted on the "
+        "development sets too (default: as shipped)",
+    )
     evaluate.set_defaults(handler=eval_retrieval)
     return parser
 

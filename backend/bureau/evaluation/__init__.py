@@ -15,6 +15,7 @@ from bureau.evaluation.fitting import MODEL_PATH, fit, fit_logistic, half_split_
 from bureau.evaluation.metrics import TODAY_THRESHOLD, Report, auroc, evaluate, metrics, pr_curve
 from bureau.evaluation.report import (
     BLIND_2_CHART_PATH,
+    BLIND_3_CHART_PATH,
     BLIND_CHART_PATH,
     CHART_PATH,
     COMPARE_ROWS,
@@ -27,6 +28,7 @@ from bureau.evaluation.scoring import Outcome, Scored, build_scorer, judge, scor
 from bureau.evaluation.sets import (
     ANSWERABLE_KINDS,
     BLIND_SET_2_PATH,
+    BLIND_SET_3_PATH,
     BLIND_SET_PATH,
     KINDS,
     LANGUAGES,
@@ -44,8 +46,10 @@ from bureau.evaluation.sets import (
 __all__ = [
     "ANSWERABLE_KINDS",
     "BLIND_2_CHART_PATH",
+    "BLIND_3_CHART_PATH",
     "BLIND_CHART_PATH",
     "BLIND_SET_2_PATH",
+    "BLIND_SET_3_PATH",
     "BLIND_SET_PATH",
     "CHART_PATH",
     "COMPARE_ROWS",

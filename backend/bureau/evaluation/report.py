@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from bureau.evaluation.chart import render_chart
-from bureau.evaluation.fitting import MODEL_PATH, fit, half_split_figures, write_model
+from bureau.evaluation.fitting import (
+    MODEL_PATH,
+    WEIGHTS_FROM_DEVELOPMENT,
+    as_development,
+    cross_set_figures,
+    fit,
+    half_split_figures,
+    write_model,
+)
 from bureau.evaluation.metrics import TODAY_THRESHOLD, Report, evaluate
 from bureau.evaluation.scoring import build_scorer, judge, score_set, without_rule
 from bureau.evaluation.sets import (
     BLIND_SET_2_PATH,
+    BLIND_SET_3_PATH,
     BLIND_SET_PATH,
     LANGUAGES,
     NEAR_KINDS,
@@ -29,7 +38,8 @@ from bureau.memory.relevance import load_policy
 CHART_PATH = REPO / "docs" / "img" / "honest-retrieval-pr.svg"
 BLIND_CHART_PATH = REPO / "docs" / "img" / "blind-retrieval-pr.svg"
 BLIND_2_CHART_PATH = REPO / "docs" / "img" / "blind-2-retrieval-pr.svg"
-# The scorer at the start of round two (main, 9745252) on each set: scripts/retrieval_baseline.py writes it.
+BLIND_3_CHART_PATH = REPO / "docs" / "img" / "blind-3-retrieval-pr.svg"
+# The scorer at the start of the round (round three: main at 39339f5) on each set: scripts/retrieval_baseline.py.
 BASELINE_PATH = REPO / "docs" / "data" / "retrieval-baseline.json"
 
 
@@ -117,6 +127,10 @@ def run(
     blind_chart: Path | None = BLIND_CHART_PATH,
     blind2_path: Path | None = BLIND_SET_2_PATH,
     blind2_chart: Path | None = BLIND_2_CHART_PATH,
+    blind3_path: Path | None = BLIND_SET_3_PATH,
+    blind3_chart: Path | None = BLIND_3_CHART_PATH,
+    cross_sets: bool = False,
+    cross_sets_weights: tuple[str, ...] | None = None,
 ) -> Report:
     """Score the set, optionally refit the model file, print the table and write the chart; then the blind
     set (when there is one) in its own columns, before and after the coverage rule, with its own chart."""
@@ -124,8 +138,29 @@ def run(
     scorer, embed = build_scorer(embedder)
     out(f"Scoring {len(data.probes)} questions about {len(data.facts)} facts with the {embedder} embedder …")
     scored = score_set(data, scorer, embed)
+    if refit or cross_sets:
+        # Fitting data since round three: the calibration half plus the development sets (blind sets 1 and 2).
+        development = {
+            name: score_set(load_blind(path), scorer, embed)
+            for name, path in (("blind1", BLIND_SET_PATH), ("blind2", BLIND_SET_2_PATH))
+        }
+        if cross_sets:
+            out("Cross-set check: fit on two of calibration half / blind set 1 / blind set 2, measure on the third:")
+            weights = WEIGHTS_FROM_DEVELOPMENT if cross_sets_weights is None else cross_sets_weights
+            out(f"  (weights and model cuts fitted on the development sets too for: {', '.join(weights) or 'none'})")
+            crossed = cross_set_figures(scored, development, embedder, weights)
+            out(
+                render_comparison(
+                    [
+                        (f"{held} {lang.upper()} held out", row)
+                        for held, by in crossed.items()
+                        for lang, row in by.items()
+                    ]
+                )
+            )
     if refit:
-        write_model({embedder: fit(scored, embedder)})
+        dev = [s for part in development.values() for s in as_development(part)]
+        write_model({embedder: fit([*scored, *dev], embedder)})
         load_policy.cache_clear()
         out(f"Wrote the fitted model to {MODEL_PATH}")
     if half_splits:
@@ -157,6 +192,7 @@ def run(
     for name, key, path, chart_path in (
         ("blind", "blind1", blind_path, blind_chart),
         ("blind-2", "blind2", blind2_path, blind2_chart),
+        ("blind-3", "blind3", blind3_path, blind3_chart),
     ):
         if path is None:
             continue
@@ -164,17 +200,18 @@ def run(
             out(f"No blind set at {path}: its columns are left out")
             continue
         blind = load_blind(path)
-        out(f"{name}: {len(blind.probes)} questions about {len(blind.facts)} facts (never fitted on)")
+        role = "never fitted on" if key == "blind3" else "a development set: fitting data since round three"
+        out(f"{name}: {len(blind.probes)} questions about {len(blind.facts)} facts ({role})")
         blind_scored = score_set(blind, scorer, embed)
         blind_report = evaluate(blind_scored, policy, "blind", embedder)
         without = evaluate(without_rule(blind_scored), policy, "blind", embedder)
         columns += _columns(name, baseline.get(key), without, blind_report)
         if chart_path is not None:
             chart_path.parent.mkdir(parents=True, exist_ok=True)
-            title = "blind set 2" if key == "blind2" else "blind set 1"
+            title = f"blind set {key.removeprefix('blind')}"
             chart_path.write_text(render_chart(blind_report, cuts_by_lang, title), "utf-8")
             out(f"Wrote {name}'s precision–recall chart to {chart_path}")
-    out("Before (main at the start of round two, docs/data/retrieval-baseline.json; else no coverage rule) and now:")
+    out("Before (main at the start of the round, docs/data/retrieval-baseline.json; else no coverage rule) and now:")
     out(render_comparison(columns))
     return report
 

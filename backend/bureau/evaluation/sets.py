@@ -27,6 +27,9 @@ BLIND_SET_PATH = REPO / "tests" / "data" / "blind_retrieval_set.yaml"
 # Round two: blind set 1 became a development set (studied, never fitted on); blind set 2 was written by another
 # engineer from the format and the scenario files alone and is scored once, with the final scorer.
 BLIND_SET_2_PATH = REPO / "tests" / "data" / "blind_retrieval_set_2.yaml"
+# Round three: blind sets 1 and 2 are development (fitting) data; blind set 3 is written blind by the lead and
+# scored once, with the final scorer, in its own columns.
+BLIND_SET_3_PATH = REPO / "tests" / "data" / "blind_retrieval_set_3.yaml"
 NEAR_KINDS: tuple[str, ...] = ("attribute", "instance", "time", "person")
 
 ANSWERABLE_KINDS: tuple[str, ...] = ("direct", "followup", "paraphrase", "cross_language")

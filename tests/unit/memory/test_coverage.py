@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bureau.memory.relevance import analyse, answer_types, persons
-from bureau.memory.relevance.coverage import card_words, cover, hard_match, lemma, lists, question_words
+from bureau.memory.relevance.coverage import cover, question_words
+from bureau.memory.relevance.words import card_words, hard_match, lemma, lists
 from bureau.scope.relevance import RULE_NAMES, Cuts, covered
 from bureau.scope.vocabulary import Certainty, CoverageRule
 
@@ -218,3 +219,15 @@ def test_a_covered_cut_outside_the_two_cuts_is_refused() -> None:
         policy_from_data({"models": {"local": {"languages": {"en": spec}}}}, "local")
     spec["covered_cut"] = None
     assert policy_from_data({"models": {"local": {"languages": {"en": spec}}}}, "local") is not None
+
+
+def test_ordinals_and_chinese_before_after_are_kinds() -> None:
+    """Round three: "the second delivery" is not answered by a card about the fourth one, 之前 not by 以后; the
+    same ordinal, or 以前 for 之前 (one meaning), is no contradiction."""
+    other = check("Who signed for the second delivery?", "The porter signed for the fourth delivery at noon.")
+    assert other.contradicted == ("second",)
+    assert other.signals()["rule_contradiction"] == 1.0
+    same = check("Who signed for the second delivery?", "The porter signed for the second delivery at noon.")
+    assert not same.contradicted and "second" in same.matched
+    assert check("开会之前你在哪儿？", "开会以后我一直在车库里修车。").signals()["rule_contradiction"] == 1.0
+    assert check("开会之前你在哪儿？", "开会以前我一直在车库里修车。").signals()["rule_contradiction"] == 0.0

@@ -14,6 +14,8 @@ import pytest
 
 from bureau.evaluation import (
     ANSWERABLE_KINDS,
+    BLIND_SET_2_PATH,
+    BLIND_SET_PATH,
     LANGUAGES,
     PRESET_HOLDER,
     PRESET_OTHER,
@@ -23,9 +25,11 @@ from bureau.evaluation import (
     fit,
     half_split_figures,
     judge,
+    load_blind,
     load_set,
     score_set,
 )
+from bureau.evaluation.fitting import as_development
 from bureau.memory.relevance import SIGNALS, load_policy
 
 # Scenario preset questions asked of a role that holds the fact, known with the right card (of 22).
@@ -142,10 +146,17 @@ def test_preset_questions_are_known_to_the_roles_that_hold_them(scored) -> None:
 
 @pytest.mark.parametrize("embedder", ["local", "hashing"])
 def test_the_shipped_model_is_the_one_fitted_on_the_calibration_half(scored_by, embedder: str) -> None:
-    """The data file is reproducible: refitting on the calibration half gives the same coefficients."""
+    """The data file is reproducible: refitting on the fitting data gives the same coefficients and cuts. The
+    local model's fitting data is the calibration half plus the development sets (blind sets 1 and 2, round
+    three); the hashing fallback's is the calibration half alone."""
     policy = load_policy(embedder)
     assert policy is not None
-    refit = fit(scored_by(embedder), embedder)
+    development: list = []
+    if embedder == "local":
+        scorer, embed = build_scorer(embedder)
+        for path in (BLIND_SET_PATH, BLIND_SET_2_PATH):
+            development += as_development(score_set(load_blind(path), scorer, embed))
+    refit = fit([*scored_by(embedder), *development], embedder)
     for lang in LANGUAGES:
         spec, shipped = refit["languages"][lang], policy.languages[lang]
         assert spec["intercept"] == pytest.approx(shipped.intercept, abs=1e-3)
@@ -153,6 +164,8 @@ def test_the_shipped_model_is_the_one_fitted_on_the_calibration_half(scored_by, 
             assert spec["weights"][name] == pytest.approx(shipped.weights[name], abs=1e-3), name
         assert spec["known_cut"] == pytest.approx(shipped.cuts.known, abs=1e-3)
         assert spec["uncertain_cut"] == pytest.approx(shipped.cuts.uncertain, abs=1e-3)
+        if embedder == "local":
+            assert spec["covered_cut"] == pytest.approx(shipped.cuts.covered, abs=1e-3)
 
 
 def test_half_splits_never_see_the_test_half(scored) -> None:

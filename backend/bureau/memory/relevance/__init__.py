@@ -3,6 +3,8 @@
 - `language`      the words of a text, English and Chinese (shared by every module here);
 - `lexical`       terms, content words and names of a text, and BM25;
 - `answer_types`  the kind of answer a question asks for, and whether a card gives one;
+- `times`         clock times and dates a text states, normalised (another time is a contradiction);
+- `words`         the word lists, word forms, and how a question word is matched or contradicted by a card;
 - `coverage`      the coverage rule: a card is `known` only when it covers what the question is about;
 - `features`      what the signals read of a card and a question, and the per-pair measures;
 - `scorer`        `RelevanceScorer`: the signals of every candidate, with the per-process caches;

@@ -28,17 +28,24 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
-
-import yaml
 
 from bureau.memory.relevance.answer_types import gives_type
-from bureau.memory.relevance.language import CJK, CJK_RUN, PERSONAL_EN, PERSONAL_ZH, stemmer, tag
+from bureau.memory.relevance.language import CJK, CJK_RUN, PERSONAL_EN, PERSONAL_ZH, tag
 from bureau.memory.relevance.times import time_phrases
+from bureau.memory.relevance.words import (
+    POSSESSIVE,
+    CardWords,
+    contradicted,
+    hard_match,
+    is_modifier,
+    is_predicate,
+    lemma,
+    lists,
+    says,
+)
 from bureau.scope.relevance import RULE_NAMES as RULE_SIGNALS
 
-__all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
+__all__ = ["RULE_SIGNALS", "Coverage", "cover", "question_words"]
 
 # Single-word cosines (the encoder's) that count as a match in meaning: a predicate that close is matched
 # for `known` ("turned" / "switched" off); any word that close anchors an `uncertain` answer (a translation,
@@ -46,154 +53,6 @@ __all__ = ["RULE_SIGNALS", "Coverage", "card_words", "cover", "question_words"]
 # 0.47) and the calibration half's cross-language questions (米娅/Mia 0.53, 撬棍/crowbar 0.48).
 SOFT_MATCH = 0.6
 SOFT_ANCHOR = 0.45
-
-_LATIN = re.compile(r"[A-Za-z0-9]+")
-_POSSESSIVE = re.compile(r"['’]s$")
-
-
-@dataclass(frozen=True, slots=True)
-class Lists:
-    common: frozenset[str]
-    attributes: Mapping[str, str]  # attribute noun -> kind
-    equivalents: Mapping[str, frozenset[str]]  # word -> its group (itself included)
-    kinds: Mapping[str, frozenset[str]]  # word -> the other members of every kind it belongs to
-    kind_phrases: frozenset[str]  # Chinese members of two characters or more, found in a question's text
-    persons: frozenset[str]  # words that name a person (a card saying one answers "who")
-    kind_names: Mapping[str, frozenset[str]]  # a kind's name -> its members ("vehicle" -> van, car, …)
-
-
-@cache
-def lists() -> Lists:
-    raw = yaml.safe_load(resources.files("bureau.memory").joinpath("data/coverage_words.yaml").read_text("utf-8"))
-    common = frozenset(" ".join(raw["common"].values()).split())
-    attributes = {str(w): kind for kind, words in raw["attributes"].items() for w in words}
-    equivalents: dict[str, frozenset[str]] = {}
-    for group in raw["equivalents"]:
-        members = frozenset(str(w).casefold() for w in group)
-        for w in members:
-            equivalents[w] = equivalents.get(w, frozenset()) | members
-    kinds: dict[str, frozenset[str]] = {}
-    by_kind: dict[str, frozenset[str]] = {}
-    for kind in {*raw["kinds"], *raw["more_kinds"]}:
-        words = [*raw["kinds"].get(kind, ()), *raw["more_kinds"].get(kind, ())]
-        members = frozenset(str(w).casefold() for w in words)
-        by_kind[kind] = members
-        for w in members:
-            kinds[w] = kinds.get(w, frozenset()) | (members - {w})
-    kind_names = {str(n).casefold(): by_kind[kind] for kind, names in raw["kind_names"].items() for n in names}
-    phrases = frozenset(w for w in kinds if CJK.search(w) and len(w) > 1)
-    persons = frozenset(" ".join(raw["persons"].values()).casefold().split())
-    return Lists(common, attributes, equivalents, kinds, phrases, persons, kind_names)
-
-
-@cache
-def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
-    """lemminflect's lemmas of an English word by part of speech ({} for a word it does not know: a name)."""
-    import lemminflect
-
-    return {str(pos): tuple(str(x).casefold() for x in forms) for pos, forms in lemminflect.getAllLemmas(word).items()}
-
-
-def lemma(word: str) -> str:
-    """The word's lemma: as a verb when it can be one ("saw" -> "see"), else its first one."""
-    found = _lemmas(word)
-    for pos in ("VERB", "NOUN", "ADJ", "ADV", "AUX"):
-        if pos in found:
-            return found[pos][0]
-    return word.casefold()
-
-
-# Parts of speech that make a word the predicate (what is done or said of the thing), not the thing asked about.
-_PREDICATE_EN = frozenset({"VERB", "ADJ", "ADV", "AUX"})
-_PREDICATE_ZH = re.compile(r"^(?:v|vd|vg|vi|a|ad|d|f|t|q|p|c|u.*|y|zg|r|e|o)$")
-
-
-def _modifier(word: str, tag: str) -> bool:
-    """An adverb: English words lemminflect knows only as adverbs, Chinese words rjieba tags `d`."""
-    if CJK.search(word):
-        return tag in ("d", "ad")
-    found = set(_lemmas(word))
-    return found == {"ADV"}
-
-
-def is_predicate(word: str, tag: str = "") -> bool:
-    """A verb, adjective or adverb (English: every part of speech lemminflect knows for it; Chinese: rjieba's
-    tag). Nouns, names, numbers and unknown words are focus words."""
-    if CJK.search(word):
-        return bool(tag) and _PREDICATE_ZH.match(tag) is not None
-    if word.isdigit():
-        return False
-    found = set(_lemmas(word))
-    return bool(found) and found <= _PREDICATE_EN
-
-
-@cache
-def _stem(word: str) -> str:
-    return str(stemmer().stemWord(word))
-
-
-def _forms(word: str) -> set[str]:
-    """The word, its lemma and its stem (English); a Chinese word as it is."""
-    word = _POSSESSIVE.sub("", word.casefold())
-    if CJK.search(word):
-        return {word}
-    return {word, _stem(word), *(x for forms in _lemmas(word).values() for x in forms)}
-
-
-@dataclass(frozen=True, slots=True)
-class CardWords:
-    """What the rule needs of a card, computed once per card (with its other features)."""
-
-    text: str  # NFKC, casefolded
-    forms: frozenset[str]  # every English word's forms
-    chars: frozenset[str]  # Chinese characters
-    times: frozenset[str] = frozenset()  # the clock times and dates it states, normalised (times.py)
-
-
-def card_words(content: str) -> CardWords:
-    text = unicodedata.normalize("NFKC", content).casefold()
-    forms: set[str] = set()
-    for word in _LATIN.findall(text):
-        forms |= _forms(word)
-    times = frozenset(time_phrases(text).values())
-    return CardWords(text, frozenset(forms), frozenset(CJK.findall(text)), times)
-
-
-def _says(card: CardWords, word: str) -> bool:
-    """The card says this word: any of its forms (English), or the word inside its text (Chinese)."""
-    if CJK.search(word):
-        return word in card.text
-    return bool(_forms(word) & card.forms)
-
-
-def hard_match(card: CardWords, word: str) -> bool:
-    """Matched for `known`: the word, its lemma or stem, a listed equivalent, or all of a Chinese word's
-    characters."""
-    table = lists()
-    group = table.equivalents.get(word.casefold(), frozenset()) | {word.casefold()}
-    if any(_says(card, w) for w in group):
-        return True
-    cjk = CJK.search(word) is not None
-    members = table.kind_names.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
-    if any((CJK.search(m) is not None) == cjk and _says(card, m) for m in members):
-        return True  # a kind's name, answered by a member of the kind ("what vehicle" by "a van")
-    # A Chinese word is also matched by its characters (segmentation differs between texts), unless it is a
-    # member of a kind: 周四 is not said by a card with 周五 and 四点, nor 前年 by 年底之前.
-    chars = [c for c in CJK.findall(word) if c not in _FUNCTION_CHARS]
-    if word.casefold() in table.kinds:
-        return False
-    return len(chars) > 1 and all(c in card.chars for c in chars)
-
-
-def contradicted(card: CardWords, word: str) -> bool:
-    """The card holds another member of the word's kind, and not the word itself."""
-    others = lists().kinds.get(_POSSESSIVE.sub("", word.casefold()), frozenset())
-    if not others and not CJK.search(word):
-        others = lists().kinds.get(lemma(word), frozenset())
-    # Only members in the question word's own script: 包 against an English card's "bag" is a translation.
-    cjk = CJK.search(word) is not None
-    others = frozenset(o for o in others if (CJK.search(o) is not None) == cjk)
-    return bool(others) and not hard_match(card, word) and any(_says(card, other) for other in others)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +124,7 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
     attributes = {kind for noun, kind in table.attributes.items() if CJK.search(noun) and noun in norm}
     focus, predicates, common = [], [], []
     for word in words:
-        key = _POSSESSIVE.sub("", word.casefold())
+        key = POSSESSIVE.sub("", word.casefold())
         if CJK.search(key):
             if _DEMONSTRATIVE.fullmatch(key):
                 continue
@@ -279,7 +138,7 @@ def question_words(words: Sequence[str], text: str, *, statement: bool = False) 
             attributes.add(table.attributes[key])
         elif _ASKS_NUMBER.match(key):
             attributes.add("number")  # 几个, 多大码: the question's own "how many"
-        elif _modifier(key, tags.get(word, tags.get(key, ""))):
+        elif is_modifier(key, tags.get(word, tags.get(key, ""))):
             continue  # an adverb qualifies the predicate; it is not what the question is about
         elif key in table.common or lemma(key) in table.common:
             common.append(key)
@@ -333,20 +192,19 @@ _DEMONSTRATIVE = re.compile(r"[这那哪每][辆个位家条次只张件本台�
 # "whose car"): the word is what remains; a word that was only function characters is none.
 _PARTICLE_TAIL = re.compile(r"[是的了着过在把被给能吗呢吧]+$")
 _FUNCTION_HEAD = re.compile(r"^(?:[由被把给]|[谁哪][的]?)+")
-_FUNCTION_CHARS = frozenset("的了着过")
 
 
 def gives_attribute(card: CardWords, kind: str, persons: frozenset[str], asked: Sequence[str], content: str) -> bool:
     """The card answers an attribute named by a noun: a colour word, or a name (the ones the question says
     do not count). Other kinds are the answer types of `answer_types.gives_type`."""
-    said = {_POSSESSIVE.sub("", w.casefold()) for w in asked}
+    said = {POSSESSIVE.sub("", w.casefold()) for w in asked}
     if kind == "colour":
         colours = lists().kinds.get("red", frozenset()) | {"red"}
-        rest = [w for w in colours - said if _says(card, w)]
+        rest = [w for w in colours - said if says(card, w)]
         return bool(rest) or _COLOURS.search(card.text) is not None
     if kind == "money":
         currency = lists().kind_names.get("money", frozenset())
-        return _CURRENCY.search(card.text) is not None or any(_says(card, w) for w in currency)
+        return _CURRENCY.search(card.text) is not None or any(says(card, w) for w in currency)
     if kind == "age":
         return _AGE.search(card.text) is not None
     if kind == "name":

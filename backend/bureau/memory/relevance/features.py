@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bureau.memory.relevance.coverage import CardWords, QuestionWords
+from bureau.memory.relevance.coverage import QuestionWords
 from bureau.memory.relevance.language import CJK
 from bureau.memory.relevance.lexical import TextFeatures
+from bureau.memory.relevance.words import CardWords
 
 
 @dataclass(frozen=True, slots=True)

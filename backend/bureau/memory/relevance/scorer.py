@@ -25,7 +25,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from bureau.memory.relevance.answer_types import addressed, answer_types, gives_type, persons
-from bureau.memory.relevance.coverage import card_words, cover, question_words
+from bureau.memory.relevance.coverage import cover, question_words
 from bureau.memory.relevance.features import (
     CardFeatures,
     Question,
@@ -38,6 +38,7 @@ from bureau.memory.relevance.features import (
 )
 from bureau.memory.relevance.language import CJK, question_language, stemmer
 from bureau.memory.relevance.lexical import TextFeatures, analyse, bm25_scores, content_key
+from bureau.memory.relevance.words import card_words
 from bureau.memory.types import Candidate, StoredCard
 
 CARD_CACHE_SIZE = 20_000
