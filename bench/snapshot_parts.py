@@ -9,6 +9,8 @@ rotating, the questions cycling through the scenario's presets). At each size in
 - `case row`: `require_case` (the ledger's case row);
 - `list <space>`: the memory store's list of each space (the cards the snapshot shows; session records are
   trimmed to the newest few, so the cards stay few however many questions were asked);
+- `list detective, a new case`: the same list for a case created at that size in the same store (no history
+  of its own): tells a list slowed by its own space's history from one slowed by the table's size;
 - `last interrogation`, `last cross-examination`: the newest record entry of each kind (one index search);
 - `maintained state`: the matrix and latest answers the ledger keeps (`case_knowledge`);
 - `whole snapshot`: `Bureau.snapshot`, all of the above and the view;
@@ -77,9 +79,13 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 asked += 1
                 if asked % 500 == 0:
                     progress(f"{asked:,}/{size:,} questions")
+            fresh_case = (await bureau.create_case("safe-combination", "en")).case.id
             parts: dict[str, Callable[[], Awaitable[Any]]] = {
                 "case row": lambda: bureau.require_case(case_id),
                 **{f"list {space}": lister(gateway, MemoryScope(case_id, space)) for space in SPACES},
+                # The same list for a case created just now in the same store: is a slow list the owner's own
+                # history (rows written and deleted under that case and space) or the table's?
+                "list detective, a new case": lister(gateway, MemoryScope(fresh_case, "detective")),
                 "last interrogation": lambda: ledger.last_entry(case_id, RecordKind.INTERROGATION),
                 "last cross-examination": lambda: ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION),
                 "maintained state": lambda: ledger.case_knowledge(case_id),
