@@ -4,7 +4,9 @@ leave-one-out, promotion as a Saga, no path home, and withdrawal when erasure re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -271,39 +273,38 @@ async def test_reset_and_erase_take_findings_and_their_mapping(
     assert await services.ledger.support_rows(case_id) == [] and await services.ledger.findings(case_id) == []
 
 
+class Crash(BaseException):
+    """A process dying mid-promotion: not an error the Saga catches."""
+
+
+@contextlib.contextmanager
+def fault_at(findings: Any, step: str, error: BaseException) -> Iterator[None]:
+    """The findings Saga fails (or crashes) at one named step while the block runs."""
+
+    def inject(at: str) -> None:
+        if at == step:
+            raise error
+
+    findings.fault = inject
+    try:
+        yield
+    finally:
+        findings.fault = lambda at: None
+
+
 @pytest.mark.parametrize("step", ["after_reserve", "after_board_write"])
 async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_again(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, step: str
 ) -> None:
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
     findings_service = services.bureau.findings
-
-    def fail(at: str) -> None:
-        if at == step:
-            raise MemoryUnavailableError("injected")
-
-    findings_service.fault = fail
-    try:
+    with fault_at(findings_service, step, MemoryUnavailableError("injected")):
         failed = await promote(client, case_id, VAN["en"])
-    finally:
-        findings_service.fault = lambda at: None
     assert failed.status_code == 503
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
     assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
-
-    class Crash(BaseException):
-        pass
-
-    def crash(at: str) -> None:
-        if at == step:
-            raise Crash
-
-    findings_service.fault = crash
-    try:
-        with pytest.raises(Crash):
-            await services.bureau.promote_finding(case_id, VAN["en"])
-    finally:
-        findings_service.fault = lambda at: None
+    with fault_at(findings_service, step, Crash()), pytest.raises(Crash):
+        await services.bureau.promote_finding(case_id, VAN["en"])
     [pending] = await services.ledger.findings(case_id)
     assert pending.state == "pending"
     stranded = await services.gateway.find_finding(board_scope(case_id), pending.id)
@@ -323,20 +324,8 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
 ) -> None:
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
     findings_service = services.bureau.findings
-
-    class Crash(BaseException):
-        pass
-
-    def crash(at: str) -> None:
-        if at == "after_board_write":
-            raise Crash
-
-    findings_service.fault = crash
-    try:
-        with pytest.raises(Crash):
-            await services.bureau.promote_finding(case_id, VAN["en"])
-    finally:
-        findings_service.fault = lambda at: None
+    with fault_at(findings_service, "after_board_write", Crash()), pytest.raises(Crash):
+        await services.bureau.promote_finding(case_id, VAN["en"])
     [pending] = await services.ledger.findings(case_id)
     assert len(await services.gateway.find_finding(board_scope(case_id), pending.id)) == 1
     assert await findings_service.roll_back_abandoned() == 0  # its lease is live: never undercut
