@@ -18,7 +18,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
+from bureau.ledger.cases import CaseLedger, CaseRecord
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.finding_rows import (
     FindingFigures,
@@ -31,9 +31,9 @@ from bureau.ledger.finding_rows import (
     withdrawn_events,
 )
 from bureau.ledger.keys import cipher_for
-from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, take_over_expired
-from bureau.ledger.models import CaseRow, FindingRow, FindingSupportRow
-from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, aware, utcnow
+from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
+from bureau.ledger.models import FindingRow, FindingSupportRow
+from bureau.ledger.transactions import LedgerConflictError, LedgerError, aware, utcnow
 from bureau.scope.support import Contribution, qualifies
 from bureau.scope.vocabulary import FindingState
 
@@ -58,9 +58,7 @@ class FindingLedger(CaseLedger):
 
         def insert(session: Session) -> FindingRecord:
             now = utcnow()
-            case = session.get(CaseRow, case_id, with_for_update={"key_share": True})
-            if case is None or case.status != ACTIVE:
-                raise CaseMissingError(case_id)
+            lock_active_case(session, case_id)
             cipher = _cipher(session, case_id)
             slot = cipher.pseudonym("claim", normalised_claim(claim))
             row = FindingRow(

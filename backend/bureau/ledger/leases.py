@@ -8,8 +8,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import FindingRow, PublicationRow
-from bureau.ledger.transactions import affected, utcnow
+from bureau.ledger.models import CaseRow, FindingRow, PublicationRow
+from bureau.ledger.transactions import CaseMissingError, affected, utcnow
+from bureau.scope.vocabulary import CaseStatus
 
 LeasedRow = type[FindingRow] | type[PublicationRow]
 PENDING = "pending"  # the state a leased row is in while its owner works (`FindingState` / `PublicationState`)
@@ -17,6 +18,17 @@ PENDING = "pending"  # the state a leased row is in while its owner works (`Find
 
 class LostLeaseError(Exception):
     """The row is no longer ours: another owner took it over, or it was released or erased."""
+
+
+def lock_active_case(session: Session, case_id: str) -> CaseRow:
+    """Before a Saga inserts its row: the lock the INSERT's foreign key would take on the case row, taken first
+    (PostgreSQL). An erasure holding the case row makes us wait here, before our key is in the unique index
+    (not after it, with the erasure's tombstone INSERT waiting on that key: a deadlock); afterwards we collide
+    with its tombstone. SQLite ignores it (one writer at a time). A case not active is missing."""
+    case = session.get(CaseRow, case_id, with_for_update={"key_share": True})
+    if case is None or case.status != CaseStatus.ACTIVE:
+        raise CaseMissingError(case_id)
+    return case
 
 
 def lease_until(now: datetime, lease_s: float) -> datetime:

@@ -9,13 +9,13 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.cases import ACTIVE, CaseLedger, CaseRecord
+from bureau.ledger.cases import CaseLedger, CaseRecord
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import append_event, event_record
-from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, take_over_expired
-from bureau.ledger.models import CaseRow, PublicationRow
+from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
+from bureau.ledger.models import PublicationRow
 from bureau.ledger.tombstones import the_row
-from bureau.ledger.transactions import CaseMissingError, LedgerConflictError, LedgerError, affected, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, LedgerError, affected, aware, utcnow
 from bureau.scope.vocabulary import EventType, PublicationState
 
 
@@ -56,14 +56,7 @@ class PublicationLedger(CaseLedger):
 
         def insert(session: Session) -> tuple[PublicationRecord, EventRecord]:
             now = utcnow()
-            # PostgreSQL: the lock the INSERT's foreign key would take, taken before it. An erasure holding the
-            # case row makes us wait here, before our key is in the unique index (not after it, with the
-            # erasure's tombstone INSERT waiting on that key: a deadlock); afterwards we collide with its
-            # tombstone. SQLite ignores it (one writer at a time).
-            case = session.get(CaseRow, case_id, with_for_update={"key_share": True})
-            if case is None or case.status != ACTIVE:
-                raise CaseMissingError(case_id)
-            version = case.version
+            version = lock_active_case(session, case_id).version
             row = PublicationRow(
                 case_id=case_id,
                 source_card_id=source_card_id,
