@@ -76,10 +76,11 @@ async def measure(
     async with app.router.lifespan_context(app):
         settle_after_start()  # the collector as `bureau serve` leaves it once ready (bootstrap/collector.py)
         gateway = app.state.services.gateway
-        if not owner_index and gateway._nearest is not None:
+        nearest = gateway._life.nearest
+        if not owner_index and nearest is not None:
             from bureau.memory.seekdb_search import OWNER_INDEX
 
-            await gateway._run(gateway._nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {gateway._nearest._table}")
+            await gateway._run(nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {nearest._table}")
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
         run = gateway._run
         embedder = gateway._embedder

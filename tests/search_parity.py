@@ -49,11 +49,11 @@ async def case_with_cards(gateway: MemoryGateway, filler: int = 0) -> str:
 async def assert_search_matches_powermem(gateway: MemoryGateway, case: str) -> None:
     """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata and text, for
     the detective's space and the board in one statement, and for the whole case (no agent)."""
-    nearest = gateway._nearest
+    nearest = gateway._life.nearest
     assert nearest is not None
     cipher = gateway._ciphers.get(case)
     assert cipher is not None
-    storage = gateway._store().storage
+    storage = gateway._life.client().storage
 
     def both(question: str) -> tuple[list[Any], list[Any]]:
         vector = cipher.rotate(gateway._embedder.embed_query(question))

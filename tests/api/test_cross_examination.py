@@ -200,7 +200,7 @@ async def test_publishing_rechecks_the_source_at_the_moment_of_publishing(
     def erase_source_first(step: str) -> None:
         if step == "before_mark_ready":  # the source disappears after the copy was written, before it counts
             scope = role_scope(case_id, "informant")
-            assert gateway._executor.submit(gateway._delete_blocking, scope, secret["id"]).result(timeout=30)
+            assert gateway._life.executor.submit(gateway._delete_blocking, scope, secret["id"]).result(timeout=30)
 
     publisher.fault = erase_source_first
     try:

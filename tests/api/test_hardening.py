@@ -111,7 +111,7 @@ async def test_a_write_that_times_out_is_undone_when_it_lands(
 
     detective = MemoryScope(case_id, "detective")
     with monkeypatch.context() as patch:
-        patch.setattr(gateway, "_call_timeout_s", 0.2)
+        patch.setattr(gateway._life, "call_timeout_s", 0.2)
         patch.setattr(gateway, "_write_many_blocking", stuck_write)
         try:
             response = await client.post(

@@ -136,7 +136,7 @@ async def test_expired_cards_never_reach_search_snapshots_or_the_responder_and_a
     ).items()
     assert card.id not in given_to_the_responder(recording)
     assert card.id not in {c["id"] for c in cards(await snapshot(client, case_id), "detective")}
-    raw = gateway._store().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=1000)["results"]
+    raw = gateway._life.client().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=1000)["results"]
     assert card.id not in {str(r["id"]) for r in raw}  # purged, not merely hidden
     third = await ask(client, case_id, "detective", QUESTION)
     assert card.id not in {m["card_id"] for m in third["trace"]["misses"]}  # gone for good

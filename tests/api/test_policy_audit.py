@@ -115,7 +115,7 @@ async def test_memory_policy_route_offers_what_the_operator_may_write(client: ht
 
 
 def raw_ids(services: Services, scope) -> set[str]:
-    store = services.gateway._store()
+    store = services.gateway._life.client()
     return {
         str(r["id"]) for r in store.get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=10_000)["results"]
     }

@@ -115,7 +115,7 @@ async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
         assert gateway.backend_name == "seekdb-remote"
         case = await case_with_cards(gateway, filler=300)
         await assert_search_matches_powermem(gateway, case)
-        assert await gateway._run(gateway._nearest.has_owner_index)
+        assert await gateway._run(gateway._life.nearest.has_owner_index)
         await gateway.erase_case(case)
     finally:
         await gateway.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
@@ -23,7 +22,6 @@ from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.scoped_store import CASE_USER_PREFIX, ScopedStore
 from bureau.memory.screening_memo import RememberedScreening
-from bureau.memory.seekdb_search import NearestCards
 from bureau.memory.store_life import PING_TIMEOUT_S, StoreLife
 from bureau.memory.types import (
     Candidate,
@@ -104,22 +102,6 @@ class MemoryGateway:
         return self._life.dims
 
     @property
-    def _call_timeout_s(self) -> float:
-        return self._life.call_timeout_s
-
-    @_call_timeout_s.setter
-    def _call_timeout_s(self, seconds: float) -> None:
-        self._life.call_timeout_s = seconds
-
-    @property
-    def _executor(self) -> ThreadPoolExecutor:
-        return self._life.executor
-
-    @property
-    def _nearest(self) -> NearestCards | None:
-        return self._life.nearest
-
-    @property
     def foreign_hits_dropped(self) -> int:
         return self._scoped.foreign_hits_dropped
 
@@ -164,9 +146,6 @@ class MemoryGateway:
     async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
         """Every store call: on the memory worker, within its deadline (StoreLife.run)."""
         return await self._life.run(fn, *args, undo=undo)
-
-    def _store(self) -> Any:
-        return self._life.client()
 
     # ----- the calls on the memory worker (memory/scoped_store.py) ---------------------------------------
 

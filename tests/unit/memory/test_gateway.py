@@ -85,7 +85,7 @@ async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
 ) -> None:
     case = fresh_case()
     await write_secret(gateway, role_scope(case, "informant"))
-    nearest = gateway._nearest
+    nearest = gateway._life.nearest
     if nearest is not None:  # seekdb: the gateway's own statement (memory/seekdb_search.py)
         real_nearest = nearest.search
 
@@ -94,7 +94,7 @@ async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
 
         monkeypatch.setattr(nearest, "search", buggy_nearest)
     else:
-        storage = gateway._store().storage
+        storage = gateway._life.client().storage
         real_search = storage.search_memories
 
         def buggy_search(**kwargs):  # a store that forgets the agent filter, as PowerMem does without agent_id
@@ -113,7 +113,7 @@ async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
 ) -> None:
     """The statement answers every space of a question at once: a part's rows filed under the other part (a
     bug in reading the parts) must not reach either space."""
-    nearest = gateway._nearest
+    nearest = gateway._life.nearest
     if nearest is None:
         pytest.skip("one search per space on this backend")
     case = fresh_case()
@@ -168,8 +168,8 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(gate
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
     hold = threading.Event()
-    blocker = gateway._executor.submit(hold.wait)  # stands for any call already running on the worker
-    queue = gateway._executor._work_queue
+    blocker = gateway._life.executor.submit(hold.wait)  # stands for any call already running on the worker
+    queue = gateway._life.executor._work_queue
     tasks = []
     for call in calls:
         tasks.append(asyncio.ensure_future(call))

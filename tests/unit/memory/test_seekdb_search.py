@@ -19,7 +19,7 @@ from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 @pytest.fixture
 def nearest(services: Services) -> NearestCards:
-    found = services.gateway._nearest
+    found = services.gateway._life.nearest
     if found is None:
         pytest.skip("the gateway searches through PowerMem on this backend")
     return found
