@@ -3,8 +3,10 @@
 One real `bureau serve` (passcode mode, evidence mode, embedded seekdb) over a scratch data directory, one
 case of safe-combination (en), one operator session throughout. Before the first size: three whispers, one
 publish (the informant's combination goes to the board) and one cross-examination, so the matrix and the
-board are not empty. The case then grows by real interrogations over HTTP, one after another (the questions
-cycle through a pool, every tenth is one never asked before, the roles rotate), and at each size in `--sizes`:
+board are not empty; then a wait until the server and its store use under 10 % of a CPU for 2 s (a fresh
+store is still loading seekdb's system packages for a while after it answers). The case then grows by real
+interrogations over HTTP, one after another (the questions cycle through a pool, every tenth is one never
+asked before, the roles rotate), and at each size in `--sizes`:
 
 - the snapshot `GET /api/cases/{id}`: p50 / p95 of `--reads` reads, and its size;
 - a record page `GET /api/cases/{id}/record?limit=50`: p50 / p95 and size. A server without paging ignores
@@ -340,6 +342,10 @@ def main() -> None:
         with httpx.Client(base_url=server.url, timeout=600) as http:
             case = Case(http, operator, case_id)
             case.prepare()
+            # A fresh store keeps loading seekdb's system packages after it answers: measured meanwhile, the
+            # first size would carry that work (the snapshot at 0 questions was slower than at 1 000).
+            waited = server.wait_quiet()
+            progress(f"the server was quiet after {waited:.0f} s")
             started = time.perf_counter()
             for size in sizes:
                 case.grow_to(size)

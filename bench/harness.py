@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import html
 import os
 import resource
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import psutil
 
 from bureau.answering.local_model import free_port  # one definition, shared with the local model server
 
@@ -129,6 +131,30 @@ class Server:
         assert self.process is not None
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+    def tree_cpu_s(self) -> float:
+        """CPU seconds used so far by the server and its children (embedded seekdb's server is one)."""
+        assert self.process is not None
+        root = psutil.Process(self.process.pid)
+        total = 0.0
+        for process in [root, *root.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    def wait_quiet(self, share: float = 0.1, window_s: float = 2.0, deadline_s: float = 180.0) -> float:
+        """Wait until the server and its store use under `share` of one CPU over a whole `window_s` (a fresh
+        embedded store loads its system packages in the background for a while after it answers); returns
+        the seconds waited. Past the deadline it goes on and says so."""
+        started = time.perf_counter()
+        while time.perf_counter() - started < deadline_s:
+            before = self.tree_cpu_s()
+            time.sleep(window_s)
+            if (self.tree_cpu_s() - before) / window_s < share:
+                return time.perf_counter() - started
+        progress(f"the server still used over {share:.0%} of a CPU after {deadline_s:.0f} s; measuring anyway")
+        return time.perf_counter() - started
 
     def log_tail(self) -> str:
         path = self.data_dir / "server.log"

@@ -11,6 +11,7 @@ rotating, the questions cycling through the scenario's presets). At each size in
   trimmed to the newest few, so the cards stay few however many questions were asked);
 - `list detective, a new case`: the same list for a case created at that size in the same store (no history
   of its own): tells a list slowed by its own space's history from one slowed by the table's size;
+- `list all spaces`: the four spaces in one store call, as the snapshot reads them (on seekdb one statement);
 - `last interrogation`, `last cross-examination`: the newest record entry of each kind (one index search);
 - `maintained state`: the matrix and latest answers the ledger keeps (`case_knowledge`);
 - `whole snapshot`: `Bureau.snapshot`, all of the above and the view;
@@ -86,6 +87,8 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 # The same list for a case created just now in the same store: is a slow list the owner's own
                 # history (rows written and deleted under that case and space) or the table's?
                 "list detective, a new case": lister(gateway, MemoryScope(fresh_case, "detective")),
+                # What the snapshot reads: every space of the case in one store call.
+                "list all spaces": lambda: gateway.list_spaces([MemoryScope(case_id, space) for space in SPACES]),
                 "last interrogation": lambda: ledger.last_entry(case_id, RecordKind.INTERROGATION),
                 "last cross-examination": lambda: ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION),
                 "maintained state": lambda: ledger.case_knowledge(case_id),

@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     session_retention_s: int = Field(default=24 * 3600, ge=1)
     task_state_retention_s: int = Field(default=3600, ge=1)
     retention_sweep_s: float = Field(default=60.0, gt=0)
+    # seekdb keeps deleted rows as markers that every read of their space steps over, until a compaction;
+    # after this many deletes by this process, maintenance asks seekdb for one (memory/compaction.py). 0: never.
+    store_compact_after_deletes: int = Field(default=1000, ge=0)
     # Extra screening patterns (JSON list of regexes), applied on every write and again on every read.
     screening_patterns: list[str] = Field(default_factory=list, max_length=200)
 

@@ -15,6 +15,7 @@ import pymysql
 import pytest
 
 from bureau.config import Settings
+from bureau.memory.compaction import Compaction
 from bureau.memory.embedders import build_embedder
 from bureau.memory.gateway import MemoryGateway
 from bureau.sealing import new_case_key
@@ -111,11 +112,13 @@ async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
     )
     gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=2, keys=KeysInMemory(), prepare=True)
     await gateway.start()
+    gateway._life.compaction = Compaction(after_deletes=300)
     try:
         assert gateway.backend_name == "seekdb-remote"
         case = await case_with_cards(gateway, filler=300)
         await assert_search_matches_powermem(gateway, case)
         assert await gateway._run(gateway._life.nearest.has_owner_index)
         await gateway.erase_case(case)
+        assert await gateway.compact_if_due(), "the server refused the compaction its deletes called for"
     finally:
         await gateway.close()

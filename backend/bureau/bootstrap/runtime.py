@@ -165,6 +165,7 @@ async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
         ("sessions", runtime.ledger.purge_expired_sessions),
         ("abandoned publications", runtime.bureau.publisher.roll_back_abandoned),
         ("abandoned findings", runtime.bureau.findings.roll_back_abandoned),
+        ("store compaction", runtime.gateway.compact_if_due),
         *jobs,
     ]
     while True:

@@ -143,9 +143,7 @@ class Bureau:
 
     async def state(self, case_id: str) -> CaseState:
         case = await self.require_case(case_id)
-        spaces: dict[str, list[StoredCard]] = {
-            scope.space: await self.gateway.list(scope) for scope in _case_scopes(case_id)
-        }
+        spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(_case_scopes(case_id))
         last = await self.ledger.last_entry(case_id, RecordKind.INTERROGATION)
         joint = await self.ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION)
         return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last, joint)

@@ -143,6 +143,14 @@ class MemoryGateway:
         reopened store (StoreLife.reopen)."""
         await self._life.reopen(self._known.clear)
 
+    async def compact_if_due(self) -> bool:
+        """Maintenance: ask seekdb for a major compaction once this process has deleted enough rows
+        (memory/compaction.py). True when one was started."""
+        nearest, compaction = self._life.nearest, self._life.compaction
+        if nearest is None or not compaction.due:
+            return False
+        return await self._run(compaction.request, nearest)
+
     async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
         """Every store call: on the memory worker, within its deadline (StoreLife.run)."""
         return await self._life.run(fn, *args, undo=undo)
@@ -230,8 +238,13 @@ class MemoryGateway:
 
     async def list(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         """Every card of the space, however many: paged through the store, never cut at a page size."""
-        await self._ciphers.load(scope.case_id)
-        return await self._run(self._scoped.list, scope)
+        return (await self.list_spaces([scope]))[scope.space]
+
+    async def list_spaces(self, scopes: Sequence[MemoryScope]) -> dict[str, builtins.list[StoredCard]]:
+        """Every card of some spaces of one case, by space, in one store call (a snapshot's four spaces)."""
+        for case_id in {scope.case_id for scope in scopes}:
+            await self._ciphers.load(case_id)
+        return await self._run(self._scoped.list_spaces, tuple(scopes))
 
     async def purge_expired(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         """Remove every expired record of a scope, paging through all of them (no limit). Returns what was

@@ -20,7 +20,7 @@ from bureau.memory.embedders import cosine
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer
 from bureau.memory.screening_memo import RememberedScreening
-from bureau.memory.seekdb_search import Hit
+from bureau.memory.seekdb_search import Hit, NearestCards
 from bureau.memory.store_life import PING_SCOPE, StoreLife
 from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, Retrieval, StoredCard
 from bureau.scope.keys import TENANT, MemoryScope
@@ -69,6 +69,7 @@ class ScopedStore:
         for card in cards:
             if self._life.client().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
+                self._life.compaction.deleted(1)
         self._known.deleted(scope.user_id, scope.agent_id, [card.id for card in cards])
 
     def write_many(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> list[StoredCard]:
@@ -117,9 +118,7 @@ class ScopedStore:
         spaces = [(scope.user_id, scope.agent_id, vector) for scope, vector in queries]
         if self._backend == "sqlite":
             return store_rows.nearest_hits(self._life.client(), None, spaces, limit)
-        if self._life.nearest is None:  # set with the client: None until it is started
-            raise MemoryUnavailableError("memory gateway not started")
-        return store_rows.nearest_hits(None, self._life.nearest, spaces, limit)
+        return store_rows.nearest_hits(None, self._statements(), spaces, limit)
 
     def _judge(
         self, scope: MemoryScope, hits: Sequence[Hit]
@@ -160,16 +159,41 @@ class ScopedStore:
             return None
         return self._admit(scope, item)
 
-    def list(self, scope: MemoryScope) -> builtins.list[StoredCard]:
-        now, cards, expired = datetime.now(UTC), [], []
-        for item in self._rows(scope.user_id, scope.agent_id):
+    def list_spaces(self, scopes: Sequence[MemoryScope]) -> dict[str, builtins.list[StoredCard]]:
+        """Every card of some spaces of one case, by space. A row of a space not asked for is examined under
+        the first scope asked, so it is dropped and counted like any row outside the scope."""
+        if not scopes:
+            return {}
+        asked = {scope.agent_id: scope for scope in scopes}
+        cards: dict[str, builtins.list[StoredCard]] = {scope.space: [] for scope in scopes}
+        expired: dict[str, builtins.list[StoredCard]] = {scope.space: [] for scope in scopes}
+        now = datetime.now(UTC)
+        for item in self._space_rows(scopes):
+            scope = asked.get(str(item.get("agent_id")), scopes[0])
             card, reason = self._cards.examine(scope, item, now)
             if card is not None and reason == EXPIRED:
-                expired.append(card)
+                expired[scope.space].append(card)
             elif card is not None and not reason:
-                cards.append(card)
-        self._purge(scope, expired)  # after the scan: deleting while paging would shift the pages
-        return sorted(cards, key=lambda c: (c.created_at, c.id))
+                cards[scope.space].append(card)
+        for scope in scopes:
+            self._purge(scope, expired[scope.space])  # after the scan: deleting while paging would shift pages
+        return {space: sorted(found, key=lambda c: (c.created_at, c.id)) for space, found in cards.items()}
+
+    def _space_rows(self, scopes: Sequence[MemoryScope]) -> Iterator[dict[str, Any]]:
+        """The rows of the spaces of one case: on seekdb one statement for all of them, without vectors."""
+        if {scope.case_id for scope in scopes} != {scopes[0].case_id}:
+            raise ValueError("the spaces listed together are of one case")
+        if self._backend == "sqlite":
+            for scope in scopes:
+                yield from self._rows(scope.user_id, scope.agent_id)
+            return
+        yield from store_rows.space_rows(self._statements(), scopes[0].user_id, [scope.agent_id for scope in scopes])
+
+    def _statements(self) -> NearestCards:
+        """seekdb's own statements (memory/seekdb_search.py); None until the client is started."""
+        if self._life.nearest is None:
+            raise MemoryUnavailableError("memory gateway not started")
+        return self._life.nearest
 
     def purge_expired(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         now = datetime.now(UTC)
@@ -201,6 +225,7 @@ class ScopedStore:
         if self.get(scope, card_id) is None:
             return False
         deleted = bool(self._life.client().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
+        self._life.compaction.deleted(int(deleted))
         self._known.deleted(scope.user_id, scope.agent_id, [card_id])
         # After the delete, on the worker: a search queued before it has run and cached what it read.
         self._relevance.forget(scope.case_id, [card_id])
@@ -215,6 +240,7 @@ class ScopedStore:
 
         def deleted(batch: builtins.list[str]) -> None:
             self._known.deleted(user_id, agent_id, batch)
+            self._life.compaction.deleted(len(batch))
 
         store_rows.delete_ids(self._life.client(), user_id, agent_id, card_ids, deleted)
 

@@ -1,4 +1,5 @@
-"""The scoped vector search on seekdb, written as one statement for every space of a question.
+"""The scoped statements on seekdb: the vector search, one statement for every space of a question, and the
+rows of a case's spaces, one statement for all of them.
 
 PowerMem's search builds a SQLAlchemy statement for each call, compiles it with its literals inlined, parses
 the result again as text and formats the query vector as text three times (pyobvector's `ann_search`); with
@@ -7,6 +8,11 @@ two spaces per question that was about 4 ms of Python per question before seekdb
 cards of each space are one part of a UNION ALL, each with its own top k, and the owner columns and the
 vector (formatted once) are parameters. What comes back is what PowerMem's search returns for the same
 filters: a test compares the two, card by card.
+
+A snapshot lists four spaces. Through PowerMem that was four statements, each compiled again and reading every
+row's vector (which a list never uses) and parsing it in Python: about 0.5 ms a row, so a space's list grew with
+its few session records more than with anything the store did (docs/performance.md, "Case growth"). `rows`
+reads the spaces in one statement without the vector column, in id order, a page at a time.
 
 Used with embedded seekdb and with a seekdb server alike (both are OceanBase stores in PowerMem); PowerMem's
 sqlite store keeps its own search.
@@ -106,7 +112,34 @@ class NearestCards:
             hits[int(part)].append(Hit(item, 1.0 - _distance(distance)))
         return hits
 
-    def _execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
+    def rows(self, user_id: str, agent_ids: Sequence[str], after: int, limit: int) -> list[dict[str, Any]]:
+        """The rows of some spaces of one owner whose ids follow `after`, at most `limit`, in id order, as
+        PowerMem's list returns them (a test compares the two) but without the vector."""
+        if not agent_ids or limit < 1:
+            return []
+        params: dict[str, Any] = {"user": user_id, "after": int(after)}
+        params |= {f"agent_{n}": agent for n, agent in enumerate(agent_ids)}
+        agents = ", ".join(f"%(agent_{n})s" for n in range(len(agent_ids)))
+        statement = (
+            f"SELECT {self._id}, {self._text}, {self._metadata}, user_id, agent_id FROM {self._table} "  # noqa: S608
+            f"WHERE user_id = %(user)s AND agent_id IN ({agents}) AND {self._id} > %(after)s "
+            f"ORDER BY {self._id} LIMIT {int(limit)}"
+        )
+        return [
+            {"id": card_id, "memory": document, "metadata": _parsed(metadata), "user_id": user, "agent_id": agent}
+            for card_id, document, metadata, user, agent in self._execute(statement, params)
+        ]
+
+    def compacting(self) -> bool:
+        """Whether a major compaction is under way (memory/compaction.py)."""
+        found = self._execute("SELECT status FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        return any(str(status).upper() != "IDLE" for (status,) in found)
+
+    def start_major_compaction(self) -> None:
+        """Ask seekdb to compact: its background threads rewrite the data without the deleted rows."""
+        self._execute("ALTER SYSTEM MAJOR FREEZE", rows=False)
+
+    def _execute(self, statement: str, params: dict[str, Any] | None = None, *, rows: bool = True) -> list[Any]:
         """One statement on a connection of the store's engine, straight through its DBAPI cursor. Nothing
         but parameters is %-formatted, on either driver: no statement here holds a literal `%`."""
         connection = self._store.obvector.engine.raw_connection()
@@ -114,7 +147,7 @@ class NearestCards:
             cursor = connection.cursor()
             try:
                 cursor.execute(statement, params)
-                return list(cursor.fetchall())
+                return list(cursor.fetchall()) if rows else []
             finally:
                 cursor.close()
         finally:

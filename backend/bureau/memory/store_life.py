@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
 from bureau.memory import remote_store
+from bureau.memory.compaction import Compaction
 from bureau.memory.embedded_seekdb import (
     complete_vector_index,
     retrying_ddl_lock_timeouts,
@@ -76,6 +77,7 @@ class StoreLife:
         self.store_lost = False  # the last ping failed with an error: the client must be reopened
         self.reopening = False
         self.dims = 0
+        self.compaction = Compaction(settings.store_compact_after_deletes)  # counts deletes, asks for compaction
 
     @property
     def backend_name(self) -> str:

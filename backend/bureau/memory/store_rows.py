@@ -35,6 +35,18 @@ def rows(store: Any, user_id: str | None, agent_id: str | None = None, **filters
         offset += len(page)
 
 
+def space_rows(statements: NearestCards, user_id: str, agent_ids: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Every row of some spaces of one owner on seekdb, without vectors, a page at a time after the last id
+    read (a row deleted meanwhile cannot shift a page, as it would an offset)."""
+    after = 0
+    while True:
+        page = statements.rows(user_id, agent_ids, after, _PAGE_SIZE)
+        yield from page
+        if len(page) < _PAGE_SIZE:
+            return
+        after = int(page[-1]["id"])
+
+
 def delete_ids(
     store: Any, user_id: str, agent_id: str | None, card_ids: Sequence[str], deleted: Callable[[list[str]], None]
 ) -> None:

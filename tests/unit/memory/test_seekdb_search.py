@@ -12,8 +12,9 @@ import sqlglot
 from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
+from bureau.memory import store_rows
 from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
-from bureau.scope.keys import board_scope, readable_scopes, role_scope
+from bureau.scope.keys import SPACES, MemoryScope, board_scope, readable_scopes, role_scope
 from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 
@@ -102,6 +103,54 @@ async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, n
     hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
     assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
     assert len(await services.gateway.list(role_scope(case, "detective"))) == len(CARDS)
+
+
+async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statement(
+    services: Services, nearest: NearestCards, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same rows as PowerMem's list of each space, id, text, owner and metadata, without the vector, for
+    every space of the case in one statement; 1 206 rows page by id with none skipped or repeated."""
+    case = await case_with_cards(services.gateway, filler=1200)
+    client = services.gateway._life.client()
+    agents = list(SPACES)
+
+    def both() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        ours = list(store_rows.space_rows(nearest, role_scope(case, "detective").user_id, agents))
+        theirs = [
+            row for agent in agents for row in store_rows.rows(client, role_scope(case, "detective").user_id, agent)
+        ]
+        return ours, theirs
+
+    ours, theirs = await on_worker(services, both)
+    assert len(ours) == 6 + 1200 + 3 + 6
+    key = lambda row: int(row["id"])  # noqa: E731
+    assert len({key(row) for row in ours}) == len(ours)
+    for mine, powermem in zip(sorted(ours, key=key), sorted(theirs, key=key), strict=True):
+        assert {k: mine[k] for k in ("memory", "user_id", "agent_id", "metadata")} == {
+            k: powermem[k] for k in ("memory", "user_id", "agent_id", "metadata")
+        }
+        assert key(mine) == key(powermem)
+
+    statements: list[str] = []
+    execute = seekdb_engine._SeekdbCursor.execute
+
+    def counted(self: Any, operation: str, parameters: Any = None) -> None:
+        statements.append(operation)
+        execute(self, operation, parameters)
+
+    if services.gateway.backend_name == "seekdb-embedded":
+        monkeypatch.setattr(seekdb_engine._SeekdbCursor, "execute", counted)
+    other = await services.gateway.list_spaces([MemoryScope(case, space) for space in ("informant", "bulletin_board")])
+    assert {space: len(cards) for space, cards in other.items()} == {"informant": 6, "bulletin_board": 3}
+    if statements:
+        assert len(statements) == 1 and "embedding" not in statements[0]
+
+
+async def test_an_owner_with_quotes_lists_nothing(services: Services, nearest: NearestCards) -> None:
+    case = await case_with_cards(services.gateway)
+    user = f"{board_scope(case).user_id}' OR '1'='1"
+    assert await on_worker(services, nearest.rows, user, ["detective", "x' OR 1=1 -- "], 0, 500) == []
+    assert await on_worker(services, nearest.rows, board_scope(case).user_id, [], 0, 500) == []
 
 
 def test_a_vector_is_written_as_pyobvector_writes_it_and_only_if_finite() -> None:
