@@ -3,10 +3,12 @@
 One real `bureau serve` (passcode mode, evidence mode, embedded seekdb) over a scratch data directory, one
 case of safe-combination (en), one operator session throughout. Before the first size: three whispers, one
 publish (the informant's combination goes to the board) and one cross-examination, so the matrix and the
-board are not empty; then a wait until the server and its store use under 10 % of a CPU for 2 s (a fresh
-store is still loading seekdb's system packages for a while after it answers). The case then grows by real
-interrogations over HTTP, one after another (the questions cycle through a pool, every tenth is one never
-asked before, the roles rotate), and at each size in `--sizes`:
+board are not empty. The case then grows by real interrogations over HTTP, one after another (the questions
+cycle through a pool, every tenth is one never asked before, the roles rotate), and at each size in `--sizes`,
+after a wait until the server and its store use under 10 % of a CPU for 2 s (`--no-settle`: none). A fresh
+store keeps loading seekdb's system packages for a while after it answers, and the growth starts store
+compactions (memory/compaction.py) that run in seekdb's background: the wait keeps both out of the reads, and
+the table says how long it was and how many compactions the server had started:
 
 - the snapshot `GET /api/cases/{id}`: p50 / p95 of `--reads` reads, and its size;
 - a record page `GET /api/cases/{id}/record?limit=50`: p50 / p95 and size. A server without paging ignores
@@ -49,6 +51,8 @@ QUESTIONS_AFTER_READS = 5
 PROGRESS_EVERY = 250
 SNAPSHOT_FLAT_RATIO = 1.5  # the issue's target: snapshot p50 at the largest size within 1.5× of size 0
 PAGE_TARGET_MS = 20.0
+COMPACTION_LINE = "store compaction started"  # memory/compaction.py's log line
+READ_ROUND, ROUND_GAP_S = 20, 1.0
 ROLES = ("detective", "informant", "suspect")
 QUESTIONS = (  # 17 (not a multiple of 3), so each question meets every role as the rotation goes round
     "What is the safe combination?",
@@ -171,8 +175,12 @@ class RssSampler:
 
 
 def timed_reads(case: Case, suffix: str, reads: int) -> tuple[list[float], httpx.Response]:
+    """`reads` reads in rounds of READ_ROUND, a second apart: a burst of the store's own background work,
+    which moves a short run of back-to-back reads of an unchanged case as a whole, meets one round."""
     times, response = [], None
-    for _ in range(reads):
+    for n in range(reads):
+        if n and n % READ_ROUND == 0:
+            time.sleep(ROUND_GAP_S)
         started = time.perf_counter()
         response = case.get(suffix)
         times.append(elapsed_ms(started))
@@ -209,6 +217,8 @@ class Row:
     page_entries: int
     question_p50: float
     exports: dict[str, Export]
+    waited_s: float  # until the server was quiet, before the reads (0: --no-settle)
+    compactions: int  # store compactions the server had started by then
 
     @property
     def paging(self) -> str:
@@ -228,8 +238,9 @@ def measure_export(server: Server, case: Case, suffix: str) -> Export:
     return Export(took, len(response.content), baseline, sampler.peak, hwm)
 
 
-def measure(server: Server, case: Case, reads: int) -> Row:
+def measure(server: Server, case: Case, reads: int, settle: bool) -> Row:
     size = case.asked
+    waited = server.wait_quiet() if settle else 0.0
     progress(f"{size:,} questions: {reads} snapshot reads …")
     snapshot_times, snapshot = timed_reads(case, "", reads)
     progress(f"{size:,} questions: {reads} record page reads …")
@@ -250,6 +261,8 @@ def measure(server: Server, case: Case, reads: int) -> Row:
         page_entries=len(page.json()["entries"]),
         question_p50=percentile(asked, 0.5),
         exports=exports,
+        waited_s=waited,
+        compactions=server.log_text().count(COMPACTION_LINE),
     )
 
 
@@ -262,7 +275,7 @@ def size_text(count: float) -> str:
 
 def reads_table(rows: list[Row]) -> str:
     header = ["N questions", "snapshot p50 / p95 ms", "snapshot size", f"record `?limit={PAGE_LIMIT}` p50 / p95 ms"]
-    header += ["page size", "entries returned", "one question p50 ms"]
+    header += ["page size", "entries returned", "one question p50 ms", "waited for quiet s", "store compactions"]
     body = [
         [
             f"{row.size:,}",
@@ -272,6 +285,8 @@ def reads_table(rows: list[Row]) -> str:
             size_text(row.page_bytes),
             row.paging,
             f"{row.question_p50:.1f}",
+            f"{row.waited_s:.0f}",
+            f"{row.compactions}",
         ]
         for row in rows
     ]
@@ -329,7 +344,16 @@ def chart(rows: list[Row], name: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="0,1000,10000", help="questions in the case at each measurement")
-    parser.add_argument("--reads", type=int, default=30, help="repetitions of each read at each size")
+    parser.add_argument("--reads", type=int, default=100, help="repetitions of each read at each size")
+    parser.add_argument(
+        "--settle",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="before each size's reads, wait until the server is quiet (a store compaction may be running)",
+    )
+    parser.add_argument(
+        "--compact-after", type=int, default=None, help="BUREAU_STORE_COMPACT_AFTER_DELETES (default: the product's)"
+    )
     parser.add_argument("--chart", action="store_true", help=f"write the chart into {CHART_DIR}")
     parser.add_argument("--chart-name", default="case-growth.svg", help="its file name (after: case-growth-after.svg)")
     args = parser.parse_args()
@@ -337,19 +361,18 @@ def main() -> None:
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"before: {load_line()}")
     rows: list[Row] = []
-    with Server(env=PASSCODE_MODE) as server:
+    env = dict(PASSCODE_MODE)
+    if args.compact_after is not None:
+        env["BUREAU_STORE_COMPACT_AFTER_DELETES"] = str(args.compact_after)
+    with Server(env=env) as server:
         operator, _, case_id = passcode_case(server, 0)
         with httpx.Client(base_url=server.url, timeout=600) as http:
             case = Case(http, operator, case_id)
             case.prepare()
-            # A fresh store keeps loading seekdb's system packages after it answers: measured meanwhile, the
-            # first size would carry that work (the snapshot at 0 questions was slower than at 1 000).
-            waited = server.wait_quiet()
-            progress(f"the server was quiet after {waited:.0f} s")
             started = time.perf_counter()
             for size in sizes:
                 case.grow_to(size)
-                rows.append(measure(server, case, args.reads))
+                rows.append(measure(server, case, args.reads, args.settle))
                 progress(
                     f"{size:,} questions measured ({(time.perf_counter() - started) / 60:.1f} min so far): "
                     f"snapshot p50 {rows[-1].snapshot_p50:.1f} ms, record page p50 {rows[-1].page_p50:.1f} ms"

@@ -156,9 +156,12 @@ class Server:
         progress(f"the server still used over {share:.0%} of a CPU after {deadline_s:.0f} s; measuring anyway")
         return time.perf_counter() - started
 
-    def log_tail(self) -> str:
+    def log_text(self) -> str:
         path = self.data_dir / "server.log"
-        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def log_tail(self) -> str:
+        return self.log_text()[-3000:]
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -285,9 +285,8 @@ class Findings:
         known grade, grouped; each group's shortest text is offered as a draft the operator rewrites in their own
         words. One way is enough: under the coverage rule a card with one word more ("午夜时分" for "午夜") is
         not covered by the shorter one. A draft qualifies for nothing by itself: its own evaluation decides."""
-        cards = {
-            role: [c for c in await self.gateway.list(role_scope(case_id, role)) if c.may_be_evidence] for role in ROLES
-        }
+        listed = await self.gateway.list_spaces([role_scope(case_id, role) for role in ROLES])
+        cards = {role: [c for c in listed[role] if c.may_be_evidence] for role in ROLES}
         hits: dict[str, set[str]] = {}
         for role, own in cards.items():
             for card in own:

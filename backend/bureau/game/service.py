@@ -173,8 +173,10 @@ class Bureau:
     async def record_page(self, case_id: str, after: int | None, limit: int) -> tuple[CaseRecord, RecordPage]:
         """One page of the record, newest first (as the timeline shows it): the `limit` entries older than the
         cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
-        case = await self.require_case(case_id)
-        found, total = await self.ledger.record_page(case_id, after, limit + 1)  # one more: is there a next page?
+        # One more: is there a next page? The case comes with the page, in one read.
+        case, found, total = await self.ledger.record_page(case_id, after, limit + 1)
+        if case is None or case.status != ACTIVE:
+            raise CaseNotFoundError(case_id)
         entries = found[:limit]
         return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
 
@@ -228,10 +230,9 @@ class Bureau:
         version, deadline = case.version, time.monotonic() + RESET_RETRY_S
         try:
             while True:
-                old = {
-                    scope: [c.id for c in await self.gateway.list(scope) if c.id not in new_ids]
-                    for scope in _case_scopes(case_id)
-                }
+                scopes = _case_scopes(case_id)
+                listed = await self.gateway.list_spaces(scopes)
+                old = {scope: [c.id for c in listed[scope.space] if c.id not in new_ids] for scope in scopes}
                 try:
                     # The version read before listing: a command that commits in between makes this one retry.
                     event = PendingEvent(EventType.CASE_RESET, {})

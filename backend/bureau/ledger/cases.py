@@ -21,7 +21,15 @@ from bureau.ledger.events import append_event, append_events, event_record, was_
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
-from bureau.ledger.record import INTERROGATION, RecordDraft, append_entry, forget_entries, redact_card
+from bureau.ledger.record import (
+    INTERROGATION,
+    RecordDraft,
+    RecordEntry,
+    append_entry,
+    forget_entries,
+    read_page,
+    redact_card,
+)
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
@@ -75,6 +83,21 @@ class CaseLedger(KnowledgeLedger):
         def work(session: Session) -> CaseRecord | None:
             row = session.get(CaseRow, case_id)
             return case_record(row) if row else None
+
+        return await self._read(work)
+
+    async def record_page(
+        self, case_id: str, before: int | None, limit: int
+    ) -> tuple[CaseRecord | None, list[RecordEntry], int]:
+        """The case, and a page of its record as the timeline shows it, newest first: the `limit` entries below
+        `before`, and how many entries the record holds (the timeline numbers its rows from it). One read."""
+
+        def work(session: Session) -> tuple[CaseRecord | None, list[RecordEntry], int]:
+            row = session.get(CaseRow, case_id)
+            if row is None:
+                return None, [], 0
+            entries = read_page(session, case_id, before=before, after=None, limit=limit)
+            return case_record(row), entries, row.record_entries or 0
 
         return await self._read(work)
 

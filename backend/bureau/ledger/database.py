@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url, text
@@ -20,8 +21,12 @@ MIGRATION_LOCK = 0x6D696772  # advisory lock key ("migr") on PostgreSQL
 def create_ledger_engine(url: str, busy_timeout_s: float = 15.0) -> Engine:
     """`busy_timeout_s`: how long a SQLite write waits for another writer's lock before it fails (busy)."""
     if not url.startswith("sqlite"):
-        return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s})
+        return create_engine(url, pool_pre_ping=True, json_deserializer=orjson.loads)
+    engine = create_engine(
+        url,
+        connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
+        json_deserializer=orjson.loads,  # a record page decodes three JSON values an entry: a third of its read
+    )
 
     @event.listens_for(engine, "connect")
     def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

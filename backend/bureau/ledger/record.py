@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
@@ -56,7 +57,7 @@ def _open_body(cipher: CaseCipher | None, sealed: str) -> dict[str, Any]:
     if not sealed or cipher is None:
         return {}
     try:
-        return dict(json.loads(cipher.open(sealed)))
+        return dict(orjson.loads(cipher.open(sealed)))
     except (SealError, ValueError):
         return {}
 
@@ -151,16 +152,6 @@ class RecordLedger(TransactionRunner):
     async def case_record(self, case_id: str) -> list[RecordEntry]:
         """Every interrogation and cross-examination of the case, oldest first."""
         return await self._read(lambda s: read_entries(s, case_id))
-
-    async def record_page(self, case_id: str, before: int | None, limit: int) -> tuple[list[RecordEntry], int]:
-        """A page of the record as the timeline shows it, newest first: the `limit` entries below `before`; and
-        how many entries the record holds, read with them (the timeline numbers its rows from it)."""
-
-        def page(session: Session) -> tuple[list[RecordEntry], int]:
-            total = session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) or 0
-            return read_page(session, case_id, before=before, after=None, limit=limit), total
-
-        return await self._read(page)
 
     async def record_since(self, case_id: str, after: int, limit: int, until: int | None = None) -> list[RecordEntry]:
         """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""

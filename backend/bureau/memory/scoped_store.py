@@ -190,7 +190,7 @@ class ScopedStore:
         yield from store_rows.space_rows(self._statements(), scopes[0].user_id, [scope.agent_id for scope in scopes])
 
     def _statements(self) -> NearestCards:
-        """seekdb's own statements (memory/seekdb_search.py); None until the client is started."""
+        """seekdb's own statements (memory/seekdb_search.py), there once the client has started."""
         if self._life.nearest is None:
             raise MemoryUnavailableError("memory gateway not started")
         return self._life.nearest

@@ -9,10 +9,10 @@ cards of each space are one part of a UNION ALL, each with its own top k, and th
 vector (formatted once) are parameters. What comes back is what PowerMem's search returns for the same
 filters: a test compares the two, card by card.
 
-A snapshot lists four spaces. Through PowerMem that was four statements, each compiled again and reading every
-row's vector (which a list never uses) and parsing it in Python: about 0.5 ms a row, so a space's list grew with
-its few session records more than with anything the store did (docs/performance.md, "Case growth"). `rows`
-reads the spaces in one statement without the vector column, in id order, a page at a time.
+A snapshot lists four spaces. Through PowerMem that was four statements, each built and compiled again, each
+reading every row's vector (which a list never uses) and parsing it in Python, so a list cost more for each
+session record a role keeps (docs/performance.md, "Case growth"). `rows` reads the spaces of a case in one
+statement without the vector column, in id order, a page at a time.
 
 Used with embedded seekdb and with a seekdb server alike (both are OceanBase stores in PowerMem); PowerMem's
 sqlite store keeps its own search.

@@ -113,7 +113,7 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
         assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
         assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
         assert maintained.answers["suspect"].answer == "The opera."
-        newest, total = await ledger.record_page(case_id, None, 2)
+        _, newest, total = await ledger.record_page(case_id, None, 2)
         assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
         last = await ledger.last_entry(case_id, RecordKind.INTERROGATION)
         assert last is not None and last.body["answer"] == "The opera."

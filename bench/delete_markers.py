@@ -1,0 +1,152 @@
+"""What seekdb's delete markers cost a space's list, and what a compaction gives back (memory/compaction.py).
+
+One gateway (embedded seekdb, the hashing embedder: the store is what is measured) over a scratch data
+directory. Three cards in each of four spaces: the detective's, the informant's and the board of one case, and
+the detective's of another case. Then, as each question does, a session record is written into the
+detective's space and the retention trims it to the newest five, `--cycles` times; the automatic compaction
+is off (`BUREAU_STORE_COMPACT_AFTER_DELETES=0`), so the markers stay until this script asks for one.
+
+At the start, after the cycles, and after a major compaction (started as maintenance starts it, then waited
+for), the p50 of `--reads` lists of each space, two ways:
+
+- `SQL`: the statement the snapshot runs (memory/seekdb_search.py `rows`), alone: what the markers cost;
+- `gateway`: `MemoryGateway.list`, the cards opened and re-checked.
+
+The detective's space holds 8 cards after the cycles (3 + 5 session records), the others 3.
+Stdout is the table, stderr the progress.
+
+    .venv/bin/python bench/delete_markers.py                    # 2 000 cycles
+    .venv/bin/python bench/delete_markers.py --cycles 500 --reads 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from harness import load_line, markdown_table, percentile, progress, scratch_dir
+
+COMPACTION_DEADLINE_S = 300
+
+
+async def p50_ms(call: Callable[[], Awaitable[Any]], reads: int) -> float:
+    times = []
+    for _ in range(reads):
+        started = time.perf_counter()
+        await call()
+        times.append((time.perf_counter() - started) * 1000)
+    return percentile(times, 0.5)
+
+
+class Keys:
+    """Case keys without a ledger: the store is what is measured."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, bytes] = {}
+
+    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
+        from bureau.sealing import new_case_key
+
+        if create:
+            self._keys.setdefault(case_id, new_case_key())
+        return self._keys.get(case_id)
+
+
+async def measure(cycles: int, reads: int) -> list[list[str]]:
+    for name in [n for n in os.environ if n.startswith("BUREAU_")]:
+        del os.environ[name]
+    from bureau.config import Settings
+    from bureau.memory.embedders import HashingEmbeddings
+    from bureau.memory.gateway import MemoryGateway
+    from bureau.memory.types import CardDraft
+    from bureau.scope.keys import MemoryScope
+    from bureau.scope.memory_policy import WritePath
+    from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
+
+    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-markers-"), store_compact_after_deletes=0)
+    gateway = MemoryGateway(settings, HashingEmbeddings(), keys=Keys())
+    await gateway.start()
+    try:
+        nearest = gateway._life.nearest
+        assert nearest is not None, "a seekdb store"
+        case, other = "markers" + "a" * 6, "markers" + "b" * 6
+        spaces = {
+            "detective": MemoryScope(case, "detective"),
+            "informant": MemoryScope(case, "informant"),
+            "board": MemoryScope(case, "bulletin_board"),
+            "detective, other case": MemoryScope(other, "detective"),
+        }
+        for scope in spaces.values():
+            await gateway._ciphers.load(scope.case_id, create=True)
+            await gateway.write_many(
+                scope, [CardDraft(f"Note {i} of {scope.space}.", "note", Kind.NOTE) for i in range(3)]
+            )
+
+        rows: list[list[str]] = []
+
+        async def row(label: str) -> None:
+            sql = {
+                name: await p50_ms(lambda s=scope: gateway._run(nearest.rows, s.user_id, [s.agent_id], 0, 500), reads)
+                for name, scope in spaces.items()
+            }
+            listed = {name: await p50_ms(lambda s=scope: gateway.list(s), reads) for name, scope in spaces.items()}
+            rows.append([label, *(f"{sql[n]:.2f} / {listed[n]:.2f}" for n in spaces)])
+            progress(f"{label}: measured")
+
+        await row("start")
+        detective = spaces["detective"]
+        for n in range(cycles):
+            draft = CardDraft(
+                content=f"I was asked: question {n}?",
+                index_text=f"question {n}?",
+                topic="session",
+                kind=Kind.NOTE,
+                memory_type=MemoryType.SESSION,
+                trust=Trust.LOW,
+                created_by=CreatedBy.SYSTEM,
+                path=WritePath.SYSTEM,
+            )
+            await gateway.write(detective, draft)
+            await gateway.trim(detective, MemoryType.SESSION, 5)
+            if (n + 1) % 500 == 0:
+                progress(f"{n + 1:,}/{cycles:,} session records written and trimmed")
+        await row(f"after {cycles:,} written and trimmed")
+
+        gateway._life.compaction.after_deletes = 1
+        gateway._life.compaction.deleted(1)
+        started = time.perf_counter()
+        before = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        assert await gateway.compact_if_due(), "seekdb did not start a compaction"
+        frozen = before
+        while frozen == before or await gateway._run(nearest.compacting):
+            if time.perf_counter() - started > COMPACTION_DEADLINE_S:
+                raise RuntimeError(f"the compaction did not end within {COMPACTION_DEADLINE_S} s")
+            await asyncio.sleep(0.5)
+            frozen = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        took = time.perf_counter() - started
+        progress(f"the compaction took {took:.1f} s")
+        await row(f"after a compaction ({took:.0f} s)")
+        return [["", *spaces], *rows]
+    finally:
+        await gateway.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=2000, help="session records written and trimmed")
+    parser.add_argument("--reads", type=int, default=30, help="lists of each space at each step")
+    args = parser.parse_args()
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"before: {load_line()}")
+    header, *rows = asyncio.run(measure(args.cycles, args.reads))
+    print(f"after: {load_line()}")
+    print(f"p50 ms of {args.reads} lists per space, SQL statement / gateway list; embedded seekdb, hashing embedder")
+    print(markdown_table(header, rows))
+
+
+if __name__ == "__main__":
+    main()
