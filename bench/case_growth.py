@@ -21,7 +21,7 @@ No setting has to be raised for this: the only request limits are on failed sign
 (api/security.py, api/routes/streaming.py), and the model budget does not apply in evidence mode.
 Stdout is the result (tables and targets), stderr the progress.
 
-    .venv/bin/python bench/case_growth.py                      # 0, 1 000, 10 000 questions; a long run
+    .venv/bin/python bench/case_growth.py                      # 0, 30, 1 000, 10 000 questions; a long run
     .venv/bin/python bench/case_growth.py --sizes 0,200 --reads 5 --chart
 """
 
@@ -53,6 +53,8 @@ SNAPSHOT_FLAT_RATIO = 1.5  # the issue's target: snapshot p50 at the largest siz
 PAGE_TARGET_MS = 20.0
 COMPACTION_LINE = "store compaction started"  # memory/compaction.py's log line
 READ_ROUND, ROUND_GAP_S = 20, 1.0
+# From 15 questions on (the roles rotate), every role has answered and keeps its five session records.
+FULL_CONTENT = 15
 ROLES = ("detective", "informant", "suspect")
 QUESTIONS = (  # 17 (not a multiple of 3), so each question meets every role as the rotation goes round
     "What is the safe combination?",
@@ -325,13 +327,23 @@ def targets(rows: list[Row]) -> list[str]:
     growth = max(cell.growth for row in rows for cell in row.exports.values())
     peaks = [cell.hwm for row in rows for cell in row.exports.values() if cell.hwm is not None]
     peak = f", highest VmHWM {max(peaks):.1f} MB" if peaks else ""
-    return [
+    lines = [
         f"target snapshot p50 at {last.size:,} questions within {SNAPSHOT_FLAT_RATIO:g}× of {first.size:,}: "
         f"{flat} ({ratio:.2f}×: {last.snapshot_p50:.1f} ms vs {first.snapshot_p50:.1f} ms)",
         f"target record page (paged) p50 ≤ {PAGE_TARGET_MS:g} ms at every size: "
         f"{paged} (worst {worst_page:.1f} ms{unpaged})",
         f"export memory (report): largest RSS growth during one export {growth:+.1f} MB{peak} (table above)",
     ]
+    # At 0 questions the snapshot holds no answer and no session record (5.5 KB, 24 KB once every role has
+    # answered): the same comparison from the first size that holds all of it tells history from content.
+    full = next((row for row in rows[1:-1] if row.size >= FULL_CONTENT), None)
+    if full is not None:
+        lines.insert(
+            1,
+            f"(report) snapshot p50 at {last.size:,} questions against {full.size:,}, the same content: "
+            f"{last.snapshot_p50 / full.snapshot_p50:.2f}× ({last.snapshot_p50:.1f} ms vs {full.snapshot_p50:.1f} ms)",
+        )
+    return lines
 
 
 def chart(rows: list[Row], name: str) -> str:
@@ -343,7 +355,7 @@ def chart(rows: list[Row], name: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="0,1000,10000", help="questions in the case at each measurement")
+    parser.add_argument("--sizes", default="0,30,1000,10000", help="questions in the case at each measurement")
     parser.add_argument("--reads", type=int, default=100, help="repetitions of each read at each size")
     parser.add_argument(
         "--settle",
