@@ -103,8 +103,8 @@ bench-publish: $(STAMP)
 bench-start: $(STAMP)
 	$(BIN)/python bench/cold_start.py --runs 3 $(CHART_FLAG)
 
-# One case grown to 0 / 1 000 / 10 000 questions on one server: snapshot, record page, one question, the
-# exports' time and peak RSS (issue 27). Long (tens of minutes); not in `make bench`. GROWTH_SIZES to change.
+# One case grown to 0 / 30 / 1 000 / 10 000 questions on one server: snapshot, record page, one question, the
+# exports' time and peak RSS (issue 27). About ten minutes; not in `make bench`. GROWTH_SIZES to change.
 GROWTH_SIZES ?= 0,30,1000,10000
 bench-growth: $(STAMP)
 	$(BIN)/python bench/case_growth.py --sizes $(GROWTH_SIZES) $(CHART_FLAG)

@@ -51,6 +51,7 @@ from bureau.ledger.repository import (
     LOADING,
     CaseMissingError,
     CaseRecord,
+    CaseView,
     FindingRecord,
     Ledger,
     LedgerError,
@@ -63,7 +64,7 @@ from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
-from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode, RecordKind
+from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
@@ -142,11 +143,16 @@ class Bureau:
         return case
 
     async def state(self, case_id: str) -> CaseState:
-        case = await self.require_case(case_id)
+        return await self._state(case_id, await self.ledger.case_view(case_id))
+
+    async def _state(self, case_id: str, view: CaseView) -> CaseState:
+        """The case's state: one ledger read (`view`) and one store call."""
+        case = view.case
+        if case is None or case.status != ACTIVE:
+            raise CaseNotFoundError(case_id)
         spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(_case_scopes(case_id))
-        last = await self.ledger.last_entry(case_id, RecordKind.INTERROGATION)
-        joint = await self.ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION)
-        return CaseState(case, self.scenario(case.scenario_id, case.language), spaces, last, joint)
+        scenario = self.scenario(case.scenario_id, case.language)
+        return CaseState(case, scenario, spaces, view.last_interrogation, view.last_cross_examination)
 
     def translations(self, scenario_id: str) -> tuple[Scenario, ...]:
         """The scenario in every language it ships in (labels in the interface language, not only the case's)."""
@@ -163,8 +169,10 @@ class Bureau:
         """The operator's view, with each role's latest answer and the who-knows-what matrix as the ledger
         maintains them (the same cost at any record length), so a reload or a second console sees what this
         one saw."""
-        state = await self.state(case_id)
-        known = await self.ledger.case_knowledge(case_id)
+        view = await self.ledger.case_view(case_id, knowledge=True)  # the maintained state in the same read
+        state, known = await self._state(case_id, view), view.knowledge
+        if known is None:  # only when there is no case, which `_state` has said already
+            raise CaseNotFoundError(case_id)
         # Per case: a case in a language the model does not speak stays in evidence mode.
         mode, reason = case_mode(self.settings, self.responder, state.case.language)
         translations = self.translations(state.case.scenario_id)

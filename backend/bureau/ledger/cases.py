@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +14,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger import keys
-from bureau.ledger.case_knowledge import KnowledgeLedger, forget_knowledge
+from bureau.ledger.case_knowledge import KnowledgeLedger, KnowledgeState, forget_knowledge, read_knowledge
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import append_event, append_events, event_record, was_erased
@@ -27,6 +27,7 @@ from bureau.ledger.record import (
     RecordEntry,
     append_entry,
     forget_entries,
+    read_entries,
     read_page,
     redact_card,
 )
@@ -39,7 +40,7 @@ from bureau.ledger.transactions import (
     aware,
     utcnow,
 )
-from bureau.scope.vocabulary import CaseStatus, EventType
+from bureau.scope.vocabulary import CaseStatus, EventType, RecordKind
 
 LOADING, ACTIVE, ERASING = CaseStatus.LOADING, CaseStatus.ACTIVE, CaseStatus.ERASING
 log = logging.getLogger("bureau.ledger")
@@ -53,6 +54,16 @@ class CaseRecord:
     status: str
     version: int
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CaseView:
+    """A case as its views read it (`CaseLedger.case_view`); `case` None: no such case."""
+
+    case: CaseRecord | None
+    last_interrogation: RecordEntry | None
+    last_cross_examination: RecordEntry | None
+    knowledge: KnowledgeState | None
 
 
 def case_record(row: CaseRow) -> CaseRecord:
@@ -85,6 +96,25 @@ class CaseLedger(KnowledgeLedger):
             return case_record(row) if row else None
 
         return await self._read(work)
+
+    async def case_view(self, case_id: str, *, knowledge: bool = False) -> CaseView:
+        """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
+        X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with
+        `knowledge`, the maintained matrix and latest answers (a case not folded yet is folded first)."""
+
+        def work(session: Session) -> CaseView:
+            row = session.get(CaseRow, case_id)
+            if row is None:
+                return CaseView(None, None, None, None)
+            last = read_entries(session, case_id, kind=RecordKind.INTERROGATION, last=True)
+            joint = read_entries(session, case_id, kind=RecordKind.CROSS_EXAMINATION, last=True)
+            known = read_knowledge(session, case_id) if knowledge and row.knowledge_folded else None
+            return CaseView(case_record(row), last[0] if last else None, joint[0] if joint else None, known)
+
+        view = await self._read(work)
+        if knowledge and view.case is not None and view.knowledge is None:
+            return replace(view, knowledge=await self.case_knowledge(case_id))
+        return view
 
     async def record_page(
         self, case_id: str, before: int | None, limit: int

@@ -10,7 +10,7 @@ State changes and the event that records them commit in one transaction.
 from __future__ import annotations
 
 from bureau.ledger.case_knowledge import AnswerStep, KnowledgeState, LatestAnswer, StepOf, StepsFor
-from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord
+from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, CaseView
 from bureau.ledger.cleanups import CleanupLedger, CleanupTask
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger
@@ -39,6 +39,7 @@ __all__ = [
     "AnswerStep",
     "CaseMissingError",
     "CaseRecord",
+    "CaseView",
     "CleanupTask",
     "EventRecord",
     "FindingFigures",
