@@ -20,9 +20,9 @@ from bureau.memory.embedders import cosine
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer
 from bureau.memory.screening_memo import RememberedScreening
-from bureau.memory.seekdb_search import Hit, NearestCards
+from bureau.memory.seekdb_search import Hit
 from bureau.memory.store_life import PING_SCOPE, StoreLife
-from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, Retrieval, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, Retrieval, StoredCard
 from bureau.scope.keys import TENANT, MemoryScope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, may_be_evidence, read_exclusion
 
@@ -118,7 +118,7 @@ class ScopedStore:
         spaces = [(scope.user_id, scope.agent_id, vector) for scope, vector in queries]
         if self._backend == "sqlite":
             return store_rows.nearest_hits(self._life.client(), None, spaces, limit)
-        return store_rows.nearest_hits(None, self._statements(), spaces, limit)
+        return store_rows.nearest_hits(None, self._life.statements(), spaces, limit)
 
     def _judge(
         self, scope: MemoryScope, hits: Sequence[Hit]
@@ -187,13 +187,7 @@ class ScopedStore:
             for scope in scopes:
                 yield from self._rows(scope.user_id, scope.agent_id)
             return
-        yield from store_rows.space_rows(self._statements(), scopes[0].user_id, [scope.agent_id for scope in scopes])
-
-    def _statements(self) -> NearestCards:
-        """seekdb's own statements (memory/seekdb_search.py), there once the client has started."""
-        if self._life.nearest is None:
-            raise MemoryUnavailableError("memory gateway not started")
-        return self._life.nearest
+        yield from store_rows.space_rows(self._life.statements(), scopes[0].user_id, [s.agent_id for s in scopes])
 
     def purge_expired(self, scope: MemoryScope) -> builtins.list[StoredCard]:
         now = datetime.now(UTC)

@@ -197,6 +197,14 @@ class StoreLife:
                 await asyncio.get_running_loop().run_in_executor(self.executor, close_quietly, memory)
         self.executor.shutdown(wait=True, cancel_futures=True)
 
+    def statements(self) -> NearestCards:
+        """seekdb's own statements (memory/seekdb_search.py), reached like the client: a store that is not
+        started, or was taken away, fails here the same way."""
+        self.client()
+        if self.nearest is None:
+            raise MemoryUnavailableError("memory gateway not started")
+        return self.nearest
+
     def client(self) -> Any:
         if self.memory is None:
             raise MemoryUnavailableError("memory gateway not started")
