@@ -25,21 +25,10 @@ import argparse
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
 
-from harness import load_line, markdown_table, percentile, progress, scratch_dir
+from harness import load_line, markdown_table, p50_ms, progress, scratch_dir
 
 COMPACTION_DEADLINE_S = 300
-
-
-async def p50_ms(call: Callable[[], Awaitable[Any]], reads: int) -> float:
-    times = []
-    for _ in range(reads):
-        started = time.perf_counter()
-        await call()
-        times.append((time.perf_counter() - started) * 1000)
-    return percentile(times, 0.5)
 
 
 class Keys:

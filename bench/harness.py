@@ -18,9 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -39,6 +40,16 @@ def percentile(values: list[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..1) of a non-empty list."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+async def p50_ms(call: Callable[[], Awaitable[Any]], reads: int) -> float:
+    """The p50 of `reads` awaited calls, in ms, one after another."""
+    times = []
+    for _ in range(reads):
+        started = time.perf_counter()
+        await call()
+        times.append((time.perf_counter() - started) * 1000)
+    return percentile(times, 0.5)
 
 
 def load_line() -> str:

@@ -12,8 +12,8 @@ rotating, the questions cycling through the scenario's presets). At each size in
 - `list detective, a new case`: the same list for a case created at that size in the same store (no history
   of its own): tells a list slowed by its own space's history from one slowed by the table's size;
 - `list all spaces`: the four spaces in one store call, as the snapshot reads them (on seekdb one statement);
-- `last interrogation`, `last cross-examination`: the newest record entry of each kind (one index search);
-- `maintained state`: the matrix and latest answers the ledger keeps (`case_knowledge`);
+- `case view`: the snapshot's one ledger read (`case_view`): the case row, the newest record entry of each
+  kind, the matrix and latest answers the ledger keeps;
 - `whole snapshot`: `Bureau.snapshot`, all of the above and the view;
 - `record page (50)`: `Bureau.record_page`, the newest 50 entries opened (what `/record` reads, before JSON).
 
@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from harness import load_line, markdown_table, percentile, progress, scratch_dir
+from harness import load_line, markdown_table, p50_ms, progress, scratch_dir
 
 QUESTIONS = (
     "What is the safe combination?",
@@ -41,15 +41,6 @@ QUESTIONS = (
     "What is your alibi for the night of the break-in?",
 )
 ROLES = ("detective", "informant", "suspect")
-
-
-async def p50_ms(call: Callable[[], Awaitable[Any]], reads: int) -> float:
-    times = []
-    for _ in range(reads):
-        started = time.perf_counter()
-        await call()
-        times.append((time.perf_counter() - started) * 1000)
-    return percentile(times, 0.5)
 
 
 def lister(gateway: Any, scope: Any) -> Callable[[], Awaitable[Any]]:
@@ -63,7 +54,6 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
     from bureau.bootstrap.collector import settle_after_start
     from bureau.config import Settings
     from bureau.scope.keys import SPACES, MemoryScope
-    from bureau.scope.vocabulary import RecordKind
 
     app = create_app(Settings(_env_file=None, data_dir=scratch_dir("bench-parts-")))
     rows: list[list[str]] = []
@@ -89,9 +79,7 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 "list detective, a new case": lister(gateway, MemoryScope(fresh_case, "detective")),
                 # What the snapshot reads: every space of the case in one store call.
                 "list all spaces": lambda: gateway.list_spaces([MemoryScope(case_id, space) for space in SPACES]),
-                "last interrogation": lambda: ledger.last_entry(case_id, RecordKind.INTERROGATION),
-                "last cross-examination": lambda: ledger.last_entry(case_id, RecordKind.CROSS_EXAMINATION),
-                "maintained state": lambda: ledger.case_knowledge(case_id),
+                "case view": lambda: ledger.case_view(case_id, knowledge=True),
                 "whole snapshot": lambda: bureau.snapshot(case_id),
                 "record page (50)": lambda: bureau.record_page(case_id, None, 50),
             }

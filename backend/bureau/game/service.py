@@ -96,6 +96,13 @@ class RecordPage:
     total: int  # entries in the whole record
 
 
+def _in_play(case_id: str, case: CaseRecord | None) -> CaseRecord:
+    """The case, if it exists and is in play (not loading, not being erased); otherwise it is not found."""
+    if case is None or case.status != ACTIVE:
+        raise CaseNotFoundError(case_id)
+    return case
+
+
 def _case_scopes(case_id: str) -> list[MemoryScope]:
     return [MemoryScope(case_id, space) for space in SPACES]
 
@@ -137,19 +144,14 @@ class Bureau:
         return found
 
     async def require_case(self, case_id: str) -> CaseRecord:
-        case = await self.ledger.get_case(case_id)
-        if case is None or case.status != ACTIVE:
-            raise CaseNotFoundError(case_id)
-        return case
+        return _in_play(case_id, await self.ledger.get_case(case_id))
 
     async def state(self, case_id: str) -> CaseState:
         return await self._state(case_id, await self.ledger.case_view(case_id))
 
     async def _state(self, case_id: str, view: CaseView) -> CaseState:
         """The case's state: one ledger read (`view`) and one store call."""
-        case = view.case
-        if case is None or case.status != ACTIVE:
-            raise CaseNotFoundError(case_id)
+        case = _in_play(case_id, view.case)
         spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(_case_scopes(case_id))
         scenario = self.scenario(case.scenario_id, case.language)
         return CaseState(case, scenario, spaces, view.last_interrogation, view.last_cross_examination)
@@ -183,8 +185,7 @@ class Bureau:
         cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
         # One more: is there a next page? The case comes with the page, in one read.
         case, found, total = await self.ledger.record_page(case_id, after, limit + 1)
-        if case is None or case.status != ACTIVE:
-            raise CaseNotFoundError(case_id)
+        case = _in_play(case_id, case)
         entries = found[:limit]
         return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
 

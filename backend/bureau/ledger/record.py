@@ -168,12 +168,6 @@ class RecordLedger(TransactionRunner):
 
         return await self._read(bounds)
 
-    async def last_entry(self, case_id: str, kind: RecordKind) -> RecordEntry | None:
-        """The newest entry of one kind: an interrogation is what the console's X-ray and the stage's sentence
-        show; a cross-examination is what the stage announces."""
-        found = await self._read(lambda s: read_entries(s, case_id, kind=kind, last=True))
-        return found[0] if found else None
-
     async def interrogations(self, case_id: str) -> list[RecordEntry]:
         """Every interrogation entry, oldest first: what the reference fold of the snapshot's state reads (tests;
         the snapshot itself reads the maintained state, `case_knowledge.py`)."""

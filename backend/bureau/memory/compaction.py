@@ -35,7 +35,6 @@ class Compaction:
         self.after_deletes = after_deletes
         self._deleted = 0
         self._lock = threading.Lock()  # the worker counts, the event loop reads
-        self.requested = 0  # compactions asked for by this process (logged and counted, never content)
 
     def deleted(self, rows: int) -> None:
         with self._lock:
@@ -62,6 +61,5 @@ class Compaction:
                 self._deleted = 0
             log.warning("the store refused a compaction: %s", type(exc).__name__)
             return False
-        self.requested += 1
         log.info("store compaction started after %d deleted rows", deleted)
         return True

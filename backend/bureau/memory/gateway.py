@@ -146,16 +146,19 @@ class MemoryGateway:
     async def compact_if_due(self) -> bool:
         """Maintenance: ask seekdb for a major compaction once this process has deleted enough rows
         (memory/compaction.py). True when one was started."""
-        nearest, compaction = self._life.nearest, self._life.compaction
-        if nearest is None or not compaction.due:
+        compaction = self._life.compaction
+        if self._life.nearest is None or not compaction.due:  # the sqlite store has no compaction to ask for
             return False
-        return await self._run(compaction.request, nearest)
+        return await self._run(self._compact_blocking)
 
     async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
         """Every store call: on the memory worker, within its deadline (StoreLife.run)."""
         return await self._life.run(fn, *args, undo=undo)
 
     # ----- the calls on the memory worker (memory/scoped_store.py) ---------------------------------------
+
+    def _compact_blocking(self) -> bool:
+        return self._life.compaction.request(self._life.statements())
 
     def _write_many_blocking(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> builtins.list[StoredCard]:
         return self._scoped.write_many(scope, drafts)

@@ -137,9 +137,9 @@ class NearestCards:
 
     def start_major_compaction(self) -> None:
         """Ask seekdb to compact: its background threads rewrite the data without the deleted rows."""
-        self._execute("ALTER SYSTEM MAJOR FREEZE", rows=False)
+        self._execute("ALTER SYSTEM MAJOR FREEZE")
 
-    def _execute(self, statement: str, params: dict[str, Any] | None = None, *, rows: bool = True) -> list[Any]:
+    def _execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
         """One statement on a connection of the store's engine, straight through its DBAPI cursor. Nothing
         but parameters is %-formatted, on either driver: no statement here holds a literal `%`."""
         connection = self._store.obvector.engine.raw_connection()
@@ -147,7 +147,7 @@ class NearestCards:
             cursor = connection.cursor()
             try:
                 cursor.execute(statement, params)
-                return list(cursor.fetchall()) if rows else []
+                return list(cursor.fetchall())
             finally:
                 cursor.close()
         finally:

@@ -115,7 +115,7 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
         assert maintained.answers["suspect"].answer == "The opera."
         _, newest, total = await ledger.record_page(case_id, None, 2)
         assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
-        last = await ledger.last_entry(case_id, RecordKind.INTERROGATION)
+        last = (await ledger.case_view(case_id)).last_interrogation
         assert last is not None and last.body["answer"] == "The opera."
 
     asyncio.run(read())
