@@ -64,10 +64,10 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
         assert nearest is not None, "a seekdb store"
         case, other = "markers" + "a" * 6, "markers" + "b" * 6
         spaces = {
-            "detective": MemoryScope(case, "detective"),
-            "informant": MemoryScope(case, "informant"),
-            "board": MemoryScope(case, "bulletin_board"),
-            "detective, other case": MemoryScope(other, "detective"),
+            "detective": MemoryScope(case, "detective", generation=""),
+            "informant": MemoryScope(case, "informant", generation=""),
+            "board": MemoryScope(case, "bulletin_board", generation=""),
+            "detective, other case": MemoryScope(other, "detective", generation=""),
         }
         for scope in spaces.values():
             await gateway._ciphers.load(scope.case_id, create=True)

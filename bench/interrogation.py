@@ -109,7 +109,8 @@ async def measure(
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=120) as http:
             if other_cards:
                 other = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
-                await fill(gateway, role_scope(other, "informant"), other_cards)
+                generation = (await app.state.services.ledger.get_case(other)).generation
+                await fill(gateway, role_scope(other, "informant", generation), other_cards)
                 progress(f"{backend}: {other_cards:,} cards of another case in the store")
 
             async def ask(case_id: str) -> float:
@@ -123,7 +124,8 @@ async def measure(
 
             for size in sizes:
                 case_id = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
-                await fill(gateway, role_scope(case_id, "detective"), size)
+                generation = (await app.state.services.ledger.get_case(case_id)).generation
+                await fill(gateway, role_scope(case_id, "detective", generation), size)
                 progress(f"{backend}: {size:,} cards in the space; asking up to {questions} questions")
                 for _ in range(5):  # warm caches
                     await ask(case_id)

@@ -77,7 +77,7 @@ async def measure(calls: int) -> list[list[str]]:
     progress(f"opening the store in {settings.data_dir}")
     async with running(settings) as runtime:
         gateway = runtime.gateway
-        scope = role_scope("c0ffee0000000000000000aa", "detective")
+        scope = role_scope("c0ffee0000000000000000aa", "detective", "")
         drafts = [
             CardDraft(content=f"Ledger line {i}: crates at dock {i}.", topic="dock", kind="fact") for i in range(200)
         ]

@@ -91,7 +91,8 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             first = await http.post(whispers, json={"role": "detective", "text": "The van was blue."})
             result["first whisper on the full disk"] = first.status_code
             written, started, failure = 0, time.monotonic(), None
-            scope = role_scope(case_id, "detective")
+            generation = (await app.state.services.ledger.get_case(case_id)).generation
+            scope = role_scope(case_id, "detective", generation)
             while written < args.max_cards:
                 drafts = [
                     CardDraft(content=f"Routine note {written + i}: gate {i} logged nothing.", topic="f", kind="note")

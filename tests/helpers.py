@@ -16,6 +16,7 @@ from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
 
 if TYPE_CHECKING:
     from bureau.api.deps import Services
+    from bureau.scope.keys import MemoryScope
     from live_server import LiveServer
 
 # The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
@@ -23,6 +24,15 @@ NewCase = Callable[..., Awaitable[dict[str, Any]]]
 
 QUESTION = "What is the safe combination?"
 SECRET = "0427"  # the informant's secret in the "safe-combination" scenario (both languages)
+
+
+async def live_scope(services: Services, case_id: str, space: str) -> MemoryScope:
+    """A space of a case in the case's current generation, as a command of the game builds it (a case the
+    ledger does not know is in its first generation, "")."""
+    from bureau.scope.keys import space_scope
+
+    case = await services.ledger.get_case(case_id)
+    return space_scope(case_id, space, case.generation if case is not None else "")
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.2) -> Any:

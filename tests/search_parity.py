@@ -37,12 +37,12 @@ def drafts(texts: list[str]) -> list[CardDraft]:
 async def case_with_cards(gateway: MemoryGateway, filler: int = 0) -> str:
     """Six cards in the detective's space (and `filler` more), three on the board, six with the informant."""
     case = "t" + secrets.token_hex(8)
-    await gateway.write_many(role_scope(case, "detective"), drafts(CARDS))
+    await gateway.write_many(role_scope(case, "detective", ""), drafts(CARDS))
     notes = [f"Entry {i}: crate {i * 7} moved to bay {i % 13} by porter {i % 5}." for i in range(filler)]
     for start in range(0, filler, 500):
-        await gateway.write_many(role_scope(case, "detective"), drafts(notes[start : start + 500]))
-    await gateway.write_many(board_scope(case), drafts(CARDS[:3]))
-    await gateway.write_many(role_scope(case, "informant"), drafts(CARDS))
+        await gateway.write_many(role_scope(case, "detective", ""), drafts(notes[start : start + 500]))
+    await gateway.write_many(board_scope(case, ""), drafts(CARDS[:3]))
+    await gateway.write_many(role_scope(case, "informant", ""), drafts(CARDS))
     return case
 
 
@@ -58,7 +58,7 @@ async def assert_search_matches_powermem(gateway: MemoryGateway, case: str) -> N
     def both(question: str) -> tuple[list[Any], list[Any]]:
         vector = cipher.rotate(gateway._embedder.embed_query(question))
         queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "detective")]
-        queries.append(SpaceQuery(board_scope(case).user_id, None, vector))
+        queries.append(SpaceQuery(board_scope(case, "").user_id, None, vector))
         ours = nearest.search(queries, 4)
         theirs = [
             storage.search_memories(query_embedding=vector, user_id=q.user_id, agent_id=q.agent_id, limit=4)

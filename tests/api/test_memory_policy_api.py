@@ -16,8 +16,8 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy
-from bureau.scope.keys import SPACES, MemoryScope, role_scope
-from helpers import NewCase, ask, cards, snapshot
+from bureau.scope.keys import SPACES, MemoryScope
+from helpers import NewCase, ask, cards, live_scope, snapshot
 
 CLEAN = "The courier's codename is Nightjar."
 QUESTION = "What is the courier's codename?"
@@ -116,7 +116,7 @@ async def test_expired_cards_never_reach_search_snapshots_or_the_responder_and_a
     client: httpx.AsyncClient, new_case: NewCase, services: Services, recording: Recording
 ) -> None:
     case_id = (await new_case())["case"]["id"]
-    scope = role_scope(case_id, "detective")
+    scope = await live_scope(services, case_id, "detective")
     gateway = services.gateway
     soon = datetime.now(UTC) + timedelta(seconds=1.5)
     card = await gateway.write(scope, CardDraft(CLEAN, "courier", "secret", expires_at=soon))

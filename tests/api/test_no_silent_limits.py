@@ -15,7 +15,7 @@ from bureau.api.deps import Services
 from bureau.ledger.record import RecordDraft
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import MemoryScope, role_scope
-from helpers import NewCase, ask, snapshot
+from helpers import NewCase, ask, live_scope, snapshot
 
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
 PAST_THE_OLD_LIMIT = "The warehouse alarm code is 5581."
@@ -36,7 +36,7 @@ async def test_a_space_of_ten_thousand_cards_is_listed_counted_and_reset_in_full
     case = await new_case()
     case_id = case["case"]["id"]
     scenario_cards = {space: sorted(c["content"] for c in cards) for space, cards in case["spaces"].items()}
-    detective = role_scope(case_id, "detective")
+    detective = await live_scope(services, case_id, "detective")
     await fill(services, detective, BIG_SPACE)
     # The last card written lies far past any page size: it must be listed, counted and answered from.
     await services.gateway.write(detective, CardDraft(content=PAST_THE_OLD_LIMIT, topic="alarm", kind="secret"))
@@ -57,7 +57,8 @@ async def test_a_space_of_ten_thousand_cards_is_listed_counted_and_reset_in_full
     assert reset.status_code == 200
     after = {space: sorted(c["content"] for c in cards) for space, cards in reset.json()["spaces"].items()}
     assert after == scenario_cards
-    assert len(await services.gateway.list(detective)) == len(scenario_cards["detective"])
+    every_generation = role_scope(case_id, "detective")
+    assert len(await services.gateway.list(every_generation)) == len(scenario_cards["detective"])
     asked_again = await client.post(
         f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": ALARM_QUESTION}
     )
@@ -69,7 +70,7 @@ async def test_erase_removes_a_case_of_any_size(
 ) -> None:
     case = await new_case()
     case_id = case["case"]["id"]
-    await fill(services, role_scope(case_id, "suspect"), 2_500)
+    await fill(services, await live_scope(services, case_id, "suspect"), 2_500)
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
     assert case_id not in await services.gateway.list_case_ids()
     assert await services.gateway.list(role_scope(case_id, "suspect")) == []
@@ -80,7 +81,7 @@ async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
 ) -> None:
     case = await new_case()
     case_id = case["case"]["id"]
-    detective = role_scope(case_id, "detective")
+    detective = await live_scope(services, case_id, "detective")
     await fill(services, detective, 1_200)
     for i in range(7):
         await client.post(
@@ -94,7 +95,7 @@ async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
 
 async def test_a_bulk_write_that_fails_half_way_leaves_nothing(services: Services, monkeypatch) -> None:
     gateway = services.gateway
-    scope = role_scope("bulk" + "0" * 8, "informant")
+    scope = role_scope("bulk" + "0" * 8, "informant", "")
     storage = gateway._life.client().storage
     real_add = storage.add_memory
     calls = {"n": 0}

@@ -17,8 +17,8 @@ from bureau.game.retention import LEASE_NAME, RetentionSweeper
 from bureau.ledger import cases as case_ledger
 from bureau.memory import store_rows
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import board_scope, role_scope
-from helpers import NewCase, ask, publish
+from bureau.scope.keys import board_scope
+from helpers import NewCase, ask, live_scope, publish
 
 SECRET_TEXT = "The courier's codename is Nightjar."
 
@@ -125,7 +125,7 @@ async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case_id = (await new_case())["case"]["id"]
-    gateway, scope = services.gateway, role_scope(case_id, "informant")
+    gateway, scope = services.gateway, await live_scope(services, case_id, "informant")
     soon = datetime.now(UTC) + timedelta(seconds=1.5)
     published = await gateway.write(scope, CardDraft("The drop is at the old mill.", "drop", "secret", expires_at=soon))
     assert (await publish(client, case_id, "informant", published.id)).status_code == 201

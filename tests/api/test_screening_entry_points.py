@@ -19,8 +19,8 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy, normalise_whisper
-from bureau.scope.keys import SPACES, MemoryScope, role_scope
-from helpers import NewCase, ask, cards, snapshot
+from bureau.scope.keys import SPACES, MemoryScope
+from helpers import NewCase, ask, cards, live_scope, snapshot
 
 # One evasion per family (the same tricks as the labelled set; each is refused by `screen()`).
 EVASIONS = {
@@ -147,7 +147,7 @@ async def test_the_read_policy_and_the_model_packet_exclude_a_stored_evasion(
     recording = Recording(responder.answer)
     monkeypatch.setattr(responder, "answer", recording.answer)
     case_id = (await new_case())["case"]["id"]
-    scope = role_scope(case_id, "informant")
+    scope = await live_scope(services, case_id, "informant")
     gateway = services.gateway
     original = gateway.screening
     gateway.screening = NoScreening()  # type: ignore[assignment]  # an older build's write path

@@ -27,6 +27,7 @@ from bureau.game.interrogation import (
 )
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
+from bureau.ledger.repository import CaseRecord
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import Role
@@ -66,14 +67,15 @@ class CrossExamination:
         self.deps = InterrogationDeps(settings, gateway, responder, commit)
         self._commit = commit
 
-    async def _ask_one(self, case_id: str, role: Role, question: str, language: str) -> RoleResult:
+    async def _ask_one(self, case: CaseRecord, role: Role, question: str) -> RoleResult:
         """The role's own interrogation steps up to its X-ray, without persisting: the role keeps no session
         record of a cross-examination; the joint entry in the case record is what is kept."""
         state: InterrogationState = {
-            "case_id": case_id,
+            "case_id": case.id,
             "role": role,
             "question": question,
-            "language": language,
+            "language": case.language,
+            "generation": case.generation,
             "started": time.perf_counter(),
         }
         state.update(await load_context(self.deps, state))
@@ -81,9 +83,10 @@ class CrossExamination:
         return RoleResult(role, state["answer"], xray(state))
 
     async def run(
-        self, case_id: str, roles: list[Role], question: str, language: str, expected_version: int | None
+        self, case: CaseRecord, roles: list[Role], question: str, expected_version: int | None
     ) -> CrossExaminationResult:
-        results = [await self._ask_one(case_id, role, question, language) for role in roles]
+        case_id, language = case.id, case.language
+        results = [await self._ask_one(case, role, question) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
         sources = [item for r in results for item in provenance(r.trace)]
@@ -117,7 +120,9 @@ class CrossExamination:
             EventType.CROSS_EXAMINATION_COMPLETED,
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
-        await self._commit(case_id, [], [event], expected_version=expected_version, record=draft)
+        await self._commit(
+            case_id, [], [event], expected_version=expected_version, record=draft, generation=case.generation
+        )
         view = {
             "roles": list(roles),
             "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],

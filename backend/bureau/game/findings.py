@@ -32,7 +32,14 @@ from bureau.game.inputs import checked_text
 from bureau.game.interrogation import search_and_classify
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.record import RecordEntry
-from bureau.ledger.repository import CaseMissingError, FindingFigures, FindingRecord, Ledger, PendingEvent
+from bureau.ledger.repository import (
+    CaseMissingError,
+    CaseRecord,
+    FindingFigures,
+    FindingRecord,
+    Ledger,
+    PendingEvent,
+)
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, FindingMark, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import ROLES, MemoryScope, Role, board_scope, role_scope
@@ -179,12 +186,13 @@ class Findings:
             raise UnsafeInputError(["not_one_sentence"])
         return checked_text(claim, CLAIM_MAX_CHARS, screening=self.gateway.screening)
 
-    async def evaluate(self, case_id: str, claim: str | None) -> FindingEvaluation:
+    async def evaluate(self, case: CaseRecord, claim: str | None) -> FindingEvaluation:
+        case_id = case.id
         record = await self.ledger.case_record(case_id)
         if claim is not None:
             claims = [(self.screened(claim), False)]
         else:
-            claims = [(text, True) for text in await self.proposals(case_id)]
+            claims = [(text, True) for text in await self.proposals(case)]
         results = []
         for text, proposed in claims:
             promoted = await self.ledger.finding_for_claim(case_id, text)
@@ -192,26 +200,27 @@ class Findings:
                 # After promotion no view shows which cards supported it: the figures, never the contributors.
                 results.append(_promoted_view(text, proposed, promoted))
                 continue
-            assessed = await self.assess(case_id, text, record, proposed=proposed)
+            assessed = await self.assess(case, text, record, proposed=proposed)
             results.append(assessed.view(promoted))
         return FindingEvaluation(min_support=self.min_support, claims=results)
 
     async def assess(
-        self, case_id: str, claim: str, record: Sequence[RecordEntry], *, proposed: bool = False
+        self, case: CaseRecord, claim: str, record: Sequence[RecordEntry], *, proposed: bool = False
     ) -> Assessed:
         """Every role's private cards judged against the claim, exactly as interrogation judges a role's
         cards against a question; the board's matches are listed too (never contributors)."""
+        case_id, generation = case.id, case.generation
         result = Assessed(claim, proposed, self.min_support)
         on_board_at = await self._on_board_since(case_id, claim)
         known: list[tuple[Role, StoredCard, float]] = []
         close: list[tuple[Role, StoredCard, float]] = []
         for role in ROLES:
             classified, _ = await search_and_classify(
-                self.gateway, self.settings, [role_scope(case_id, role)], role, claim, claim=True
+                self.gateway, self.settings, [role_scope(case_id, role, generation)], role, claim, claim=True
             )
             known += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.hits]
             close += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.borderline]
-        board_hits = await self._board_matches(case_id, claim)
+        board_hits = await self._board_matches(case, claim)
         asked_at = await self._asked_at(case_id, claim, record)
         if board_hits:
             first = min(card.created_at for card, _ in board_hits)
@@ -254,9 +263,9 @@ class Findings:
         ]
         return result
 
-    async def _board_matches(self, case_id: str, claim: str) -> list[tuple[StoredCard, float]]:
+    async def _board_matches(self, case: CaseRecord, claim: str) -> list[tuple[StoredCard, float]]:
         classified, _ = await search_and_classify(
-            self.gateway, self.settings, [board_scope(case_id)], ROLES[0], claim, claim=True
+            self.gateway, self.settings, [board_scope(case.id, case.generation)], ROLES[0], claim, claim=True
         )
         return [(c.card, classified.judgements[c.card.id].score) for c in classified.hits]
 
@@ -280,12 +289,13 @@ class Findings:
                     first[role] = entry.created_at
         return first
 
-    async def proposals(self, case_id: str) -> list[str]:
+    async def proposals(self, case: CaseRecord) -> list[str]:
         """Claims worth evaluating: cards of different roles where one card, taken as a claim, finds the other at
         known grade, grouped; each group's shortest text is offered as a draft the operator rewrites in their own
         words. One way is enough: under the coverage rule a card with one word more ("午夜时分" for "午夜") is
         not covered by the shorter one. A draft qualifies for nothing by itself: its own evaluation decides."""
-        listed = await self.gateway.list_spaces([role_scope(case_id, role) for role in ROLES])
+        case_id, generation = case.id, case.generation
+        listed = await self.gateway.list_spaces([role_scope(case_id, role, generation) for role in ROLES])
         cards = {role: [c for c in listed[role] if c.may_be_evidence] for role in ROLES}
         hits: dict[str, set[str]] = {}
         for role, own in cards.items():
@@ -295,7 +305,12 @@ class Findings:
                     if other == role or not cards[other]:
                         continue
                     classified, _ = await search_and_classify(
-                        self.gateway, self.settings, [role_scope(case_id, other)], other, card.content, claim=True
+                        self.gateway,
+                        self.settings,
+                        [role_scope(case_id, other, generation)],
+                        other,
+                        card.content,
+                        claim=True,
                     )
                     found |= {c.card.id for c in classified.hits}
                 hits[card.id] = found
@@ -324,25 +339,27 @@ class Findings:
 
     # ----- promote -------------------------------------------------------------------------------------
 
-    async def promote(self, case_id: str, claim: str) -> FindingPromotion:
+    async def promote(self, case: CaseRecord, claim: str) -> FindingPromotion:
         """The finding with its board card (`idempotent`: promoted before). The same claim promoted twice is
         one card."""
+        case_id = case.id
         text = self.screened(claim)
         key = (case_id, " ".join(text.casefold().split()))
         lock = self._locks.setdefault(key, asyncio.Lock())
         try:
             async with lock:
-                return await self._settle(case_id, text)
+                return await self._settle(case, text)
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
         finally:
             if not lock.locked():
                 self._locks.pop(key, None)
 
-    async def _settle(self, case_id: str, claim: str) -> FindingPromotion:
+    async def _settle(self, case: CaseRecord, claim: str) -> FindingPromotion:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PENDING_WAIT_S
-        board = board_scope(case_id)
+        case_id = case.id
+        board = board_scope(case_id, case.generation)
         while True:
             existing = await self.ledger.finding_for_claim(case_id, claim)
             if existing is not None and existing.state == FindingState.READY and existing.public_card_id:
@@ -359,7 +376,7 @@ class Findings:
                 if await self.ledger.take_over_finding(case_id, existing.id, owner, self.lease_s):
                     return await self._run_owned(board, existing, owner)
                 continue
-            assessed = await self.assess(case_id, claim, await self.ledger.case_record(case_id))
+            assessed = await self.assess(case, claim, await self.ledger.case_record(case_id))
             if not assessed.qualifies:
                 raise FindingNotQualifiedError("not qualified")
             owner = secrets.token_hex(8)
@@ -404,6 +421,7 @@ class Findings:
                         },
                     ),
                 ],
+                generation=board.generation,
             )
             if done is None:
                 raise FindingNotQualifiedError("withdrawn or taken over while promoting")

@@ -338,13 +338,14 @@ Commit = Callable[..., Awaitable[CaseRecord]]
 
 
 class InterrogationState(TypedDict, total=False):
-    """What flows through the graph. The caller supplies the first six; each step adds its own."""
+    """What flows through the graph. The caller supplies the first seven; each step adds its own."""
 
     case_id: str
     role: Role
     question: str
     language: str
     expected_version: int | None
+    generation: str  # the case's generation the question is asked in (scope/keys.py: MemoryScope)
     started: float  # perf_counter() when the question arrived: the trace's latency is measured from here
     # load_context:
     searched: list[str]
@@ -371,7 +372,7 @@ async def load_context(deps: InterrogationDeps, state: InterrogationState) -> In
     """Step 1, before any responder runs: what the role can know. Its own space and the board (the scopes
     come from the role, never from the question), searched under the read policy and the audience check,
     every candidate judged known / uncertain / unknown."""
-    scopes = readable_scopes(state["case_id"], state["role"])
+    scopes = readable_scopes(state["case_id"], state["role"], state["generation"])
     classified, excluded = await search_and_classify(
         deps.gateway, deps.settings, scopes, state["role"], state["question"]
     )
@@ -401,7 +402,7 @@ async def persist(deps: InterrogationDeps, state: InterrogationState) -> Interro
     events, the case-record entry and the policy audit commit together (the card is undone if the commit
     fails). Then, best effort: the session-record retention."""
     case_id, role, answer = state["case_id"], state["role"], state["answer"]
-    scope = role_scope(case_id, role)
+    scope = role_scope(case_id, role, state["generation"])
     session_card = await remember_being_asked(deps.gateway, scope, state["question"], state["language"])
     trace = xray(state)
     await deps.commit(
@@ -409,6 +410,7 @@ async def persist(deps: InterrogationDeps, state: InterrogationState) -> Interro
         [(scope, session_card)],
         _events(role, trace, answer, session_card),
         expected_version=state.get("expected_version"),
+        generation=state["generation"],
         record=interrogation_entry(role, state["question"], answer.text, trace, held_back_gaps(state["classified"])),
         decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
@@ -473,15 +475,16 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self, case_id: str, role: Role, question: str, language: str, expected_version: int | None
+        self, case: CaseRecord, role: Role, question: str, expected_version: int | None
     ) -> contract.Interrogation:
         state = await self.graph.ainvoke(
             {
-                "case_id": case_id,
+                "case_id": case.id,
                 "role": role,
                 "question": question,
-                "language": language,
+                "language": case.language,
                 "expected_version": expected_version,
+                "generation": case.generation,
                 "started": time.perf_counter(),
             }
         )

@@ -18,7 +18,14 @@ from bureau.game.compensation import discard_card
 from bureau.game.contract import Card
 from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
 from bureau.game.views import card_event_view, card_view
-from bureau.ledger.repository import CaseMissingError, Ledger, PendingEvent, PublicationRecord
+from bureau.ledger.repository import (
+    CaseMissingError,
+    CaseRecord,
+    GenerationMovedError,
+    Ledger,
+    PendingEvent,
+    PublicationRecord,
+)
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, readers_of_space
@@ -35,7 +42,7 @@ FIRST_POLL_S = 0.005  # a waiter reads the row after 5 ms, then 10, 20, 40, 50, 
 # failure or a crash at that point; `BUREAU_TEST_KILL_AT` (test settings only) kills the process there.
 SAGA_STEPS = ("after_reserve", "after_board_write", "before_mark_ready", "after_mark_ready")
 FaultHook = Callable[[str], None]
-CaseCheck = Callable[[str], Awaitable[object]]
+CaseCheck = Callable[[str], Awaitable[CaseRecord]]
 
 
 class Publisher:
@@ -68,13 +75,15 @@ class Publisher:
             done.exception()  # retrieved here: every caller still awaiting it re-raises it
 
     async def _publish_card(self, case_id: str, role: Role, card_id: str, check_case: CaseCheck) -> tuple[Card, bool]:
-        await check_case(case_id)
+        case = await check_case(case_id)
         try:
-            return await self._settle(case_id, role, card_id)
+            return await self._settle(case_id, role, card_id, case.generation)
         except CaseMissingError as exc:  # erased while we were publishing
             raise CaseNotFoundError(case_id) from exc
+        except GenerationMovedError as exc:  # reset while we were publishing: the card is gone with its generation
+            raise CardNotFoundError(card_id) from exc
 
-    async def _settle(self, case_id: str, role: Role, card_id: str) -> tuple[Card, bool]:
+    async def _settle(self, case_id: str, role: Role, card_id: str, generation: str) -> tuple[Card, bool]:
         """Read the card's publication row and act on it until the card is published, by us or by another
         attempt (perhaps in another process). A repeat is answered from the row and the copy it names,
         without reading the source card or writing to the ledger: the row is this role's only while the
@@ -93,7 +102,7 @@ class Publisher:
                 raise CardNotFoundError(card_id)  # a tombstone: answered as for any erased card
             if record is not None and record.role == role:
                 if record.state == PublicationState.READY and record.public_card_id:
-                    copy = await self.gateway.get(board_scope(case_id), record.public_card_id)
+                    copy = await self.gateway.get(board_scope(case_id, generation), record.public_card_id)
                     if copy is not None:
                         return card_view(copy), True
                 elif record.state == PublicationState.PENDING and record.lease_live():
@@ -104,7 +113,7 @@ class Publisher:
                     record = await self.ledger.get_publication(case_id, card_id)
                     continue
             if source is None:
-                source = await self.gateway.get(role_scope(case_id, role), card_id)
+                source = await self.gateway.get(role_scope(case_id, role, generation), card_id)
                 if source is None or not source.may_be_evidence:
                     raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
                 card_id = source.id  # ledger keys use the stored card's own id, never the request's spelling
@@ -134,7 +143,7 @@ class Publisher:
 
     async def _run_owned(self, source: StoredCard, owner: str) -> tuple[Card, bool]:
         """(public card view, idempotent): idempotent when we stalled and another attempt's result won."""
-        case_id, board = source.case_id, board_scope(source.case_id)
+        case_id, board = source.case_id, board_scope(source.case_id, source.generation)
         copy: StoredCard | None = None
         try:
             self.fault("after_reserve")
@@ -160,6 +169,7 @@ class Publisher:
                         },
                     ),
                 ],
+                generation=source.generation,
             )
         except Exception:
             # A failure (not a crash): undo our copy and free the reservation so a retry starts clean.
@@ -221,7 +231,8 @@ class Publisher:
     async def _still_private(self, source: StoredCard) -> bool:
         """Publishing is the one way anything widens, so it is checked again at the moment it happens: the
         source must still be this role's own private card in this case."""
-        current = await self.gateway.get(role_scope(source.case_id, cast(Role, source.space)), source.id)
+        scope = role_scope(source.case_id, cast(Role, source.space), source.generation)
+        current = await self.gateway.get(scope, source.id)
         if current is None or current.is_derived:
             return False
         return readers_of_space(current.space) == Readers.of(source.space)

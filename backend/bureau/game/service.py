@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from bureau.answering.base import Responder
 from bureau.answering.selection import case_mode
@@ -53,6 +52,7 @@ from bureau.ledger.repository import (
     CaseRecord,
     CaseView,
     FindingRecord,
+    GenerationMovedError,
     Ledger,
     LedgerError,
     PendingEvent,
@@ -62,14 +62,17 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
-from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
+from bureau.scope.keys import BOARD, ROLES, MemoryScope, Role, board_scope, case_scopes, role_scope, space_scope
 from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode
 
 log = logging.getLogger("bureau.game")
+T = TypeVar("T")
 Written = list[tuple[MemoryScope, StoredCard]]
 SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
-RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
+# A command that met a reset in its commit runs again in the new generation, at most this many times (a reset
+# is rare; a case reset over and over this fast answers 409 VERSION_CONFLICT instead of looping).
+GENERATION_ATTEMPTS = 5
 # What a whispered card is, in the game's terms, by the memory type the operator chose.
 _WHISPER_KIND = {
     MemoryType.LONG_TERM_KNOWLEDGE: Kind.SECRET,
@@ -101,10 +104,6 @@ def _in_play(case_id: str, case: CaseRecord | None) -> CaseRecord:
     if case is None or case.status != ACTIVE:
         raise CaseNotFoundError(case_id)
     return case
-
-
-def _case_scopes(case_id: str) -> list[MemoryScope]:
-    return [MemoryScope(case_id, space) for space in SPACES]
 
 
 def new_case_id() -> str:
@@ -152,7 +151,7 @@ class Bureau:
     async def _state(self, case_id: str, view: CaseView) -> CaseState:
         """The case's state: one ledger read (`view`) and one store call."""
         case = _in_play(case_id, view.case)
-        spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(_case_scopes(case_id))
+        spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(case_scopes(case_id, case.generation))
         scenario = self.scenario(case.scenario_id, case.language)
         return CaseState(case, scenario, spaces, view.last_interrogation, view.last_cross_examination)
 
@@ -217,9 +216,9 @@ class Bureau:
     async def create_case(self, scenario_id: str, language: str) -> OperatorSnapshot:
         scenario = self.scenario(scenario_id, language)
         case_id = new_case_id()
-        await self.ledger.create_case(case_id, scenario.id, scenario.language)
+        case = await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
-            written = await self._load_cards(case_id, scenario)
+            written = await self._load_cards(case_id, scenario, case.generation)
             event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
             await self._commit(case_id, [event], status=ACTIVE, decisions=loaded_decisions(written))
         except BaseException:
@@ -228,39 +227,27 @@ class Bureau:
         return await self.snapshot(case_id)
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> OperatorSnapshot:
-        """Back to the scenario start, at any size: write the new cards, commit, then remove the old ones.
-        A failure before the commit undoes the new cards (nothing changed); a failed delete after it becomes
-        a cleanup task. Without `expected_version` a reset waits its turn: commands that commit meanwhile
-        make it list the old cards again and retry, instead of failing."""
-        started_after = await self.ledger.latest_event_id()
+        """Back to the scenario start, at any size, as one atomic step: the opening cards are written into a
+        new generation, and one commit makes it the case's (docs/faults.md, "Concurrent commands"). From that
+        commit on, every read sees only the new generation and every command that began in the old one finds
+        the reset in its own commit (it undoes what it wrote, and runs again in the new generation); then the
+        old generation's cards are deleted, a failed delete becoming a cleanup task. A reset that meets
+        another reset's commit first undoes its own cards: the case is at its start already."""
         case = await self._check_version(case_id, expected_version)
-        written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language))
-        new_ids = {card.id for _, card in written}
-        version, deadline = case.version, time.monotonic() + RESET_RETRY_S
+        generation = secrets.token_hex(8)
+        written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language), generation)
         try:
-            while True:
-                scopes = _case_scopes(case_id)
-                listed = await self.gateway.list_spaces(scopes)
-                old = {scope: [c.id for c in listed[scope.space] if c.id not in new_ids] for scope in scopes}
-                try:
-                    # The version read before listing: a command that commits in between makes this one retry.
-                    event = PendingEvent(EventType.CASE_RESET, {})
-                    await self.ledger.change_case(
-                        case_id,
-                        [event],
-                        expected_version=version,
-                        decisions=loaded_decisions(written),
-                        forget_state=True,
-                    )
-                    break
-                except VersionMismatchError:
-                    if expected_version is not None or time.monotonic() > deadline:
-                        raise
-                    if await self._was_reset_since(case_id, started_after):
-                        # Another reset won: the case is at its start already (and may have removed our cards).
-                        await self._undo(written)
-                        return await self.snapshot(case_id)
-                version = (await self.require_case(case_id)).version
+            await self.ledger.change_case(
+                case_id,
+                [PendingEvent(EventType.CASE_RESET, {})],
+                expected_version=expected_version,
+                decisions=loaded_decisions(written),
+                generation=case.generation,
+                reset_to=generation,
+            )
+        except GenerationMovedError:
+            await self._undo(written)
+            return await self.snapshot(case_id)
         except BaseException as exc:
             await self._undo(written)
             if isinstance(exc, VersionMismatchError):
@@ -268,16 +255,20 @@ class Bureau:
             if isinstance(exc, CaseMissingError):
                 raise CaseNotFoundError(case_id) from exc
             raise
-        for scope, card_ids in old.items():
-            await self._discard_many(scope, card_ids, "reset")
+        await self.discard_superseded(case_id, generation)
         return await self.snapshot(case_id)
 
-    async def _was_reset_since(self, case_id: str, cursor: int) -> bool:
-        while batch := await self.ledger.events_after(case_id, cursor):
-            if any(event.type == EventType.CASE_RESET for event in batch):
-                return True
-            cursor = batch[-1].id
-        return False
+    async def discard_superseded(self, case_id: str, generation: str) -> int:
+        """Delete every card of the case that is not of `generation` (what a reset replaced, and what commands
+        that began before it wrote), in every space, however many. Returns how many were found."""
+        scopes = case_scopes(case_id)  # every generation
+        listed = await self.gateway.list_spaces(scopes)
+        found = 0
+        for scope in scopes:
+            stale = [card.id for card in listed[scope.space] if card.generation != generation]
+            found += len(stale)
+            await self._discard_many(scope, stale, "reset")
+        return found
 
     async def erase(self, case_id: str) -> None:
         case = await self.ledger.get_case(case_id)
@@ -309,27 +300,39 @@ class Bureau:
             check_type(memory_type, creator, WritePath.ORDINARY, key)
             content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
             told_by = checked_text(source, SOURCE_MAX_CHARS, screening=self.gateway.screening) if source else None
-            await self._check_version(case_id, expected_version)
-            scope = role_scope(case_id, role)
-            draft = CardDraft(
-                content=content,
-                topic=key or "whisper",
-                kind=_WHISPER_KIND[memory_type],
-                memory_type=memory_type,
-                created_by=creator,
-                key=key,
-                told_by=told_by,
-            )
-            card = await self.gateway.write(scope, draft)  # checks the whole rule again, value schema included
         except (MemoryPolicyError, UnsafeInputError) as exc:
             await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
             raise
-        event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
-        accepted = PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)
-        await self._commit_or_undo(
-            case_id, [(scope, card)], [event], expected_version=expected_version, decisions=[accepted]
+        draft = CardDraft(
+            content=content,
+            topic=key or "whisper",
+            kind=_WHISPER_KIND[memory_type],
+            memory_type=memory_type,
+            created_by=creator,
+            key=key,
+            told_by=told_by,
         )
-        return WhisperResult(card=card_view(card))
+
+        async def write(case: CaseRecord) -> WhisperResult:
+            scope = role_scope(case_id, role, case.generation)
+            try:
+                card = await self.gateway.write(scope, draft)  # checks the whole rule again, value schema included
+            except MemoryPolicyError as exc:
+                await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
+                raise
+            event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
+            accepted = PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)
+            await self._commit_or_undo(
+                case_id,
+                [(scope, card)],
+                [event],
+                expected_version=expected_version,
+                decisions=[accepted],
+                generation=case.generation,
+            )
+            return WhisperResult(card=card_view(card))
+
+        return await self._in_current_generation(case_id, expected_version, write)
 
     async def interrogate(
         self, case_id: str, role: Role, question: str, expected_version: int | None = None
@@ -339,8 +342,9 @@ class Bureau:
         text = checked_text(
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
-        case = await self._check_version(case_id, expected_version)
-        return await self.interrogation.run(case_id, role, text, case.language, expected_version)
+        return await self._in_current_generation(
+            case_id, expected_version, lambda case: self.interrogation.run(case, role, text, expected_version)
+        )
 
     async def cross_examine(
         self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
@@ -350,26 +354,29 @@ class Bureau:
         text = checked_text(
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
-        case = await self._check_version(case_id, expected_version)
-        return await self.cross_examination.run(case_id, roles, text, case.language, expected_version)
+        return await self._in_current_generation(
+            case_id, expected_version, lambda case: self.cross_examination.run(case, roles, text, expected_version)
+        )
 
     async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
         """Erase one private card: its board copies go with it, and every record entry derived from either
         is marked and loses its text. The ledger commits first; a store delete that fails afterwards
         becomes a cleanup task, so the card is gone from the game at once and from the store soon after."""
-        await self._check_version(case_id, expected_version)
-        card = await self._private_card(case_id, card_id)
-        board = board_scope(case_id)
+        case = await self._check_version(case_id, expected_version)
+        card = await self._private_card(case_id, card_id, case.generation)
+        board = board_scope(case_id)  # every generation: a copy is deleted with its card, whichever it is in
         listed = [c.id for c in await self.gateway.find_by_source(board, card.id)]
         withdrawn: list[FindingRecord] = []
         try:
             # Also leaves the tombstone a racing publish collides with, and adds the copy its row names; and
             # re-runs leave-one-out for every finding the card supported (docs/findings.md).
             copy_ids = await self.ledger.erase_card(
-                case_id, card.id, card.space, listed, expected_version, withdrawn=withdrawn
+                case_id, card.id, card.space, listed, expected_version, withdrawn=withdrawn, generation=case.generation
             )
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
+        except GenerationMovedError as exc:
+            raise CardNotFoundError(card_id) from exc  # a reset took the card away first
         except VersionMismatchError as exc:
             raise VersionConflictError(await self.snapshot(case_id)) from exc
         for copy_id in copy_ids:
@@ -377,9 +384,9 @@ class Bureau:
         await self.findings.remove_withdrawn(case_id, withdrawn)
         await discard_card(self.gateway, self.ledger, space_scope(case_id, card.space), card.id, "card_erased")
 
-    async def _private_card(self, case_id: str, card_id: str) -> StoredCard:
+    async def _private_card(self, case_id: str, card_id: str, generation: str) -> StoredCard:
         for role in ROLES:
-            card = await self.gateway.get(role_scope(case_id, role), card_id)
+            card = await self.gateway.get(role_scope(case_id, role, generation), card_id)
             if card is not None:
                 return card
         raise CardNotFoundError(card_id)  # a board copy, another case's card and no card at all look alike
@@ -395,13 +402,11 @@ class Bureau:
         return PublicationResult(public_card=public_card, idempotent=idempotent)
 
     async def evaluate_findings(self, case_id: str, claim: str | None) -> FindingEvaluation:
-        await self.require_case(case_id)
-        return await self.findings.evaluate(case_id, claim)
+        return await self.findings.evaluate(await self.require_case(case_id), claim)
 
     async def promote_finding(self, case_id: str, claim: str) -> FindingPromotion:
         """`idempotent`: the claim was promoted before (the same finding card)."""
-        await self.require_case(case_id)
-        return await self.findings.promote(case_id, claim)
+        return await self._in_current_generation(case_id, None, lambda case: self.findings.promote(case, claim))
 
     async def list_findings(self, case_id: str) -> FindingList:
         await self.require_case(case_id)
@@ -438,6 +443,21 @@ class Bureau:
 
     # ----- helpers -------------------------------------------------------------------------------------
 
+    async def _in_current_generation(
+        self, case_id: str, expected_version: int | None, command: Callable[[CaseRecord], Awaitable[T]]
+    ) -> T:
+        """Run a command in the case's current generation. When a reset commits while it runs, its own commit
+        refuses it (and undoes what it wrote): it runs again in the new generation, so a write acknowledged
+        after a reset is a write of the reset case. A conditional command meets the reset as a version
+        conflict instead (a reset bumps the version)."""
+        for _ in range(GENERATION_ATTEMPTS):
+            case = await self._check_version(case_id, expected_version)
+            try:
+                return await command(case)
+            except GenerationMovedError:
+                continue
+        raise VersionConflictError(await self.snapshot(case_id))
+
     async def _check_version(self, case_id: str, expected_version: int | None) -> CaseRecord:
         case = await self.require_case(case_id)
         if expected_version is not None and case.version != expected_version:
@@ -461,12 +481,12 @@ class Bureau:
             await self._undo(written)
             raise
 
-    async def _load_cards(self, case_id: str, scenario: Scenario) -> Written:
+    async def _load_cards(self, case_id: str, scenario: Scenario, generation: str) -> Written:
         """All or nothing: a failed write removes the cards written before it."""
         written: Written = []
         try:
             for role, cards in scenario.cards.by_role().items():
-                scope = role_scope(case_id, role)
+                scope = role_scope(case_id, role, generation)
                 drafts = [
                     CardDraft(
                         content=card.content,

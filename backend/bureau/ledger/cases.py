@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -34,6 +35,7 @@ from bureau.ledger.record import (
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
+    GenerationMovedError,
     LedgerConflictError,
     VersionMismatchError,
     affected,
@@ -54,6 +56,7 @@ class CaseRecord:
     status: str
     version: int
     created_at: datetime
+    generation: str = ""  # every reset replaces it (ledger/models.py: CaseRow.generation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,13 @@ class CaseView:
 
 
 def case_record(row: CaseRow) -> CaseRecord:
-    return CaseRecord(row.id, row.scenario_id, row.language, row.status, row.version, aware(row.created_at))
+    return CaseRecord(
+        row.id, row.scenario_id, row.language, row.status, row.version, aware(row.created_at), row.generation or ""
+    )
+
+
+def new_generation() -> str:
+    return secrets.token_hex(8)
 
 
 class CaseLedger(KnowledgeLedger):
@@ -80,6 +89,7 @@ class CaseLedger(KnowledgeLedger):
                 language=language,
                 status=LOADING,
                 version=0,
+                generation=new_generation(),
                 created_at=now,
                 updated_at=now,
             )
@@ -153,18 +163,23 @@ class CaseLedger(KnowledgeLedger):
         status: str | None = None,
         record: RecordDraft | None = None,
         decisions: Sequence[PolicyDecision] = (),
-        forget_state: bool = False,
+        generation: str | None = None,
+        reset_to: str | None = None,
     ) -> CaseRecord:
         """Bump the case version and append its events in one transaction, with the policy decisions of the
         writes it keeps. Optionally append a case-record entry (an interrogation also steps the maintained
-        snapshot state), or forget publications, the record and the maintained state (a reset)."""
+        snapshot state). `generation`: the generation the command began in, which must still be the case's
+        (GenerationMovedError otherwise: a reset came first). `reset_to`: a reset, which forgets publications,
+        the record and the maintained state and makes `reset_to` the case's generation."""
 
         def extra(session: Session) -> None:
-            if forget_state:
+            if reset_to is not None:
                 _forget_case_state(session, case_id)
             append_decisions(session, case_id, decisions, utcnow())
 
-        return await self._change(case_id, events, expected_version, status, record, extra)
+        return await self._change(
+            case_id, events, expected_version, status, record, extra, generation=generation, reset_to=reset_to
+        )
 
     async def _change(
         self,
@@ -174,10 +189,14 @@ class CaseLedger(KnowledgeLedger):
         status: str | None = None,
         record: RecordDraft | None = None,
         extra: Callable[[Session], Sequence[PendingEvent] | None] | None = None,
+        *,
+        generation: str | None = None,
+        reset_to: str | None = None,
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
         return events of its own, known only inside the transaction), events. An interrogation's record entry
-        steps the maintained snapshot state in the same transaction."""
+        steps the maintained snapshot state in the same transaction. Under the case row's lock: the
+        generation the command began in is checked, and a reset replaces it."""
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)
@@ -185,11 +204,15 @@ class CaseLedger(KnowledgeLedger):
                 raise CaseMissingError(case_id)  # an erase has begun: in-flight commands must undo, not commit
             if expected_version is not None and row.version != expected_version:
                 raise VersionMismatchError(row.version)
+            if generation is not None and (row.generation or "") != generation:
+                raise GenerationMovedError(case_id)  # a reset came first: what the command wrote is gone
             new_version = row.version + 1
             stmt = update(CaseRow).where(CaseRow.id == case_id, CaseRow.version == row.version)
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
+            if reset_to is not None:
+                values["generation"] = reset_to
             if record is not None:
                 values["record_entries"] = row.record_entries + 1  # the row is locked: no other writer
             if affected(session.execute(stmt.values(**values))) != 1:
@@ -271,6 +294,7 @@ class CaseLedger(KnowledgeLedger):
         listed_copy_ids: Sequence[str],
         expected_version: int | None = None,
         withdrawn: list[FindingRecord] | None = None,
+        generation: str | None = None,
     ) -> list[str]:
         """One private card is erased, with the case's version and a `card.erased` event: its publication
         row becomes a tombstone (no publish can reserve the card again, and a pending attempt can no longer
@@ -294,7 +318,7 @@ class CaseLedger(KnowledgeLedger):
                 withdrawn.extend(gone)
             return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]
 
-        await self._change(case_id, [], expected_version, extra=extra)
+        await self._change(case_id, [], expected_version, extra=extra, generation=generation)
         return copy_ids
 
 

@@ -141,10 +141,17 @@ class FindingLedger(CaseLedger):
         return await self._run(work)
 
     async def complete_finding(
-        self, case_id: str, finding_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
+        self,
+        case_id: str,
+        finding_id: str,
+        owner: str,
+        public_card_id: str,
+        events: list[PendingEvent],
+        generation: str | None = None,
     ) -> CaseRecord | None:
         """Mark ready + bump the case + append the events, only if we still own the lease and the mapping
-        still qualifies (a deletion in between may have withdrawn it). None otherwise."""
+        still qualifies (a deletion in between may have withdrawn it). None otherwise. GenerationMovedError
+        when a reset came first."""
 
         def mark(session: Session) -> None:
             row = session.get(FindingRow, finding_id, with_for_update=True)
@@ -161,7 +168,7 @@ class FindingLedger(CaseLedger):
             )
 
         try:
-            return await self._change(case_id, events, extra=mark)
+            return await self._change(case_id, events, extra=mark, generation=generation)
         except (LostLeaseError, _NoLongerSupported):
             return None
 

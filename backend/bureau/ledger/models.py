@@ -40,6 +40,10 @@ class CaseRow(Base):
     # How many entries the case record holds, kept with each append and reset: a page of the record says it
     # without counting them.
     record_entries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The case's generation: a token every reset replaces, in the same commit. Every card carries the one it was
+    # written in; a command commits only if the generation it began in is still the case's, and reads admit
+    # only the case's own, so a reset is one atomic step against every concurrent command (docs/faults.md).
+    generation: Mapped[str] = mapped_column(String(32), default="", server_default="")
     created_at: Mapped[datetime]
     updated_at: Mapped[datetime]
 

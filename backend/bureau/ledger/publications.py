@@ -133,9 +133,16 @@ class PublicationLedger(CaseLedger):
         return await self._run(work)
 
     async def complete_publication(
-        self, case_id: str, source_card_id: str, owner: str, public_card_id: str, events: list[PendingEvent]
+        self,
+        case_id: str,
+        source_card_id: str,
+        owner: str,
+        public_card_id: str,
+        events: list[PendingEvent],
+        generation: str | None = None,
     ) -> CaseRecord | None:
-        """Mark ready + bump the case + append the events, only if we still own the lease. None if we lost it."""
+        """Mark ready + bump the case + append the events, only if we still own the lease (None if we lost it)
+        and the case is still in `generation` (GenerationMovedError: a reset took the source away)."""
 
         def mark(session: Session) -> None:
             stmt = (
@@ -151,7 +158,7 @@ class PublicationLedger(CaseLedger):
                 raise LostLeaseError
 
         try:
-            return await self._change(case_id, events, extra=mark)
+            return await self._change(case_id, events, extra=mark, generation=generation)
         except LostLeaseError:
             return None
 

@@ -24,6 +24,7 @@ from bureau.ledger.sessions import SessionLedger, SessionRecord
 from bureau.ledger.slots import SLOT_COUNT, SlotLedger
 from bureau.ledger.transactions import (
     CaseMissingError,
+    GenerationMovedError,
     LedgerConflictError,
     LedgerError,
     VersionMismatchError,
@@ -44,6 +45,7 @@ __all__ = [
     "EventRecord",
     "FindingFigures",
     "FindingRecord",
+    "GenerationMovedError",
     "KnowledgeState",
     "LatestAnswer",
     "Ledger",

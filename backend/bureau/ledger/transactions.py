@@ -48,6 +48,10 @@ class CaseMissingError(LookupError):
     pass
 
 
+class GenerationMovedError(RuntimeError):
+    """A reset committed after the command began: what it wrote belongs to a generation that is gone."""
+
+
 class VersionMismatchError(RuntimeError):
     def __init__(self, current_version: int) -> None:
         super().__init__("version mismatch")

@@ -22,6 +22,7 @@ from bureau.sealing import CaseCipher, SealError, is_sealed
 
 security_log = logging.getLogger("bureau.security")
 UNREADABLE = "unreadable"  # sealed under a destroyed key: the case was erased; skipped, not a policy reason
+SUPERSEDED = "superseded"  # of a generation a reset has replaced: gone for every reader; skipped, not a policy reason
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -36,12 +37,15 @@ def _parse_time(value: Any) -> datetime | None:
 def card_metadata(
     scope: MemoryScope, draft: CardDraft, retention: Retention, cipher: CaseCipher | None = None
 ) -> dict[str, Any]:
+    if scope.generation is None:
+        raise ValueError("a card is written into one generation of its case")
     now = datetime.now(UTC)
     expires_at = draft.expires_at or retention.expiry(draft.memory_type, now)
     metadata: dict[str, Any] = {
         "scope_key": scope.key,
         "case_id": scope.case_id,
         "space": scope.space,
+        "generation": scope.generation,
         "visibility": visibility_of_space(scope.space).value,
         "topic": draft.topic,
         "kind": draft.kind,
@@ -82,6 +86,7 @@ def _to_card(item: dict[str, Any], metadata: dict[str, Any], content: str, told_
         source_card_id=metadata.get("source_card_id"),
         key=metadata.get("preference_key"),
         owner=metadata.get("scope_key", ""),
+        generation=str(metadata.get("generation", "")),  # a card from before generations: the case's first
         told_by=told_by,
         finding=FindingMark.from_metadata(metadata.get("finding")),
     )
@@ -96,8 +101,8 @@ class CardRows:
 
     def examine(self, scope: MemoryScope, item: dict[str, Any], now: datetime) -> tuple[StoredCard | None, str]:
         """Defence in depth: a card is returned only if every scope marker matches the scope asked for and
-        it has not expired. Otherwise (None, reason): `owner_mismatch` (counted, logged without content) or
-        `expired` (the caller purges it)."""
+        it has not expired. Otherwise (None, reason): `owner_mismatch` (counted, logged without content),
+        `superseded` (a reset replaced its generation) or `expired` (the caller purges it)."""
         metadata = item.get("metadata") or {}
         matches = (
             item.get("user_id") == scope.user_id
@@ -108,12 +113,10 @@ class CardRows:
         )
         if not matches:
             self.foreign_hits_dropped += 1
-            security_log.warning(
-                "security: dropped a card outside the requested scope (asked %s, card id %s)",
-                scope.key,
-                item.get("id"),
-            )
+            security_log.warning("security: dropped a card outside the requested scope (asked %s)", scope.key)
             return None, OWNER_MISMATCH
+        if scope.generation is not None and str(metadata.get("generation", "")) != scope.generation:
+            return None, SUPERSEDED
         content = self.opened(scope.case_id, item.get("memory") or item.get("content") or "")
         if content is None:
             return None, UNREADABLE  # sealed under a key that no longer exists: the case was erased
@@ -154,11 +157,9 @@ class CardRows:
         )
         if memory_id is None:
             raise MemoryUnavailableError("store did not acknowledge the write")
-        item = {"id": memory_id, "memory": sealed, "user_id": scope.user_id, "agent_id": scope.agent_id}
-        card, _ = self.examine(scope, {**item, "metadata": metadata}, now)  # already expired: still as written
-        if card is None:
-            raise MemoryUnavailableError("store returned a card outside the scope")
-        return card
+        # The card as written, from the plaintext in hand: never opened again here, so an erase that forgets the
+        # case's key while this write runs cannot turn a written card into a store fault.
+        return _to_card({"id": memory_id}, metadata, draft.content, draft.told_by)
 
     def opened(self, case_id: str, stored: str) -> str | None:
         """Card text as written: sealed text opened with the case key; text from before sealing as it is."""

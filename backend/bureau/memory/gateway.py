@@ -199,6 +199,8 @@ class MemoryGateway:
         """All or nothing: one batch embedding, then the rows; a failure removes the rows written before it.
         Every draft passes the policy table first (type × creator × path, preference key and value,
         screening), here at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
+        if scope.generation is None:
+            raise ValueError("a card is written into one generation of its case")
         for draft in drafts:
             check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:

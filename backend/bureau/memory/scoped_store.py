@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -216,7 +217,8 @@ class ScopedStore:
         return [cosine(found[text], found[other]) for other in others]
 
     def delete(self, scope: MemoryScope, card_id: str) -> bool:
-        if self.get(scope, card_id) is None:
+        # By id, in whatever generation: a delete is the card's end, not a read of the case as it stands.
+        if self.get(dataclasses.replace(scope, generation=None), card_id) is None:
             return False
         deleted = bool(self._life.client().delete(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id))
         self._life.compaction.deleted(int(deleted))

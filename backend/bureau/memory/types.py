@@ -99,6 +99,7 @@ class StoredCard:
     source_card_id: str | None = None
     key: str | None = None
     owner: str = ""  # the composite key stored with the record (checked against the scope on every read)
+    generation: str = ""  # the case's generation it was written in (scope/keys.py: MemoryScope)
     told_by: str | None = None  # the named source, if any (private to the operator)
     finding: FindingMark | None = None  # set on a finding's board card
 

@@ -26,11 +26,16 @@ class ScopeError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class MemoryScope:
-    """A resolved (case, space) pair. Only server code constructs these, from validated ids."""
+    """A resolved (case, space) pair. Only server code constructs these, from validated ids.
+
+    `generation` is the case's generation when the command began (a token every reset replaces): a card is
+    written with it, and a read admits only cards of it, so a reset is one atomic step for every reader and
+    writer. None only for work on ids and metadata that spans generations (deletes, retention, erasure)."""
 
     case_id: str
     space: Space
     thread: str = DEFAULT_THREAD
+    generation: str | None = None
 
     def __post_init__(self) -> None:
         if not _CASE_ID.match(self.case_id):
@@ -62,26 +67,31 @@ def composite_key(case_id: str, space: str, thread: str = DEFAULT_THREAD) -> str
     return f"{TENANT}:{case_id}:{USER}:{thread}:{space}"
 
 
-def space_scope(case_id: str, space: str) -> MemoryScope:
+def space_scope(case_id: str, space: str, generation: str | None = None) -> MemoryScope:
     """A scope from a stored space name (a cleanup task's, a card's), checked like every other."""
     if space not in SPACES:
         raise ScopeError("unknown space")
-    return MemoryScope(case_id, space)
+    return MemoryScope(case_id, space, generation=generation)
 
 
-def role_scope(case_id: str, role: Role) -> MemoryScope:
+def role_scope(case_id: str, role: Role, generation: str | None = None) -> MemoryScope:
     if role not in ROLES:
         raise ScopeError("not a role")
-    return MemoryScope(case_id, role)
+    return MemoryScope(case_id, role, generation=generation)
 
 
-def board_scope(case_id: str) -> MemoryScope:
-    return MemoryScope(case_id, BOARD)
+def board_scope(case_id: str, generation: str | None = None) -> MemoryScope:
+    return MemoryScope(case_id, BOARD, generation=generation)
 
 
-def readable_scopes(case_id: str, role: Role) -> tuple[MemoryScope, MemoryScope]:
+def case_scopes(case_id: str, generation: str | None = None) -> list[MemoryScope]:
+    """Every space of a case."""
+    return [MemoryScope(case_id, space, generation=generation) for space in SPACES]
+
+
+def readable_scopes(case_id: str, role: Role, generation: str | None = None) -> tuple[MemoryScope, MemoryScope]:
     """Everything a role may read: its own private space and the board. Nothing else, ever."""
-    return (role_scope(case_id, role), board_scope(case_id))
+    return (role_scope(case_id, role, generation), board_scope(case_id, generation))
 
 
 def is_valid_case_id(case_id: str) -> bool:

@@ -33,7 +33,7 @@ from bureau.scope.keys import role_scope
 from bureau.scope.relevance import Cuts, Judgement
 from bureau.scope.vocabulary import Certainty, EventType, FallbackReason, MemoryType, PolicyCode
 from factories import candidate, card
-from helpers import NewCase, informant_secret_card
+from helpers import NewCase, informant_secret_card, live_scope
 
 QUESTION = "What is the safe combination?"
 
@@ -54,6 +54,9 @@ def asked(case: dict[str, Any], role: str, question: str = QUESTION) -> Interrog
 
 
 async def loaded(services: Services, state: InterrogationState) -> InterrogationState:
+    """The state after load_context, in the case's current generation (the snapshot does not show it)."""
+    case = await services.ledger.get_case(state["case_id"])
+    state = {**state, "generation": case.generation if case is not None else ""}  # type: ignore[typeddict-item]
     return {**state, **await load_context(deps_of(services), state)}  # type: ignore[typeddict-item]
 
 
@@ -184,10 +187,11 @@ async def test_a_session_record_is_indexed_by_its_question_at_no_encoder_cost_an
     encoder = services.gateway._embedder
     embed = encoder.embed_documents
     monkeypatch.setattr(encoder, "embed_documents", lambda texts: embedded.extend(texts) or embed(texts))
-    session = await remember_being_asked(services.gateway, role_scope(state["case_id"], "suspect"), question, "en")
+    suspect = await live_scope(services, state["case_id"], "suspect")
+    session = await remember_being_asked(services.gateway, suspect, question, "en")
     assert embedded == []
     assert session.id not in services.gateway.relevance_feature_ids()
-    retrieval = await services.gateway.retrieve([role_scope(state["case_id"], "suspect")], question, 10)
+    retrieval = await services.gateway.retrieve([suspect], question, 10)
     [found] = [e for e in retrieval.excluded if e.card is not None and e.card.id == session.id]
     assert found.reason == "type_not_evidence" and found.score == pytest.approx(1.0, abs=1e-4)
     assert embedded == []  # the question again: from the cache
@@ -197,7 +201,7 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     services: Services, new_case: NewCase
 ) -> None:
     case = await new_case()
-    scope = role_scope(case["case"]["id"], "suspect")
+    scope = await live_scope(services, case["case"]["id"], "suspect")
     for n in range(SESSION_MEMORY_KEEP + 2):
         await remember_being_asked(services.gateway, scope, f"question {n}", "en")
     await keep_recent_session_records(services.gateway, scope)

@@ -13,7 +13,7 @@ import pytest
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft, MemoryUnavailableError
 from bureau.scope.keys import MemoryScope, board_scope
-from helpers import NewCase, informant_secret_card, publish, snapshot
+from helpers import NewCase, informant_secret_card, live_scope, publish, snapshot
 from live_server import LiveServer
 
 STEPS = ("after_reserve", "after_board_write", "before_mark_ready")
@@ -394,7 +394,7 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
         source_role="informant",
         source_card_id=secret["id"],
     )
-    copy = await services.gateway.write(board_scope(case_id), draft)  # "the other process" writes its copy
+    copy = await services.gateway.write(await live_scope(services, case_id, "bulletin_board"), draft)  # "the other process" writes its copy
     assert await ledger.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
     answered = await asyncio.wait_for(waiting, 10)
     assert answered.status_code == 200, answered.text

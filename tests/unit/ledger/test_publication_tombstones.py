@@ -100,7 +100,7 @@ async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_m
     assert await ledger.erase_card(case_id, "card1", "informant", []) == []
     reserved, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
     assert not reserved and (existing.state, existing.role) == ("erased", "informant")
-    await ledger.change_case(case_id, [], forget_state=True)  # a reset takes the tombstone with it
+    await ledger.change_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
     assert await ledger.publications(case_id) == []
 
 

@@ -71,7 +71,7 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     if nearest is None:
         pytest.skip("only seekdb compacts")
     monkeypatch.setattr(gateway._life, "compaction", Compaction(after_deletes=40))
-    scope = role_scope("t" + secrets.token_hex(8), "suspect")
+    scope = role_scope("t" + secrets.token_hex(8), "suspect", "")
     kept = await gateway.write_many(
         scope, [CardDraft(content=f"Kept note {i}.", topic="t", kind="note") for i in range(5)]
     )

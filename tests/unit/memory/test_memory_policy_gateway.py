@@ -32,7 +32,7 @@ def fresh_case() -> str:
 async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGateway) -> None:
     """Allowed writes persist; forbidden ones raise before anything reaches the store."""
     case = fresh_case()
-    scope = role_scope(case, "detective")
+    scope = role_scope(case, "detective", "")
     persisted = 0
     for memory_type, creator, path in COMBINATIONS:
         draft = CardDraft(
@@ -58,7 +58,7 @@ async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGatew
 
 
 async def test_short_lived_types_get_their_configured_retention(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "suspect")
+    scope = role_scope(fresh_case(), "suspect", "")
     before = datetime.now(UTC)
     session = await gateway.write(
         scope,
@@ -73,7 +73,7 @@ async def test_short_lived_types_get_their_configured_retention(gateway: MemoryG
 
 
 async def test_expired_records_are_invisible_and_purged_on_read(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "informant")
+    scope = role_scope(fresh_case(), "informant", "")
     past = datetime.now(UTC) - timedelta(seconds=1)
     expired = await gateway.write(scope, CardDraft("The vault code is 7319.", "vault", "secret", expires_at=past))
     live = await gateway.write(scope, CardDraft("The vault is behind the painting.", "vault", "secret"))
@@ -88,7 +88,7 @@ async def test_expired_records_are_invisible_and_purged_on_read(gateway: MemoryG
 
 
 async def test_a_record_failing_a_pattern_added_later_is_excluded_at_read_time(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "informant")
+    scope = role_scope(fresh_case(), "informant", "")
     card = await gateway.write(scope, CardDraft("The courier's codename is Nightjar.", "courier", "secret"))
     question = "What is the courier's codename?"
     assert [c.card.id for c in await gateway.search([scope], question, 10)] == [card.id]

@@ -35,7 +35,7 @@ def eval_pool():
 async def test_store_cosines_and_verdicts_match_the_eval(services: Services, eval_pool) -> None:
     cards, scored = eval_pool
     gateway, policy = services.gateway, load_policy("local")
-    scope = role_scope("t" + secrets.token_hex(8), ROLE)
+    scope = role_scope("t" + secrets.token_hex(8), ROLE, "")
     written = {}
     for card in cards:
         stored = await gateway.write(
