@@ -2,7 +2,8 @@
 
 One sweeper at a time across every process sharing the ledger (a named lease row), paging through every
 card of every case. Reads already hide and purge expired records they meet; the sweeper also removes the
-ones nobody reads, and the publication rows that point at them.
+ones nobody reads, and the publication rows that point at them, and the cards of generations a reset
+replaced that a crash left behind (reads never see them).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import logging
 import secrets
 from collections import Counter
 
+from bureau.game.compensation import discard_superseded
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.repository import ACTIVE, Ledger
 from bureau.memory.gateway import MemoryGateway
@@ -38,6 +40,8 @@ class RetentionSweeper:
                 if case.status != ACTIVE:
                     continue  # loading or erasing: the command in flight owns its cards
                 purged += await self._sweep_case(case.id)
+                # A reset whose process died between its commit and its deletes left the old generation behind.
+                await discard_superseded(self.gateway, self.ledger, case.id, case.generation)
                 if not await self.ledger.acquire_lease(LEASE_NAME, self.owner, self.lease_s):  # renew
                     log.warning("retention sweeper lost its lease mid-sweep; another process goes on")
                     break

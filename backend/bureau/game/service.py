@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from bureau.answering.base import Responder
 from bureau.answering.selection import case_mode
 from bureau.config import Settings
-from bureau.game.compensation import discard_card
+from bureau.game.compensation import discard_card, discard_many, discard_superseded
 from bureau.game.contract import (
     CaseMode,
     CrossExaminationResult,
@@ -255,20 +255,8 @@ class Bureau:
             if isinstance(exc, CaseMissingError):
                 raise CaseNotFoundError(case_id) from exc
             raise
-        await self.discard_superseded(case_id, generation)
+        await discard_superseded(self.gateway, self.ledger, case_id, generation)
         return await self.snapshot(case_id)
-
-    async def discard_superseded(self, case_id: str, generation: str) -> int:
-        """Delete every card of the case that is not of `generation` (what a reset replaced, and what commands
-        that began before it wrote), in every space, however many. Returns how many were found."""
-        scopes = case_scopes(case_id)  # every generation
-        listed = await self.gateway.list_spaces(scopes)
-        found = 0
-        for scope in scopes:
-            stale = [card.id for card in listed[scope.space] if card.generation != generation]
-            found += len(stale)
-            await self._discard_many(scope, stale, "reset")
-        return found
 
     async def erase(self, case_id: str) -> None:
         case = await self.ledger.get_case(case_id)
@@ -511,17 +499,7 @@ class Bureau:
         for scope, card in written:
             by_scope.setdefault(scope, []).append(card.id)
         for scope, card_ids in by_scope.items():
-            await self._discard_many(scope, card_ids, "undo_failed_command")
-
-    async def _discard_many(self, scope: MemoryScope, card_ids: list[str], reason: str) -> None:
-        """One batched delete; if the store fails, card by card, each failure left as a cleanup task."""
-        if not card_ids:
-            return
-        try:
-            await self.gateway.delete_many(scope, card_ids)
-        except MemoryUnavailableError:
-            for card_id in card_ids:
-                await discard_card(self.gateway, self.ledger, scope, card_id, reason)
+            await discard_many(self.gateway, self.ledger, scope, card_ids, "undo_failed_command")
 
     async def _purge_quietly(self, case_id: str) -> None:
         """A case whose creation failed: nobody ever saw it, so there is nothing to announce."""
