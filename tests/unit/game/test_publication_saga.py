@@ -394,7 +394,8 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
         source_role="informant",
         source_card_id=secret["id"],
     )
-    copy = await services.gateway.write(await live_scope(services, case_id, "bulletin_board"), draft)  # "the other process" writes its copy
+    board = await live_scope(services, case_id, "bulletin_board")
+    copy = await services.gateway.write(board, draft)  # "the other process" writes its copy
     assert await ledger.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
     answered = await asyncio.wait_for(waiting, 10)
     assert answered.status_code == 200, answered.text
