@@ -26,7 +26,7 @@ import asyncio
 import os
 import time
 
-from harness import load_line, markdown_table, p50_ms, progress, scratch_dir
+from harness import load_line, markdown_table, p50_ms, progress, scratch_dir, vault_beside
 
 COMPACTION_DEADLINE_S = 300
 
@@ -56,7 +56,12 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
     from bureau.scope.memory_policy import WritePath
     from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
 
-    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-markers-"), store_compact_after_deletes=0)
+    settings = Settings(
+        _env_file=None,
+        data_dir=(data := scratch_dir("bench-markers-")),
+        vault_dir=vault_beside(data),
+        store_compact_after_deletes=0,
+    )
     gateway = MemoryGateway(settings, HashingEmbeddings(), keys=Keys())
     await gateway.start()
     try:

@@ -69,10 +69,17 @@ def progress(message: str) -> None:
 
 
 def scratch_dir(prefix: str) -> Path:
-    """A data directory for one benchmark run, removed when the script exits (each holds a ~200 MB store)."""
+    """A data directory for one benchmark run, removed when the script exits (each holds a ~200 MB store), with
+    its vault beside it (`vault_beside`), removed too."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
+    atexit.register(shutil.rmtree, vault_beside(path), ignore_errors=True)
     return path
+
+
+def vault_beside(data_dir: Path) -> Path:
+    """A benchmark data directory's vault: its sibling `<name>-vault` (never inside the data directory)."""
+    return data_dir.with_name(f"{data_dir.name}-vault")
 
 
 @dataclass
@@ -94,7 +101,7 @@ class Server:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
         environment.update(self.env)
         command = [sys.executable, "-m", "bureau.cli", "serve", "--port", str(self.port)]
-        command += ["--data-dir", str(self.data_dir)]
+        command += ["--data-dir", str(self.data_dir), "--vault-dir", str(vault_beside(self.data_dir))]
         log = (self.data_dir / "server.log").open("ab")
         self.started_at = time.perf_counter()
         self.process = subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603

@@ -33,7 +33,7 @@ from collections import defaultdict
 from typing import Any
 
 import httpx
-from harness import CHART_DIR, bar_chart, load_line, percentile, progress, scratch_dir
+from harness import CHART_DIR, bar_chart, load_line, percentile, progress, scratch_dir, vault_beside
 from steps import Steps
 
 QUESTION = "What is the safe combination?"
@@ -70,7 +70,9 @@ async def measure(
     from bureau.config import Settings
     from bureau.scope.keys import role_scope
 
-    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-"), memory_backend=backend)
+    settings = Settings(
+        _env_file=None, data_dir=(data := scratch_dir("bench-")), vault_dir=vault_beside(data), memory_backend=backend
+    )
     app = create_app(settings)
     rows = []
     async with app.router.lifespan_context(app):

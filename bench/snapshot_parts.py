@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from harness import load_line, markdown_table, p50_ms, progress, scratch_dir
+from harness import load_line, markdown_table, p50_ms, progress, scratch_dir, vault_beside
 
 QUESTIONS = (
     "What is the safe combination?",
@@ -55,7 +55,7 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
     from bureau.config import Settings
     from bureau.scope.keys import SPACES, MemoryScope
 
-    app = create_app(Settings(_env_file=None, data_dir=scratch_dir("bench-parts-")))
+    app = create_app(Settings(_env_file=None, data_dir=(data := scratch_dir("bench-parts-")), vault_dir=vault_beside(data)))
     rows: list[list[str]] = []
     async with app.router.lifespan_context(app):
         settle_after_start()

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from harness import load_line, markdown_table, percentile, progress, scratch_dir
+from harness import load_line, markdown_table, percentile, progress, scratch_dir, vault_beside
 
 TICK_S = 0.001
 LATE_S = 0.0005  # a tick this much later than asked counts as held off
@@ -73,7 +73,7 @@ async def measure(calls: int) -> list[list[str]]:
     from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
 
-    settings = Settings(_env_file=None, data_dir=scratch_dir("bench-lock-"))
+    settings = Settings(_env_file=None, data_dir=(data := scratch_dir("bench-lock-")), vault_dir=vault_beside(data))
     progress(f"opening the store in {settings.data_dir}")
     async with running(settings) as runtime:
         gateway = runtime.gateway

@@ -25,13 +25,14 @@ from bureau.api.state import services_of  # noqa: E402
 from bureau.config import Settings  # noqa: E402
 from contract import OpenApiContract  # noqa: E402
 from helpers import NewCase  # noqa: E402
-from live_server import LiveServer, passcode_mode  # noqa: E402
+from live_server import LiveServer, passcode_mode, vault_beside  # noqa: E402
 
 
 def test_settings(data_dir: Path, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "env": "test",
         "data_dir": data_dir,
+        "vault_dir": vault_beside(data_dir),
         "heartbeat_s": 1.0,
         "publication_lease_s": 1.0,
         # The app's own retention sweeper runs once at start-up; tests that sweep run a sweeper themselves.

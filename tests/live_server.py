@@ -13,12 +13,27 @@ from types import TracebackType
 import httpx
 
 from bureau.answering.local_model import free_port  # one definition, shared with the local model server
+from bureau.vault import Vault
 
 REPO = Path(__file__).resolve().parents[1]
 START_DEADLINE_S = 90.0
 # The passcodes of every passcode-mode server the tests start (`passcode_mode`).
 OPERATOR_PASSCODE = "operator-pass-5150"
 STAGE_PASSCODE = "stage-pass-6262"
+
+
+def vault_beside(data_dir: Path) -> Path:
+    """A data directory's vault in the tests: its sibling `<name>-vault`."""
+    return data_dir.with_name(f"{data_dir.name}-vault")
+
+
+def open_vault_of(vault_dir: Path) -> Vault:
+    """A live server's vault, opened beside it (as a second process on the same files would)."""
+    from bureau.vault.opening import VaultLocation, open_vault
+
+    vault = open_vault(VaultLocation(vault_dir, f"sqlite:///{vault_dir / 'vault.db'}", vault_dir / "kek"))
+    assert vault is not None, f"no vault at {vault_dir}"
+    return vault
 
 
 def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
@@ -41,9 +56,13 @@ class LiveServer:
         port: int | None = None,
         cwd: Path | None = None,
         args: tuple[str, ...] = (),
+        vault_dir: Path | None = None,
         **env: str,
     ) -> None:
         self.data_dir = data_dir
+        # The vault beside the data directory, never in it (where the default `./vault` of a server started in
+        # its data directory would be): docs/operations.md, "The vault".
+        self.vault_dir = vault_dir or vault_beside(data_dir)
         self.cwd = cwd or data_dir
         self.port = port or free_port()
         self.args = args
@@ -65,6 +84,7 @@ class LiveServer:
             str(self.port),
             "--data-dir",
             str(self.data_dir),
+            *(() if "BUREAU_VAULT_DIR" in self.env else ("--vault-dir", str(self.vault_dir))),
             *self.args,
         ]
 

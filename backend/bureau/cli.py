@@ -1,4 +1,5 @@
-"""`bureau serve | setup | preflight | erase | clear`: run the game, prepare and check a deployment, clean up."""
+"""`bureau serve | setup | preflight | vault rotate-kek | erase | clear`: run the game, prepare and check a
+deployment, rotate the vault's key-encryption key, clean up."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ ANNOUNCE_DEADLINE_S = 30.0  # how long the URL line waits for the port to answer
 
 def _settings(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = {}
-    for name in ("host", "port", "data_dir"):
+    for name in ("host", "port", "data_dir", "vault_dir"):
         value = getattr(args, name, None)
         if value is not None:
             overrides[name] = value
@@ -223,14 +224,40 @@ def clear(args: argparse.Namespace) -> int:
 
 
 def setup(args: argparse.Namespace) -> int:
-    """Once per deployment, before instances start: migrate the ledger, create the store's schema."""
+    """Once per deployment, before instances start: migrate the ledger, create the store's schema, bind the
+    vault, and re-seal every case an earlier version sealed under one key into its compartments."""
 
     async def action(svc: Runtime) -> int:
         where = svc.gateway.backend_name
+        resealed = await svc.bureau.keys.resealer.reseal_all()
         print(f"Ledger migrated; memory store ready ({where}, collection {svc.settings.memory_collection}).")
+        print(f"Vault {svc.vault.vault_id} at {svc.vault.where}; {resealed} case(s) re-sealed into compartments.")
         return 0
 
     return asyncio.run(_with_services(_settings(args), action, prepare=True))
+
+
+def rotate_kek(args: argparse.Namespace) -> int:
+    """Re-wrap every key of the vault under a new KEK; the data is not touched (vault/rotation.py)."""
+    from rich.progress import Progress
+
+    from bureau.bootstrap.vault_binding import location_of
+    from bureau.vault.opening import open_vault
+    from bureau.vault.rotation import rotate_kek as rotate
+
+    settings = _settings(args)
+    vault = open_vault(location_of(settings))
+    if vault is None:
+        print(f"No vault at {location_of(settings).describe()}: nothing to rotate.", file=sys.stderr)
+        return 1
+    try:
+        with Progress() as progress:
+            task = progress.add_task("Re-wrapping keys", total=None)
+            moved = rotate(vault, lambda done, total: progress.update(task, completed=done, total=total))
+    finally:
+        vault.close()
+    print(f"Rotated the KEK of {vault.where}: {moved} key(s) re-wrapped; the old KEK is gone.")
+    return 0
 
 
 def preflight(args: argparse.Namespace) -> int:
@@ -296,6 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--data-dir", type=Path, default=None, help="data directory (BUREAU_DATA_DIR)")
+        p.add_argument("--vault-dir", type=Path, default=None, help="vault directory (BUREAU_VAULT_DIR)")
 
     run = commands.add_parser("serve", help="serve the API and the web app on one port")
     run.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
@@ -311,6 +339,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("preflight", help="check a configuration (read-only); exit 1 on problems")
     common(check)
     check.set_defaults(handler=preflight)
+
+    vault = commands.add_parser("vault", help="the vault of keys (docs/operations.md)")
+    vault_commands = vault.add_subparsers(dest="vault_command", required=True)
+    rotate = vault_commands.add_parser("rotate-kek", help="re-wrap every key under a new key-encryption key")
+    common(rotate)
+    rotate.set_defaults(handler=rotate_kek)
 
     one = commands.add_parser("erase", help="erase one case completely")
     one.add_argument("--case", required=True, help="case id")

@@ -45,6 +45,11 @@ class Settings(BaseSettings):
 
     env: Literal["development", "production", "test"] = "development"
     data_dir: Path = Path("./data")
+    # The vault (docs/erasure.md): every key, wrapped under a key-encryption key, in a place backups of the
+    # data directory never capture. By default `./vault` (its own SQLite file and the KEK file, mode 0700).
+    vault_dir: Path = Path("./vault")
+    vault_database_url: str = ""  # empty = sqlite:///<vault_dir>/vault.db; a separate PostgreSQL database when shared
+    vault_kek_file: Path | None = None  # empty = <vault_dir>/kek; a mounted secret in a shared deployment
 
     # Memory store
     memory_backend: MemoryBackend = "seekdb"
@@ -135,15 +140,18 @@ class Settings(BaseSettings):
     # Fault injection for the crash tests only (tests/faults/): kill this process with SIGKILL when the
     # publish Saga reaches the named step. Refused outside BUREAU_ENV=test.
     test_kill_at: str = ""
+    # The presenter act (docs/presenter-guide.md): one question run without the space filter and the scope
+    # re-check, in front of an audience. Off by default; refused in production.
+    presenter_acts: bool = False
 
-    @field_validator("data_dir", "web_dist", "llm_local_model")
+    @field_validator("data_dir", "web_dist", "llm_local_model", "vault_dir", "vault_kek_file")
     @classmethod
     def _absolute_path(cls, value: Path | None) -> Path | None:
         """Resolved once, against the directory the command started in: PowerMem is started from another
         working directory (memory/gateway.py), where a relative path would name a directory that vanishes."""
         return None if value is None else value.expanduser().resolve()
 
-    @field_validator("database_url")
+    @field_validator("database_url", "vault_database_url")
     @classmethod
     def _absolute_sqlite_path(cls, value: str) -> str:
         match = _SQLITE_URL.match(value)
@@ -186,6 +194,14 @@ class Settings(BaseSettings):
     @property
     def effective_database_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'bureau.db'}"
+
+    @property
+    def effective_vault_url(self) -> str:
+        return self.vault_database_url or f"sqlite:///{self.vault_dir / 'vault.db'}"
+
+    @property
+    def effective_kek_file(self) -> Path:
+        return self.vault_kek_file or self.vault_dir / "kek"
 
     @property
     def remote_store(self) -> bool:
@@ -244,6 +260,28 @@ class Settings(BaseSettings):
         return self
 
     @model_validator(mode="after")
+    def _check_vault_apart(self) -> Settings:
+        """The vault is never inside the data directory, and never the ledger's database: a backup of the data
+        (the ledger's dump included) must not capture a key."""
+        inside = [
+            path
+            for path in (self.vault_dir, self.effective_kek_file, _sqlite_file(self.effective_vault_url))
+            if path is not None and path.is_relative_to(self.data_dir)
+        ]
+        if inside:
+            raise UnsafeSettingsError(
+                f"Refusing to start: the vault ({inside[0]}) lies inside the data directory {self.data_dir}, so a "
+                "backup of the data would capture its keys. Put BUREAU_VAULT_DIR (and BUREAU_VAULT_KEK_FILE, "
+                "BUREAU_VAULT_DATABASE_URL) beside the data directory, not in it."
+            )
+        if self.vault_database_url and self.vault_database_url == self.effective_database_url:
+            raise UnsafeSettingsError(
+                "Refusing to start: BUREAU_VAULT_DATABASE_URL names the ledger's own database; the vault's keys "
+                "must live in a database of their own (a dump of the ledger is part of every backup)."
+            )
+        return self
+
+    @model_validator(mode="after")
     def _check_production(self) -> Settings:
         if not self.is_production:
             return self
@@ -256,9 +294,18 @@ class Settings(BaseSettings):
             problems.append("operator and stage passcodes must differ")
         if self.embedder == "openai" and not self.embedding_base_url:
             problems.append("BUREAU_EMBEDDER=openai needs BUREAU_EMBEDDING_BASE_URL")
+        if self.presenter_acts:
+            problems.append("BUREAU_PRESENTER_ACTS is a workshop act (it runs a question without the space filter)")
         if problems:
             raise UnsafeSettingsError("Unsafe production settings: " + "; ".join(problems))
         return self
+
+
+def _sqlite_file(url: str) -> Path | None:
+    match = _SQLITE_URL.match(url)
+    if match is None or not match.group(2) or match.group(2) == ":memory:" or match.group(2).startswith("file:"):
+        return None
+    return Path(match.group(2))
 
 
 @lru_cache

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,10 +30,12 @@ from bureau.api.frames import OPERATOR_PAYLOADS, STAGE_PAYLOADS
 from bureau.ledger.database import create_ledger_engine
 from bureau.ledger.repository import FindingFigures, Ledger
 from bureau.memory.types import MemoryUnavailableError
-from bureau.scope.vocabulary import Certainty, EventType
+from bureau.vault import VaultUnavailableError
+from bureau.scope.keys import case_scopes
+from bureau.scope.vocabulary import Certainty, EventType, Purpose
 from contract import OpenApiContract
 from helpers import QUESTION, NewCase, informant_secret_card, signed_in_headers
-from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer
+from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, open_vault_of, passcode_mode
 from sse_client import open_sse
 
 PORTER = "The night porter saw a courier with a violet umbrella."
@@ -41,7 +43,7 @@ PORTER = "The night porter saw a courier with a violet umbrella."
 FINDING = "The courier crossed the bridge at dawn."
 FINDING_SOURCES = ("the lock keeper", "the baker", "a cyclist")
 # Provoked in-process below (they need open play on loopback, or an injected storage fault).
-IN_PROCESS = {"HOST_NOT_ALLOWED", "MEMORY_UNAVAILABLE"}
+IN_PROCESS = {"HOST_NOT_ALLOWED", "MEMORY_UNAVAILABLE", "VAULT_UNAVAILABLE", "PRESENTER_ACTS_OFF"}
 # Not provoked here: a crash, a lost worker-id lease (tests/e2e/test_worker_ids.py), a server still starting
 # (tests/e2e/test_startup.py) and a locked, read-only or full ledger (tests/faults/test_ledger_faults.py; both
 # check those answers against the document). Their body is the common ErrorBody, declared on every route that
@@ -97,6 +99,13 @@ def test_the_streams_are_documented_with_a_frame_per_event_type(contract: OpenAp
 
 
 # ----- the whole game over real HTTP ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def passcode_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """This module's passcode server, with the presenter act on (every operation must succeed once here)."""
+    with passcode_mode(tmp_path_factory.mktemp("contract-data"), BUREAU_PRESENTER_ACTS="1") as server:
+        yield server
 
 
 @pytest_asyncio.fixture(scope="module")
@@ -158,6 +167,9 @@ async def play(game: Game, secured_server: LiveServer) -> None:
     informant = await game.ask("informant", QUESTION)
     assert "duplicate" in {miss["reason"] for miss in informant["trace"]["misses"]}
     assert (await game.ask("detective", QUESTION))["certainty"] == Certainty.KNOWN
+    # The presenter act (this server has them on): the same answer, other compartments' rows locked.
+    act = await game.call("POST", "/acts/unfiltered", 200, json={"role": "detective", "question": QUESTION})
+    assert act["certainty"] == Certainty.KNOWN and act["trace"]["unfiltered"] is True
 
     # A sealed cross-examination: two roles' private cards.
     m = marker()
@@ -245,18 +257,27 @@ class HeldFinding:
 
     def __init__(self, server: LiveServer, case_id: str, claim: str) -> None:
         self.ledger = Ledger(create_ledger_engine(f"sqlite:///{(server.data_dir / 'bureau.db').resolve()}"))
+        self.vault = open_vault_of(server.vault_dir)
         self.case_id, self.claim, self.finding_id = case_id, claim, secrets.token_hex(12)
 
     async def __aenter__(self) -> None:
         figures = FindingFigures(3, 2, 2, 0, "medium", datetime.now(UTC))
-        held, _ = await self.ledger.reserve_finding(
-            self.case_id, self.finding_id, self.claim, self.OWNER, 60, figures, []
+        case = await self.ledger.get_case(self.case_id)
+        assert case is not None
+        spaces = case_scopes(self.case_id, case.generation)
+        grant = await self.vault.grant(
+            self.case_id, case.generation, Purpose.FINDINGS, reads=spaces, record_writes=True, pseudonyms=True
         )
+        held, _ = await self.ledger.reserve_finding(
+            self.case_id, self.finding_id, self.claim, self.OWNER, 60, figures, [], grant
+        )
+        grant.close()
         assert held
 
     async def __aexit__(self, *_: object) -> None:
         await self.ledger.release_finding(self.case_id, self.finding_id, self.OWNER)
         self.ledger.engine.dispose()
+        self.vault.close()
 
 
 class HeldPublication:
@@ -352,3 +373,12 @@ async def test_a_foreign_host_and_a_storage_fault_answer_the_declared_bodies(
     monkeypatch.setattr(services.gateway, "retrieve", unavailable)
     fault = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": QUESTION})
     assert (fault.status_code, code(fault)) == (503, "MEMORY_UNAVAILABLE")
+
+    async def vault_down(*_: Any, **__: Any) -> Any:
+        raise VaultUnavailableError("injected")
+
+    monkeypatch.setattr(services.vault, "grant", vault_down)
+    fault = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": PORTER})
+    assert (fault.status_code, code(fault)) == (503, "VAULT_UNAVAILABLE")
+    off = await client.post(f"/api/cases/{case_id}/acts/unfiltered", json={"role": "detective", "question": QUESTION})
+    assert (off.status_code, code(off)) == (403, "PRESENTER_ACTS_OFF")  # the in-process app has acts off

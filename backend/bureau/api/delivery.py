@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bureau.api.responses import StageRecord, StageSnapshot
-from bureau.game.views import CaseState
+from bureau.game.views import StageState
 from bureau.ledger.record import CROSS_EXAMINATION, RecordEntry
 from bureau.memory.types import StoredCard
 from bureau.scope.audience import SEALED_LABEL, STAGE, Audience, readers_of_space
@@ -55,10 +55,23 @@ def stage_retrieval(trace: Payload | None) -> Payload | None:
             set(conflict.get("card_ids", [])) <= public_ids for conflict in trace.get("conflicts", []) or []
         ),
         "duration_ms": trace.get("duration_ms"),
+        # The presenter act: what came back from other compartments, locked (a space and a score, nothing else).
+        **(
+            {
+                "unfiltered": True,
+                "locked": [
+                    {"space": row["space"], "score": row["score"]}
+                    for row in trace.get("locked", [])
+                    if row.get("space") in SPACES
+                ],
+            }
+            if trace.get("unfiltered")
+            else {}
+        ),
     }
 
 
-def stage_snapshot(state: CaseState) -> StageSnapshot:
+def stage_snapshot(state: StageState) -> StageSnapshot:
     """The stage's view of a case, built from named public fields only."""
     return StageSnapshot.model_validate(
         {
@@ -68,8 +81,8 @@ def stage_snapshot(state: CaseState) -> StageSnapshot:
                 "status": state.case.status,
                 "language": state.case.language,
             },
-            "counts": {role: sum(1 for c in state.spaces[role] if not c.is_derived) for role in ROLES},
-            "bulletin_board": [_public_card(c) for c in state.spaces[BOARD] if _public(c.space)],
+            "counts": {role: state.counts[role] for role in ROLES},
+            "bulletin_board": [_public_card(c) for c in state.board if _public(c.space)],
             "last_retrieval": stage_retrieval(state.last_trace),
             "last_conclusion": stage_record_entry(state.last_cross_examination)
             if state.last_cross_examination

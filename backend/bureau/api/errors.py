@@ -23,6 +23,7 @@ from bureau.ledger.repository import LedgerError
 from bureau.ledger.transactions import LedgerFault
 from bureau.memory.types import CaseErasedError, MemoryUnavailableError, WorkerIdLostError
 from bureau.scope import memory_policy as policy
+from bureau.vault import VaultUnavailableError
 
 log = logging.getLogger("bureau.api")
 
@@ -43,6 +44,9 @@ ERRORS: dict[str, ErrorSpec] = {
     "ACCESS_REQUIRED": ErrorSpec(401, "Sign in with a passcode first."),
     "ROLE_FORBIDDEN": ErrorSpec(403, "This session may not use this route."),
     "CSRF_REQUIRED": ErrorSpec(403, "A valid CSRF token is required for this request."),
+    "PRESENTER_ACTS_OFF": ErrorSpec(
+        403, "Presenter acts are off on this server (BUREAU_PRESENTER_ACTS=1 turns them on; never in production)."
+    ),
     policy.MEMORY_TYPE_FORBIDDEN: ErrorSpec(403, "This memory type may not be written by this creator on this path."),
     "NOT_FOUND": ErrorSpec(404, "No such API route."),
     "CASE_NOT_FOUND": ErrorSpec(404, "No such case."),
@@ -68,6 +72,7 @@ ERRORS: dict[str, ErrorSpec] = {
         503, "The ledger refuses writes (a read-only file or filesystem, or a failing disk); nothing was changed."
     ),
     "STORAGE_FULL": ErrorSpec(503, "The ledger's disk is full; nothing was changed."),
+    "VAULT_UNAVAILABLE": ErrorSpec(503, "The vault of keys did not answer; nothing was changed. Retry shortly."),
 }
 # What a ledger fault is called on the wire; any other storage fault is MEMORY_UNAVAILABLE.
 _LEDGER_FAULT_CODES = {
@@ -125,6 +130,8 @@ def _storage_error(request: Request, exc: Exception) -> JSONResponse:
     code = "MEMORY_UNAVAILABLE"
     if isinstance(exc, LedgerError):
         code = _LEDGER_FAULT_CODES.get(exc.fault, code)
+    if isinstance(exc, VaultUnavailableError):
+        code = "VAULT_UNAVAILABLE"
     log.error("storage fault on %s %s: %s (%s)", request.method, request.url.path, type(exc).__name__, code)
     return error_response(code, headers=RETRY_STORAGE)
 
@@ -198,7 +205,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(game.GameError, _game_error)
     app.add_exception_handler(policy.MemoryPolicyError, _policy_error)
     app.add_exception_handler(ApiError, _api_error)
-    for storage_error in (MemoryUnavailableError, LedgerError):
+    for storage_error in (MemoryUnavailableError, LedgerError, VaultUnavailableError):
         app.add_exception_handler(storage_error, _storage_error)
     app.add_exception_handler(WorkerIdLostError, _worker_id_lost)
     app.add_exception_handler(CaseErasedError, _case_erased)
@@ -214,7 +221,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 ALWAYS = ("HOST_NOT_ALLOWED", "INTERNAL_ERROR", "STARTING")
 WRITES = ("CSRF_REQUIRED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE")
-STORAGE_FAULTS = ("MEMORY_UNAVAILABLE", *_LEDGER_FAULT_CODES.values())  # the store or the ledger failed
+STORAGE_FAULTS = ("MEMORY_UNAVAILABLE", "VAULT_UNAVAILABLE", *_LEDGER_FAULT_CODES.values())  # a store failed
 STAGE_ACCESS = ("ACCESS_REQUIRED", *STORAGE_FAULTS)
 OPERATOR_ACCESS = (*STAGE_ACCESS, "ROLE_FORBIDDEN")
 _BODY_BY_STATUS: dict[int, type[BaseModel]] = {409: ConflictBody, 422: ValidationErrorBody}

@@ -53,6 +53,7 @@ from bureau.game.contract import (
     KnowledgeRow,
     Language,
     LanguageLabels,
+    LockedRow,
     OperatorSnapshot,
     PolicyDecisionView,
     Provenance,
@@ -114,6 +115,7 @@ __all__ = [
     "KnowledgeRow",
     "Language",
     "LanguageLabels",
+    "LockedRow",
     "OperatorSnapshot",
     "PolicyDecisionView",
     "Provenance",
@@ -166,6 +168,10 @@ class StageRetrieval(ResponseModel):
     verdict: Certainty
     conflicting: bool = Field(description="cited board cards disagree (never a conflict with a private card)")
     duration_ms: float | None
+    unfiltered: Absent[bool] = Field(default=None, description="the presenter act: no space filter, no re-check")
+    locked: Absent[list[LockedRow]] = Field(
+        default=None, description="the presenter act: other compartments' rows, locked (a space and a score)"
+    )
 
 
 class StageInterrogation(ResponseModel):
@@ -181,6 +187,8 @@ class StageInterrogation(ResponseModel):
     verdict: Certainty
     conflicting: bool
     duration_ms: float | None
+    unfiltered: Absent[bool] = None
+    locked: Absent[list[LockedRow]] = None
 
 
 class StageCrossExamination(ResponseModel):

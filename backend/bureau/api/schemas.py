@@ -67,6 +67,10 @@ class InterrogationBody(Versioned):
     )
 
 
+class UnfilteredActBody(InterrogationBody):
+    """The presenter act: an interrogation's question, run without the space filter and the re-check."""
+
+
 class CrossExaminationBody(Versioned):
     roles: list[Role] = Field(min_length=2, max_length=3, json_schema_extra={"uniqueItems": True})
     question: str = Field(

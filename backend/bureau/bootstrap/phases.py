@@ -16,6 +16,7 @@ class Phase(StrEnum):
     WEB = "web"
     LISTENING = "listening"
     LEDGER = "ledger"
+    VAULT = "vault"
     WORKER_ID = "worker_id"
     MEMORY = "memory"
     RESPONDER = "responder"
@@ -30,6 +31,7 @@ PHASE_LABELS: dict[Phase, str] = {
     Phase.WEB: "building the app (API routes, web app)",
     Phase.LISTENING: "port open; GET /api/ready reports the phase",
     Phase.LEDGER: "opening the ledger and applying migrations",
+    Phase.VAULT: "opening the vault of keys (bound to this ledger)",
     Phase.WORKER_ID: "leasing a worker id",
     Phase.MEMORY: "opening the memory store (takes a few seconds)",
     Phase.RESPONDER: "preparing the responder",

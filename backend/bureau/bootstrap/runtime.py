@@ -18,6 +18,7 @@ from bureau.answering.base import Responder
 from bureau.answering.selection import build_responder
 from bureau.bootstrap.collector import settle_after_reopen
 from bureau.bootstrap.phases import Phase, Startup
+from bureau.bootstrap.vault_binding import bind_vault
 from bureau.config import Settings, UnsafeSettingsError
 from bureau.game.publication import SAGA_STEPS
 from bureau.game.service import Bureau
@@ -25,6 +26,7 @@ from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger, LedgerConflictError
 from bureau.memory.embedders import build_embedder
 from bureau.memory.gateway import MemoryGateway
+from bureau.vault import Vault
 
 log = logging.getLogger("bureau")
 MAINTENANCE_INTERVAL_S = 5.0
@@ -40,6 +42,7 @@ class Runtime:
 
     settings: Settings
     ledger: Ledger
+    vault: Vault
     gateway: MemoryGateway
     responder: Responder
     bureau: Bureau
@@ -64,13 +67,16 @@ async def open_runtime(settings: Settings, startup: Startup | None = None, *, pr
         lock = settings.data_dir / ".ledger.lock" if settings.effective_database_url.startswith("sqlite") else None
         await asyncio.to_thread(migrate, engine, lock)
         ledger = Ledger(engine)
+        startup.enter(Phase.VAULT)
+        vault = await bind_vault(settings, ledger)
+        undo.callback(vault.close)
         owner = secrets.token_hex(8)
         startup.enter(Phase.WORKER_ID)
         slot = await _claim_worker_id(ledger, owner, settings.worker_id)
         # A failed start must not keep the worker id leased: the corrected restart would be refused it.
         undo.push_async_callback(_release_slot, ledger, slot, owner)
         startup.enter(Phase.MEMORY)
-        gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, keys=ledger, prepare=prepare)
+        gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, prepare=prepare)
         undo.push_async_callback(gateway.close)
         log.info("memory store %s, embedder %s", gateway.backend_name, settings.embedder)
         await gateway.start()
@@ -78,11 +84,12 @@ async def open_runtime(settings: Settings, startup: Startup | None = None, *, pr
         responder = build_responder(settings, shared_budget=ledger)
         await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building agents
         startup.enter(Phase.SCENARIOS)
-        bureau = Bureau(settings, gateway, ledger, responder)
+        bureau = Bureau(settings, gateway, ledger, responder, vault)
         _inject_faults(bureau, settings)
         runtime = Runtime(
             settings=settings,
             ledger=ledger,
+            vault=vault,
             gateway=gateway,
             responder=responder,
             bureau=bureau,
@@ -116,6 +123,7 @@ async def close_runtime(runtime: Runtime) -> None:
     await runtime.gateway.close()
     await _release_slot(runtime.ledger, runtime.slot, runtime.instance_id)
     runtime.ledger.engine.dispose()
+    runtime.vault.close()
 
 
 async def _release_slot(ledger: Ledger, slot: int, owner: str) -> None:

@@ -1,50 +1,85 @@
-"""Undo a card write: delete it now, or leave a cleanup task the background loop retries."""
+"""Undo card writes and carry out card deletes: now, or as cleanup tasks the background loop retries. Each
+delete destroys the card's keys first (every copy of its text stops opening), then its row."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
-from bureau.ledger.repository import Ledger, LedgerError
+from bureau.game.errors import CaseNotFoundError
+from bureau.game.keys import Keys
+from bureau.ledger.repository import CleanupTask, Ledger, LedgerError
 from bureau.memory.gateway import MemoryGateway
-from bureau.memory.types import MemoryUnavailableError
-from bureau.scope.keys import MemoryScope, case_scopes
+from bureau.memory.types import MemoryUnavailableError, RowFacts, StoredCard
+from bureau.scope.keys import BOARD, RECORD, SPACES
+from bureau.vault import Grant, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
 
 
-async def discard_card(gateway: MemoryGateway, ledger: Ledger, scope: MemoryScope, card_id: str, reason: str) -> None:
+def _deleting(grant: Grant, space: str) -> Grant:
+    return grant.narrowed(reads=(), writes=[space], record=False)
+
+
+async def discard_card(
+    gateway: MemoryGateway, ledger: Ledger, grant: Grant, space: str, card_id: str, reason: str
+) -> None:
     """Never raises, so it is safe inside an `except` block that must re-raise the original error."""
     try:
-        await gateway.delete(scope, card_id)
-    except MemoryUnavailableError:
+        await gateway.delete(_deleting(grant, space), card_id)
+    except (MemoryUnavailableError, VaultUnavailableError):
         try:
-            await ledger.add_cleanup(scope.case_id, scope.space, card_id, reason)
+            await ledger.add_cleanup(grant.case_id, space, card_id, reason)
         except LedgerError:
-            log.error("could not record a cleanup task for card %s in %s", card_id, scope.key)
+            log.error("could not record a cleanup task for a card of %s", space)
 
 
 async def discard_many(
-    gateway: MemoryGateway, ledger: Ledger, scope: MemoryScope, card_ids: list[str], reason: str
+    gateway: MemoryGateway,
+    ledger: Ledger,
+    grant: Grant,
+    space: str,
+    cards: Sequence[RowFacts | StoredCard],
+    reason: str,
 ) -> None:
-    """One batched delete; if the store fails, card by card, each failure left as a cleanup task."""
-    if not card_ids:
+    """One batched delete; if the store or the vault fails, card by card, each failure left as a cleanup task."""
+    if not cards:
         return
     try:
-        await gateway.delete_many(scope, card_ids)
-    except MemoryUnavailableError:
-        for card_id in card_ids:
-            await discard_card(gateway, ledger, scope, card_id, reason)
+        await gateway.delete_many(_deleting(grant, space), space, cards)
+    except (MemoryUnavailableError, VaultUnavailableError):
+        for card in cards:
+            await discard_card(gateway, ledger, grant, space, card.id, reason)
 
 
-async def discard_superseded(gateway: MemoryGateway, ledger: Ledger, case_id: str, generation: str) -> int:
-    """Delete every card of the case that is not of `generation`, in every space, however many: what a reset
-    replaced, and what commands that began before it wrote (reads never see them; this frees the store).
-    Returns how many were found."""
-    scopes = case_scopes(case_id)  # every generation
-    listed = await gateway.list_spaces(scopes)
+async def discard_superseded(gateway: MemoryGateway, ledger: Ledger, keys: Keys, case_id: str, generation: str) -> int:
+    """Delete every card of the case that is not of `generation`, in every space, however many, and the
+    record keys of every other generation: what a reset replaced, and what commands that began before it
+    wrote (reads never see them; this frees the store and destroys their keys). Returns how many were found."""
     found = 0
-    for scope in scopes:
-        stale = [card.id for card in listed[scope.space] if card.generation != generation]
-        found += len(stale)
-        await discard_many(gateway, ledger, scope, stale, "reset")
+    async with keys.lifecycle(case_id) as grant:
+        listed = await gateway.rows(grant)
+        for space in SPACES:
+            stale = [row for row in listed[space] if row.generation != generation]
+            found += len(stale)
+            await discard_many(gateway, ledger, grant, space, stale, "reset")
+    await keys.vault.retire_generations(case_id, keep=generation)
     return found
+
+
+async def run_cleanup(gateway: MemoryGateway, ledger: Ledger, keys: Keys, task: CleanupTask) -> bool:
+    """One cleanup task: an item's key destroyed, and/or a card deleted (its keys first). True when done
+    (a case erased meanwhile has nothing left to clean); False when it is to be retried later."""
+    if task.space == BOARD and task.card_id and await ledger.is_published_copy(task.case_id, task.card_id):
+        return True  # a retry adopted this copy (found by source id) after its compensation failed: it is live
+    try:
+        if task.item and task.space == RECORD:
+            await keys.vault.destroy_items(task.case_id, [task.item])
+        if task.card_id:
+            async with keys.lifecycle(task.case_id) as grant:
+                await gateway.delete(_deleting(grant, task.space), task.card_id)
+    except (MemoryUnavailableError, VaultUnavailableError):
+        return False
+    except CaseNotFoundError:  # the case's keys are gone: it was erased, its rows with it
+        return True
+    return True

@@ -41,6 +41,7 @@ from bureau.scope.vocabulary import (
     ModeReason,
     PolicyAction,
     PolicyCode,
+    Purpose,
     RecordKind,
     RelevancePolicyName,
     Trust,
@@ -237,12 +238,33 @@ class AnswerSummary(_Verdict):
     evidence: list[str] = Field(description="ids of the cited cards; always among the trace's hits")
 
 
+class TraceGrant(ResponseModel):
+    """The grant the search ran under: its purpose, and the compartments whose keys the request held to read
+    (the X-ray's "keys in this request")."""
+
+    purpose: Purpose
+    keys: list[Space]
+
+
+class LockedRow(ResponseModel):
+    """A row of another compartment that came back (the presenter act's statement has no space filter) and
+    that no key in the request opens: the space its row names and its score in the asked space's basis,
+    nothing else (no text, no card id, no topic)."""
+
+    space: Space
+    score: float
+
+
 class SearchTrace(_Verdict):
     """One retrieval: what was searched, every candidate with its score, and why each is or is not evidence
     (the `retrieval.completed` event carries this; `Trace` adds the cited evidence)."""
 
     role: Role
     searched_scopes: list[Space]
+    grant: Absent[TraceGrant] = None  # absent in records from before grants
+    # The presenter act (`POST …/acts/unfiltered`): run without the space filter and the re-check.
+    unfiltered: Absent[bool] = None
+    locked: Absent[list[LockedRow]] = None
     hits: list[TraceHit]
     misses: list[TraceMiss]
     threshold: float

@@ -25,6 +25,7 @@ from bureau.game.interrogation import (
     respond,
     xray,
 )
+from bureau.game.keys import Keys
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.ledger.repository import CaseRecord
@@ -33,6 +34,7 @@ from bureau.scope.audience import Readers, narrowest, readers_of_space
 from bureau.scope.keys import Role
 from bureau.scope.phrases import phrasebook
 from bureau.scope.vocabulary import EventType
+from bureau.vault import Grant
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +65,23 @@ def _joint_certainty(results: list[RoleResult]) -> str:
 
 
 class CrossExamination:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit)
+    def __init__(
+        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
+    ) -> None:
+        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
         self._commit = commit
 
-    async def _ask_one(self, case: CaseRecord, role: Role, question: str) -> RoleResult:
-        """The role's own interrogation steps up to its X-ray, without persisting: the role keeps no session
-        record of a cross-examination; the joint entry in the case record is what is kept."""
+    async def _ask_one(self, case: CaseRecord, grant: Grant, role: Role, question: str) -> RoleResult:
+        """The role's own interrogation steps up to its X-ray, under its part of the grant (its space and the
+        board), without persisting: the role keeps no session record of a cross-examination; the joint entry
+        in the case record is what is kept."""
         state: InterrogationState = {
             "case_id": case.id,
             "role": role,
             "question": question,
             "language": case.language,
             "generation": case.generation,
+            "grant": Keys.role_part(grant, role),
             "started": time.perf_counter(),
         }
         state.update(await load_context(self.deps, state))
@@ -85,8 +91,14 @@ class CrossExamination:
     async def run(
         self, case: CaseRecord, roles: list[Role], question: str, expected_version: int | None
     ) -> CrossExaminationResult:
+        async with self.deps.keys.cross_examination(case, roles) as grant:
+            return await self._run(case, grant, roles, question, expected_version)
+
+    async def _run(
+        self, case: CaseRecord, grant: Grant, roles: list[Role], question: str, expected_version: int | None
+    ) -> CrossExaminationResult:
         case_id, language = case.id, case.language
-        results = [await self._ask_one(case, role, question) for role in roles]
+        results = [await self._ask_one(case, grant, role, question) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
         sources = [item for r in results for item in provenance(r.trace)]
@@ -121,7 +133,7 @@ class CrossExamination:
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
         await self._commit(
-            case_id, [], [event], expected_version=expected_version, record=draft, generation=case.generation
+            case_id, grant, [], [event], expected_version=expected_version, record=draft, generation=case.generation
         )
         view = {
             "roles": list(roles),

@@ -30,6 +30,7 @@ from bureau.game.contract import ClaimEvaluation, Finding, FindingEvaluation, Fi
 from bureau.game.errors import CaseNotFoundError, FindingNotQualifiedError, FindingPendingError, UnsafeInputError
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import search_and_classify
+from bureau.game.keys import Keys
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
@@ -42,7 +43,7 @@ from bureau.ledger.repository import (
 )
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, FindingMark, MemoryUnavailableError, StoredCard
-from bureau.scope.keys import ROLES, MemoryScope, Role, board_scope, role_scope
+from bureau.scope.keys import BOARD, ROLES, Role
 from bureau.scope.support import Contribution, leave_one_out, matching, source_key
 from bureau.scope.vocabulary import (
     ContributionStatus,
@@ -54,6 +55,7 @@ from bureau.scope.vocabulary import (
     MemoryType,
     Trust,
 )
+from bureau.vault import Grant
 
 log = logging.getLogger("bureau.findings")
 CLAIM_MAX_CHARS = 240
@@ -165,10 +167,11 @@ def finding_view(record: FindingRecord) -> Finding:
 
 
 class Findings:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, ledger: Ledger) -> None:
+    def __init__(self, settings: Settings, gateway: MemoryGateway, ledger: Ledger, keys: Keys) -> None:
         self.settings = settings
         self.gateway = gateway
         self.ledger = ledger
+        self.keys = keys
         self.lease_s = settings.publication_lease_s
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         # Test seam, as the publisher's: a hook that may raise at a named step of the Saga.
@@ -187,40 +190,47 @@ class Findings:
         return checked_text(claim, CLAIM_MAX_CHARS, screening=self.gateway.screening)
 
     async def evaluate(self, case: CaseRecord, claim: str | None) -> FindingEvaluation:
+        """Under the findings grant: every role's cards, the board and the record are read for the findings
+        purpose only; nothing read under it reaches a role, a prompt or the stage."""
+        async with self.keys.findings(case) as grant:
+            return await self._evaluate(case, grant, claim)
+
+    async def _evaluate(self, case: CaseRecord, grant: Grant, claim: str | None) -> FindingEvaluation:
         case_id = case.id
-        record = await self.ledger.case_record(case_id)
+        record = await self.ledger.case_record(case_id, grant)
         if claim is not None:
             claims = [(self.screened(claim), False)]
         else:
-            claims = [(text, True) for text in await self.proposals(case)]
+            claims = [(text, True) for text in await self.proposals(case, grant)]
         results = []
         for text, proposed in claims:
-            promoted = await self.ledger.finding_for_claim(case_id, text)
+            promoted = await self.ledger.finding_for_claim(case_id, text, grant)
             if promoted is not None and promoted.state == FindingState.READY:
                 # After promotion no view shows which cards supported it: the figures, never the contributors.
                 results.append(_promoted_view(text, proposed, promoted))
                 continue
-            assessed = await self.assess(case, text, record, proposed=proposed)
+            assessed = await self.assess(case, grant, text, record, proposed=proposed)
             results.append(assessed.view(promoted))
         return FindingEvaluation(min_support=self.min_support, claims=results)
 
     async def assess(
-        self, case: CaseRecord, claim: str, record: Sequence[RecordEntry], *, proposed: bool = False
+        self, case: CaseRecord, grant: Grant, claim: str, record: Sequence[RecordEntry], *, proposed: bool = False
     ) -> Assessed:
         """Every role's private cards judged against the claim, exactly as interrogation judges a role's
-        cards against a question; the board's matches are listed too (never contributors)."""
-        case_id, generation = case.id, case.generation
+        cards against a question (one role's space at a time: its part of the grant); the board's matches are
+        listed too (never contributors)."""
+        case_id = case.id
         result = Assessed(claim, proposed, self.min_support)
-        on_board_at = await self._on_board_since(case_id, claim)
+        on_board_at = await self.ledger.claim_first_promoted(case_id, claim, grant)
         known: list[tuple[Role, StoredCard, float]] = []
         close: list[tuple[Role, StoredCard, float]] = []
         for role in ROLES:
-            classified, _ = await search_and_classify(
-                self.gateway, self.settings, [role_scope(case_id, role, generation)], role, claim, claim=True
-            )
+            classified = (
+                await search_and_classify(self.gateway, self.settings, _reading(grant, role), role, claim, claim=True)
+            ).classified
             known += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.hits]
             close += [(role, c.card, classified.judgements[c.card.id].score) for c in classified.borderline]
-        board_hits = await self._board_matches(case, claim)
+        board_hits = await self._board_matches(grant, claim)
         asked_at = await self._asked_at(case_id, claim, record)
         if board_hits:
             first = min(card.created_at for card, _ in board_hits)
@@ -263,14 +273,11 @@ class Findings:
         ]
         return result
 
-    async def _board_matches(self, case: CaseRecord, claim: str) -> list[tuple[StoredCard, float]]:
-        classified, _ = await search_and_classify(
-            self.gateway, self.settings, [board_scope(case.id, case.generation)], ROLES[0], claim, claim=True
+    async def _board_matches(self, grant: Grant, claim: str) -> list[tuple[StoredCard, float]]:
+        searched = await search_and_classify(
+            self.gateway, self.settings, _reading(grant, BOARD), ROLES[0], claim, claim=True
         )
-        return [(c.card, classified.judgements[c.card.id].score) for c in classified.hits]
-
-    async def _on_board_since(self, case_id: str, claim: str) -> datetime | None:
-        return await self.ledger.claim_first_promoted(case_id, claim)
+        return [(c.card, searched.classified.judgements[c.card.id].score) for c in searched.classified.hits]
 
     async def _asked_at(self, case_id: str, claim: str, record: Sequence[RecordEntry]) -> dict[str, datetime]:
         """When each role was first asked a question about the claim: the questions of the case record (the
@@ -289,13 +296,12 @@ class Findings:
                     first[role] = entry.created_at
         return first
 
-    async def proposals(self, case: CaseRecord) -> list[str]:
+    async def proposals(self, case: CaseRecord, grant: Grant) -> list[str]:
         """Claims worth evaluating: cards of different roles where one card, taken as a claim, finds the other at
         known grade, grouped; each group's shortest text is offered as a draft the operator rewrites in their own
         words. One way is enough: under the coverage rule a card with one word more ("午夜时分" for "午夜") is
         not covered by the shorter one. A draft qualifies for nothing by itself: its own evaluation decides."""
-        case_id, generation = case.id, case.generation
-        listed = await self.gateway.list_spaces([role_scope(case_id, role, generation) for role in ROLES])
+        listed = await self.gateway.list_spaces(grant.narrowed(reads=ROLES, writes=(), record=False))
         cards = {role: [c for c in listed[role] if c.may_be_evidence] for role in ROLES}
         hits: dict[str, set[str]] = {}
         for role, own in cards.items():
@@ -304,15 +310,10 @@ class Findings:
                 for other in ROLES:
                     if other == role or not cards[other]:
                         continue
-                    classified, _ = await search_and_classify(
-                        self.gateway,
-                        self.settings,
-                        [role_scope(case_id, other, generation)],
-                        other,
-                        card.content,
-                        claim=True,
+                    searched = await search_and_classify(
+                        self.gateway, self.settings, _reading(grant, other), other, card.content, claim=True
                     )
-                    found |= {c.card.id for c in classified.hits}
+                    found |= {c.card.id for c in searched.classified.hits}
                 hits[card.id] = found
         parent = {card_id: card_id for card_id in hits}
 
@@ -347,23 +348,22 @@ class Findings:
         key = (case_id, " ".join(text.casefold().split()))
         lock = self._locks.setdefault(key, asyncio.Lock())
         try:
-            async with lock:
-                return await self._settle(case, text)
+            async with lock, self.keys.findings(case) as grant:
+                return await self._settle(case, grant, text)
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
         finally:
             if not lock.locked():
                 self._locks.pop(key, None)
 
-    async def _settle(self, case: CaseRecord, claim: str) -> FindingPromotion:
+    async def _settle(self, case: CaseRecord, grant: Grant, claim: str) -> FindingPromotion:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PENDING_WAIT_S
         case_id = case.id
-        board = board_scope(case_id, case.generation)
         while True:
-            existing = await self.ledger.finding_for_claim(case_id, claim)
+            existing = await self.ledger.finding_for_claim(case_id, claim, grant)
             if existing is not None and existing.state == FindingState.READY and existing.public_card_id:
-                card = await self.gateway.get(board, existing.public_card_id)
+                card = await self.gateway.get(_reading(grant, BOARD), existing.public_card_id)
                 if card is not None:
                     return FindingPromotion(finding=finding_view(existing), card=card_view(card), idempotent=True)
             if existing is not None and existing.state == FindingState.PENDING:
@@ -374,9 +374,9 @@ class Findings:
                     continue
                 owner = secrets.token_hex(8)
                 if await self.ledger.take_over_finding(case_id, existing.id, owner, self.lease_s):
-                    return await self._run_owned(board, existing, owner)
+                    return await self._run_owned(grant, existing, owner)
                 continue
-            assessed = await self.assess(case, claim, await self.ledger.case_record(case_id))
+            assessed = await self.assess(case, grant, claim, await self.ledger.case_record(case_id, grant))
             if not assessed.qualifies:
                 raise FindingNotQualifiedError("not qualified")
             owner = secrets.token_hex(8)
@@ -389,18 +389,18 @@ class Findings:
                 review_at=datetime.now(UTC) + timedelta(days=self.settings.finding_review_days),
             )
             reserved, record = await self.ledger.reserve_finding(
-                case_id, secrets.token_hex(12), claim, owner, self.lease_s, figures, assessed.eligible
+                case_id, secrets.token_hex(12), claim, owner, self.lease_s, figures, assessed.eligible, grant
             )
             if reserved:
-                return await self._run_owned(board, record, owner)
+                return await self._run_owned(grant, record, owner)
             if loop.time() >= deadline:
                 raise FindingPendingError(max(1, round(self.lease_s / 2)))
 
-    async def _run_owned(self, board: MemoryScope, record: FindingRecord, owner: str) -> FindingPromotion:
+    async def _run_owned(self, grant: Grant, record: FindingRecord, owner: str) -> FindingPromotion:
         card: StoredCard | None = None
         try:
             self.fault("after_reserve")
-            card = await self._find_or_write_card(board, record)
+            card = await self._find_or_write_card(grant, record)
             self.fault("after_board_write")
             f = record.figures
             done = await self.ledger.complete_finding(
@@ -421,25 +421,27 @@ class Findings:
                         },
                     ),
                 ],
-                generation=board.generation,
+                generation=grant.generation,
             )
             if done is None:
                 raise FindingNotQualifiedError("withdrawn or taken over while promoting")
         except Exception:
             if card is not None:
-                await discard_card(self.gateway, self.ledger, board, card.id, "finding_compensation")
+                await discard_card(self.gateway, self.ledger, grant, BOARD, card.id, "finding_compensation")
             await self._release_quietly(record, owner)
             raise
-        promoted = await self.ledger.finding(record.case_id, record.id)
+        promoted = await self.ledger.finding(record.case_id, record.id, grant)
         return FindingPromotion(finding=finding_view(promoted or record), card=card_view(card), idempotent=False)
 
-    async def _find_or_write_card(self, board: MemoryScope, record: FindingRecord) -> StoredCard:
+    async def _find_or_write_card(self, grant: Grant, record: FindingRecord) -> StoredCard:
         """Reconcile first: a crashed attempt may already have written the card (found by its finding id)."""
-        existing = await self.gateway.find_finding(board, record.id)
+        existing = await self.gateway.find_finding(grant, record.id)
         if existing:
             for extra in existing[1:]:
-                await discard_card(self.gateway, self.ledger, board, extra.id, "finding_compensation")
-            return existing[0]
+                await discard_card(self.gateway, self.ledger, grant, BOARD, extra.id, "finding_compensation")
+            found = await self.gateway.get(_reading(grant, BOARD), existing[0].id)
+            if found is not None:
+                return found
         f = record.figures
         draft = CardDraft(
             content=record.claim,
@@ -456,7 +458,7 @@ class Findings:
                 review_at=f.review_at.date().isoformat(),
             ),
         )
-        return await self.gateway.write(board, draft)
+        return await self.gateway.write(grant, draft)
 
     async def _release_quietly(self, record: FindingRecord, owner: str) -> None:
         try:
@@ -473,9 +475,7 @@ class Findings:
             owner = secrets.token_hex(8)
             if not await self.ledger.take_over_finding(record.case_id, record.id, owner, self.lease_s):
                 continue  # a retry got there first: it reconciles
-            board = board_scope(record.case_id)
-            for card in await self.gateway.find_finding(board, record.id):
-                await discard_card(self.gateway, self.ledger, board, card.id, "finding_compensation")
+            await self._discard_cards(record.case_id, record.id, "finding_compensation")
             await self.ledger.release_finding(record.case_id, record.id, owner)
             undone += 1
         if undone:
@@ -484,20 +484,27 @@ class Findings:
 
     # ----- list and withdraw ---------------------------------------------------------------------------
 
-    async def list(self, case_id: str) -> FindingList:
-        return FindingList(findings=[finding_view(r) for r in await self.ledger.findings(case_id)])
+    async def list(self, case: CaseRecord) -> FindingList:
+        async with self.keys.operator(case) as grant:
+            return FindingList(findings=[finding_view(r) for r in await self.ledger.findings(case.id, grant)])
 
     async def remove_withdrawn(self, case_id: str, withdrawn: Sequence[FindingRecord]) -> None:
-        """After the ledger withdrew them: their board cards go (or become cleanup tasks)."""
-        board = board_scope(case_id)
+        """After the ledger withdrew them (their named board cards are the erasure's own cleanup tasks): a stray
+        card a stalled promotion wrote goes too."""
         for finding in withdrawn:
-            if finding.public_card_id:
-                await discard_card(self.gateway, self.ledger, board, finding.public_card_id, "finding_withdrawn")
             try:
-                for stray in await self.gateway.find_finding(board, finding.id):
-                    await discard_card(self.gateway, self.ledger, board, stray.id, "finding_withdrawn")
+                await self._discard_cards(case_id, finding.id, "finding_withdrawn")
             except MemoryUnavailableError:
                 log.warning("could not look for a withdrawn finding's stray card; a retry of it removes its own")
+
+    async def _discard_cards(self, case_id: str, finding_id: str, reason: str) -> None:
+        """Every board card of a finding, in any generation (ids only, their keys first)."""
+        try:
+            async with self.keys.lifecycle(case_id) as grant:
+                for card in await self.gateway.find_finding(grant, finding_id):
+                    await discard_card(self.gateway, self.ledger, grant, BOARD, card.id, reason)
+        except CaseNotFoundError:
+            return  # the case's keys are gone: erased, its cards with it
 
 
 def _contradictions(counted: Sequence[StoredCard], close: Sequence[StoredCard]) -> int:
@@ -506,3 +513,8 @@ def _contradictions(counted: Sequence[StoredCard], close: Sequence[StoredCard]) 
     support."""
     topics = {c.topic for c in counted if c.topic not in UNTOPICAL}
     return sum(1 for card in close if card.topic in topics)
+
+
+def _reading(grant: Grant, space: str) -> Grant:
+    """The part of a findings grant that reads one space."""
+    return grant.narrowed(reads=[space], writes=(), record=False)

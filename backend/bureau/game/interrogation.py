@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypedDict
@@ -24,15 +24,16 @@ from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game import contract
+from bureau.game.keys import Keys
 from bureau.game.views import card_event_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
 from bureau.ledger.repository import CaseRecord, PendingEvent
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.relevance import question_language
-from bureau.memory.types import Candidate, CardDraft, Excluded, MemoryUnavailableError, StoredCard
+from bureau.memory.types import Candidate, CardDraft, Excluded, Locked, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, narrowest, readers_of_space
-from bureau.scope.keys import MemoryScope, Role, readable_scopes, role_scope
+from bureau.scope.keys import Role
 from bureau.scope.memory_policy import WritePath
 from bureau.scope.phrases import phrasebook
 from bureau.scope.relevance import Cuts, Judgement, RelevancePolicy
@@ -50,6 +51,7 @@ from bureau.scope.vocabulary import (
     RelevancePolicyName,
     Trust,
 )
+from bureau.vault import Grant, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
@@ -129,25 +131,36 @@ def admitted_for(role: str, candidates: list[Candidate]) -> list[Candidate]:
     return kept
 
 
+@dataclass(frozen=True, slots=True)
+class Searched:
+    """One role's search under its grant: the candidates judged, what the read policy excluded, and the rows of
+    other compartments that came back locked (the presenter act only)."""
+
+    classified: Classified
+    excluded: list[Excluded]
+    locked: list[Locked]
+
+
 async def search_and_classify(
     gateway: MemoryGateway,
     settings: Settings,
-    scopes: Sequence[MemoryScope],
+    grant: Grant,
     role: Role,
     question: str,
     *,
     claim: bool = False,
-) -> tuple[Classified, list[Excluded]]:
-    """The role's scoped search (the read policy runs in the gateway first: only what passes can be a hit,
-    an uncertain candidate or reach a model), the audience check, then the relevance policy on every
-    candidate. Returns what the read policy excluded too, for the X-ray."""
+    unfiltered: bool = False,
+) -> Searched:
+    """The role's search in the spaces its grant reads (the read policy runs in the gateway first: only what
+    passes can be a hit, an uncertain candidate or reach a model), the audience check, then the relevance
+    policy on every candidate. Returns what the read policy excluded too, for the X-ray."""
     # Session records take search slots too: fetch enough that they can never crowd out a real card.
     limit = settings.search_limit + SESSION_MEMORY_KEEP + 1
-    retrieval = await gateway.retrieve(scopes, question, limit, claim=claim)
+    retrieval = await gateway.retrieve(grant, question, limit, claim=claim, unfiltered=unfiltered)
     candidates = admitted_for(role, retrieval.candidates)
     excluded = [e for e in retrieval.excluded if e.card is None or readers_of_space(e.card.space).admits(role)]
     classified = classify(candidates, role, gateway.relevance_policy, question_language(question))
-    return classified, excluded
+    return Searched(classified, excluded, retrieval.locked)
 
 
 def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any) -> dict[str, Any]:
@@ -338,7 +351,7 @@ Commit = Callable[..., Awaitable[CaseRecord]]
 
 
 class InterrogationState(TypedDict, total=False):
-    """What flows through the graph. The caller supplies the first seven; each step adds its own."""
+    """What flows through the graph. The caller supplies the first nine; each step adds its own."""
 
     case_id: str
     role: Role
@@ -346,11 +359,14 @@ class InterrogationState(TypedDict, total=False):
     language: str
     expected_version: int | None
     generation: str  # the case's generation the question is asked in (scope/keys.py: MemoryScope)
+    grant: Grant  # the request's keys: own space and board to read, own space and the record to write
+    unfiltered: bool  # the presenter act: no space filter, no re-check (game/service.py: interrogate)
     started: float  # perf_counter() when the question arrived: the trace's latency is measured from here
     # load_context:
     searched: list[str]
     classified: Classified
     excluded: list[Excluded]
+    locked: list[Locked]
     # respond:
     answer: Answer
     # persist:
@@ -366,17 +382,23 @@ class InterrogationDeps:
     gateway: MemoryGateway
     responder: Responder
     commit: Commit
+    keys: Keys
 
 
 async def load_context(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
     """Step 1, before any responder runs: what the role can know. Its own space and the board (the scopes
     come from the role, never from the question), searched under the read policy and the audience check,
     every candidate judged known / uncertain / unknown."""
-    scopes = readable_scopes(state["case_id"], state["role"], state["generation"])
-    classified, excluded = await search_and_classify(
-        deps.gateway, deps.settings, scopes, state["role"], state["question"]
+    grant = state["grant"]
+    searched = await search_and_classify(
+        deps.gateway, deps.settings, grant, state["role"], state["question"], unfiltered=state.get("unfiltered", False)
     )
-    return {"searched": [scope.space for scope in scopes], "classified": classified, "excluded": excluded}
+    return {
+        "searched": [scope.space for scope in grant.read_scopes],
+        "classified": searched.classified,
+        "excluded": searched.excluded,
+        "locked": searched.locked,
+    }
 
 
 async def respond(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
@@ -401,33 +423,42 @@ async def persist(deps: InterrogationDeps, state: InterrogationState) -> Interro
     """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
     events, the case-record entry and the policy audit commit together (the card is undone if the commit
     fails). Then, best effort: the session-record retention."""
-    case_id, role, answer = state["case_id"], state["role"], state["answer"]
-    scope = role_scope(case_id, role, state["generation"])
-    session_card = await remember_being_asked(deps.gateway, scope, state["question"], state["language"])
+    case_id, role, answer, grant = state["case_id"], state["role"], state["answer"], state["grant"]
+    session_card = await remember_being_asked(deps.gateway, grant, state["question"], state["language"])
     trace = xray(state)
     await deps.commit(
         case_id,
-        [(scope, session_card)],
+        grant,
+        [session_card],
         _events(role, trace, answer, session_card),
         expected_version=state.get("expected_version"),
         generation=state["generation"],
         record=interrogation_entry(role, state["question"], answer.text, trace, held_back_gaps(state["classified"])),
         decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
-    await keep_recent_session_records(deps.gateway, scope)
+    await keep_recent_session_records(deps.gateway, grant)
     return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
 
 def xray(state: InterrogationState) -> dict[str, Any]:
-    """The trace of this interrogation, as the console draws it: what was searched, every candidate with its
-    outcome, what the read policy excluded, and the latency so far."""
+    """The trace of this interrogation, as the console draws it: what was searched under which keys, every
+    candidate with its outcome, what the read policy excluded, what came back locked (the presenter act), and
+    the latency so far."""
     duration_ms = (time.perf_counter() - state["started"]) * 1000
     trace = build_trace(state["searched"], state["classified"], state["answer"], duration_ms)
     with_read_policy(trace, state.get("excluded", []))
+    grant = state["grant"]
+    trace["grant"] = {"purpose": grant.purpose, "keys": list(grant.shape.reads)}
+    if state.get("unfiltered"):
+        trace["unfiltered"] = True
+        trace["locked"] = [
+            {"space": row.space, "score": round(row.score, 4)}
+            for row in sorted(state.get("locked", []), key=lambda r: (-r.score, r.space))
+        ]
     return trace
 
 
-async def remember_being_asked(gateway: MemoryGateway, scope: MemoryScope, question: str, language: str) -> StoredCard:
+async def remember_being_asked(gateway: MemoryGateway, grant: Grant, question: str, language: str) -> StoredCard:
     """Session memory in the role's own space (its narrowest audience): context for later, never evidence.
     Indexed by the question itself, whose vector the search has just computed: no second encoder call."""
     draft = CardDraft(
@@ -440,30 +471,26 @@ async def remember_being_asked(gateway: MemoryGateway, scope: MemoryScope, quest
         created_by=CreatedBy.SYSTEM,
         path=WritePath.SYSTEM,  # expiry: the configured session retention (BUREAU_SESSION_RETENTION_S)
     )
-    return await gateway.write(scope, draft)
+    return await gateway.write(grant, draft)
 
 
-async def keep_recent_session_records(gateway: MemoryGateway, scope: MemoryScope) -> None:
+async def keep_recent_session_records(gateway: MemoryGateway, grant: Grant) -> None:
     """Keep the last few session records. Best effort, after the commit: a store fault here must not turn a
     committed answer into a 503; the next interrogation trims again. Deletes by the ids the gateway knows
-    (memory/known_cards.py)."""
+    (memory/known_cards.py), their keys first."""
     try:
-        await gateway.trim(scope, MemoryType.SESSION, SESSION_MEMORY_KEEP)
-    except MemoryUnavailableError:
-        log.warning("session memory retention skipped for %s; retried on the next question", scope.key)
+        await gateway.trim(grant, MemoryType.SESSION, SESSION_MEMORY_KEEP)
+    except (MemoryUnavailableError, VaultUnavailableError):
+        log.warning("session memory retention skipped; retried on the next question")
 
 
 class Interrogation:
     """The compiled graph with its dependencies; `Bureau.interrogate` calls `run`."""
 
     def __init__(
-        self,
-        settings: Settings,
-        gateway: MemoryGateway,
-        responder: Responder,
-        commit: Commit,
+        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
     ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit)
+        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
         graph = StateGraph(InterrogationState)
         graph.add_node("load_context", partial(load_context, self.deps))
         graph.add_node("respond", partial(respond, self.deps))
@@ -475,17 +502,21 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self, case: CaseRecord, role: Role, question: str, expected_version: int | None
+        self, case: CaseRecord, role: Role, question: str, expected_version: int | None, *, unfiltered: bool = False
     ) -> contract.Interrogation:
-        state = await self.graph.ainvoke(
-            {
-                "case_id": case.id,
-                "role": role,
-                "question": question,
-                "language": case.language,
-                "expected_version": expected_version,
-                "generation": case.generation,
-                "started": time.perf_counter(),
-            }
-        )
+        started = time.perf_counter()
+        async with self.deps.keys.interrogation(case, role) as grant:
+            state = await self.graph.ainvoke(
+                {
+                    "case_id": case.id,
+                    "role": role,
+                    "question": question,
+                    "language": case.language,
+                    "expected_version": expected_version,
+                    "generation": case.generation,
+                    "grant": grant,
+                    "unfiltered": unfiltered,
+                    "started": started,
+                }
+            )
         return contract.Interrogation.model_validate(state["result"])

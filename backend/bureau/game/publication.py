@@ -17,6 +17,7 @@ from typing import cast
 from bureau.game.compensation import discard_card
 from bureau.game.contract import Card
 from bureau.game.errors import CardNotFoundError, CaseNotFoundError, PublicationPendingError
+from bureau.game.keys import Keys
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import (
     CaseMissingError,
@@ -29,9 +30,10 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.audience import Readers, readers_of_space
-from bureau.scope.keys import MemoryScope, Role, board_scope, role_scope
+from bureau.scope.keys import BOARD, Role
 from bureau.scope.memory_policy import parse_trust
 from bureau.scope.vocabulary import EventType, MemoryType, PublicationState
+from bureau.vault import Grant
 
 log = logging.getLogger("bureau.publication")
 PENDING_WAIT_S = 2.0
@@ -46,9 +48,10 @@ CaseCheck = Callable[[str], Awaitable[CaseRecord]]
 
 
 class Publisher:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, lease_s: float) -> None:
+    def __init__(self, gateway: MemoryGateway, ledger: Ledger, keys: Keys, lease_s: float) -> None:
         self.gateway = gateway
         self.ledger = ledger
+        self.keys = keys
         self.lease_s = lease_s
         self.fault: FaultHook = lambda step: None
         self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[Card, bool]]] = {}
@@ -77,13 +80,14 @@ class Publisher:
     async def _publish_card(self, case_id: str, role: Role, card_id: str, check_case: CaseCheck) -> tuple[Card, bool]:
         case = await check_case(case_id)
         try:
-            return await self._settle(case_id, role, card_id, case.generation)
+            async with self.keys.publish(case, role) as grant:
+                return await self._settle(case_id, role, card_id, grant)
         except CaseMissingError as exc:  # erased while we were publishing
             raise CaseNotFoundError(case_id) from exc
         except GenerationMovedError as exc:  # reset while we were publishing: the card is gone with its generation
             raise CardNotFoundError(card_id) from exc
 
-    async def _settle(self, case_id: str, role: Role, card_id: str, generation: str) -> tuple[Card, bool]:
+    async def _settle(self, case_id: str, role: Role, card_id: str, grant: Grant) -> tuple[Card, bool]:
         """Read the card's publication row and act on it until the card is published, by us or by another
         attempt (perhaps in another process). A repeat is answered from the row and the copy it names,
         without reading the source card or writing to the ledger: the row is this role's only while the
@@ -102,7 +106,7 @@ class Publisher:
                 raise CardNotFoundError(card_id)  # a tombstone: answered as for any erased card
             if record is not None and record.role == role:
                 if record.state == PublicationState.READY and record.public_card_id:
-                    copy = await self.gateway.get(board_scope(case_id, generation), record.public_card_id)
+                    copy = await self.gateway.get(_reading(grant, BOARD), record.public_card_id)
                     if copy is not None:
                         return card_view(copy), True
                 elif record.state == PublicationState.PENDING and record.lease_live():
@@ -113,12 +117,12 @@ class Publisher:
                     record = await self.ledger.get_publication(case_id, card_id)
                     continue
             if source is None:
-                source = await self.gateway.get(role_scope(case_id, role, generation), card_id)
+                source = await self.gateway.get(_reading(grant, role), card_id)
                 if source is None or not source.may_be_evidence:
                     raise CardNotFoundError(card_id)  # same answer whether the id exists elsewhere or nowhere
                 card_id = source.id  # ledger keys use the stored card's own id, never the request's spelling
             if await self._claim(source, record, owner):
-                return await self._run_owned(source, owner)
+                return await self._run_owned(grant, source, owner)
             if loop.time() >= deadline:
                 raise self._pending()
             record = await self.ledger.get_publication(case_id, card_id)  # someone else acted first: look again
@@ -141,16 +145,16 @@ class Publisher:
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
 
-    async def _run_owned(self, source: StoredCard, owner: str) -> tuple[Card, bool]:
+    async def _run_owned(self, grant: Grant, source: StoredCard, owner: str) -> tuple[Card, bool]:
         """(public card view, idempotent): idempotent when we stalled and another attempt's result won."""
-        case_id, board = source.case_id, board_scope(source.case_id, source.generation)
+        case_id = source.case_id
         copy: StoredCard | None = None
         try:
             self.fault("after_reserve")
-            copy = await self._find_or_write_copy(board, source)
+            copy = await self._find_or_write_copy(grant, source)
             self.fault("after_board_write")
             self.fault("before_mark_ready")
-            if not await self._still_private(source):
+            if not await self._still_private(grant, source):
                 raise CardNotFoundError(source.id)  # erased or reset while we wrote the copy: undo it
             done = await self.ledger.complete_publication(
                 case_id,
@@ -174,13 +178,13 @@ class Publisher:
         except Exception:
             # A failure (not a crash): undo our copy and free the reservation so a retry starts clean.
             if copy is not None:
-                await self._compensate(board, copy)
+                await self._compensate(grant, copy.id)
             await self._release_quietly(case_id, source.id, owner)
             raise
         self.fault("after_mark_ready")
         if done is None:
-            return await self._lost_lease(board, source, copy), True
-        await self._remove_strays(board, source, keep=copy)
+            return await self._lost_lease(grant, source, copy), True
+        await self._remove_strays(grant, source, keep=copy)
         return card_view(copy), False
 
     async def roll_back_abandoned(self) -> int:
@@ -197,9 +201,7 @@ class Publisher:
             owner = secrets.token_hex(8)
             if not await self.ledger.take_over_expired(case_id, source_card_id, owner, self.lease_s):
                 continue  # a retry got there first: it reconciles
-            board = board_scope(case_id)
-            for copy in await self.gateway.find_by_source(board, source_card_id):
-                await self._compensate(board, copy)
+            await self._discard_copies(case_id, source_card_id)
             await self.ledger.release_publication(case_id, source_card_id, owner)
             undone += 1
         if undone:
@@ -211,39 +213,48 @@ class Publisher:
         lease past: if it wrote a copy after the erasure listed the board and then died, the copy is still
         there. Delete every copy of the source, then mark the tombstone swept. (An attempt that is merely
         slow finds the tombstone when it marks ready and removes its own copy.)"""
-        board = board_scope(tombstone.case_id)
-        for copy in await self.gateway.find_by_source(board, tombstone.source_card_id):
-            await self._compensate(board, copy)
+        await self._discard_copies(tombstone.case_id, tombstone.source_card_id)
         settled = await self.ledger.settle_tombstone(tombstone.case_id, tombstone.source_card_id, tombstone.owner)
         return int(settled)
 
-    async def _remove_strays(self, board: MemoryScope, source: StoredCard, keep: StoredCard) -> None:
+    async def _discard_copies(self, case_id: str, source_card_id: str) -> None:
+        """Every board copy of a source card, in any generation (maintenance: ids only, their keys first)."""
+        try:
+            async with self.keys.lifecycle(case_id) as grant:
+                for copy in await self.gateway.find_by_source(grant, source_card_id):
+                    await self._compensate(grant, copy.id)
+        except CaseNotFoundError:
+            return  # the case's keys are gone: it was erased, its copies with it
+
+    async def _remove_strays(self, grant: Grant, source: StoredCard, keep: StoredCard) -> None:
         """A stalled attempt's copy can become visible only after we looked for it, and that attempt keeps
         it while we are still pending. Once ours is ready, every other copy of the source goes."""
         try:
-            strays = [c for c in await self.gateway.find_by_source(board, source.id) if c.id != keep.id]
+            strays = [c for c in await self.gateway.find_by_source(grant, source.id) if c.id != keep.id]
         except MemoryUnavailableError:
             log.warning("could not look for stray board copies; a stalled attempt removes its own on return")
             return
         for stray in strays:
-            await self._compensate(board, stray)
+            await self._compensate(grant, stray.id)
 
-    async def _still_private(self, source: StoredCard) -> bool:
+    async def _still_private(self, grant: Grant, source: StoredCard) -> bool:
         """Publishing is the one way anything widens, so it is checked again at the moment it happens: the
         source must still be this role's own private card in this case."""
-        scope = role_scope(source.case_id, cast(Role, source.space), source.generation)
-        current = await self.gateway.get(scope, source.id)
+        current = await self.gateway.get(_reading(grant, cast(Role, source.space)), source.id)
         if current is None or current.is_derived:
             return False
         return readers_of_space(current.space) == Readers.of(source.space)
 
-    async def _find_or_write_copy(self, board: MemoryScope, source: StoredCard) -> StoredCard:
-        """Reconcile first: a crashed attempt may already have written the copy."""
-        existing = await self.gateway.find_by_source(board, source.id)
+    async def _find_or_write_copy(self, grant: Grant, source: StoredCard) -> StoredCard:
+        """Reconcile first: a crashed attempt may already have written the copy (found by its source id, then
+        read under the grant, which reads the board it writes)."""
+        existing = await self.gateway.find_by_source(grant, source.id)
         if existing:
             for extra in existing[1:]:  # a duplicate from an old race: keep exactly one copy
-                await self._compensate(board, extra)
-            return existing[0]
+                await self._compensate(grant, extra.id)
+            found = await self.gateway.get(_reading(grant, BOARD), existing[0].id)
+            if found is not None:
+                return found
         draft = CardDraft(
             content=source.content,
             topic=source.topic,
@@ -256,26 +267,26 @@ class Publisher:
             source_role=source.space,
             source_card_id=source.id,
         )
-        return await self.gateway.write(board, draft)
+        return await self.gateway.write(grant, draft)
 
-    async def _lost_lease(self, board: MemoryScope, source: StoredCard, copy: StoredCard) -> Card:
+    async def _lost_lease(self, grant: Grant, source: StoredCard, copy: StoredCard) -> Card:
         """We stalled past our lease and someone else took over. Their result wins."""
         record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
         erased = record is not None and record.state == PublicationState.ERASED
         if record is None or erased or (record.state == PublicationState.READY and record.public_card_id != copy.id):
             # Our copy lost: nobody holds a reservation any more (reset), the card was erased meanwhile, or
             # another copy won. A pending owner who took over keeps it: it finds our copy by source id.
-            await self._compensate(board, copy)
+            await self._compensate(grant, copy.id)
         if erased:
             raise CardNotFoundError(source.id)
         if record and record.public_card_id:
-            winner = await self.gateway.get(board, record.public_card_id)
+            winner = await self.gateway.get(_reading(grant, BOARD), record.public_card_id)
             if winner is not None:
                 return card_view(winner)
         raise self._pending()
 
-    async def _compensate(self, board: MemoryScope, copy: StoredCard) -> None:
-        await discard_card(self.gateway, self.ledger, board, copy.id, "publication_compensation")
+    async def _compensate(self, grant: Grant, copy_id: str) -> None:
+        await discard_card(self.gateway, self.ledger, grant, BOARD, copy_id, "publication_compensation")
 
     async def _release_quietly(self, case_id: str, source_card_id: str, owner: str) -> None:
         try:
@@ -283,3 +294,8 @@ class Publisher:
         except Exception:
             # The lease expires on its own; the next attempt reconciles.
             log.warning("could not release a publication reservation; its lease will expire")
+
+
+def _reading(grant: Grant, space: str) -> Grant:
+    """The part of a publish grant that reads one space (the source's, or the board)."""
+    return grant.narrowed(reads=[space], writes=(), record=False)

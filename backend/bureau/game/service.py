@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from bureau.answering.base import Responder
 from bureau.answering.selection import case_mode
 from bureau.config import Settings
-from bureau.game.compensation import discard_card, discard_many, discard_superseded
+from bureau.game.compensation import discard_many, discard_superseded, run_cleanup
 from bureau.game.contract import (
     CaseMode,
     CrossExaminationResult,
@@ -37,12 +37,21 @@ from bureau.game.errors import (
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
 from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
+from bureau.game.keys import Keys
 from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
+from bureau.game.reseal import Resealer
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_json
-from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot, policy_decision_view
+from bureau.game.views import (
+    CaseState,
+    StageState,
+    card_event_view,
+    card_view,
+    operator_snapshot,
+    policy_decision_view,
+)
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
@@ -51,6 +60,7 @@ from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
     CaseView,
+    CleanupTask,
     FindingRecord,
     GenerationMovedError,
     Ledger,
@@ -62,13 +72,13 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
-from bureau.scope.keys import BOARD, ROLES, MemoryScope, Role, board_scope, case_scopes, role_scope, space_scope
-from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
+from bureau.scope.keys import BOARD, ROLES, Role
+from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type, may_be_evidence
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode
+from bureau.vault import Grant, Vault, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
 T = TypeVar("T")
-Written = list[tuple[MemoryScope, StoredCard]]
 SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
 # A command that met a reset in its commit runs again in the new generation, at most this many times (a reset
 # is rare; a case reset over and over this fast answers 409 VERSION_CONFLICT instead of looping).
@@ -112,16 +122,19 @@ def new_case_id() -> str:
 
 
 class Bureau:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, ledger: Ledger, responder: Responder) -> None:
+    def __init__(
+        self, settings: Settings, gateway: MemoryGateway, ledger: Ledger, responder: Responder, vault: Vault
+    ) -> None:
         self.gateway = gateway
         self.ledger = ledger
         self.settings, self.responder = settings, responder
         self.scenarios = load_builtin_scenarios()
-        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo)
-        self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo)
-        self.publisher = Publisher(gateway, ledger, settings.publication_lease_s)
-        self.findings = Findings(settings, gateway, ledger)
-        self.sweeper = RetentionSweeper(gateway, ledger)
+        self.keys = Keys(vault, Resealer(gateway, ledger, vault))
+        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, self.keys)
+        self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo, self.keys)
+        self.publisher = Publisher(gateway, ledger, self.keys, settings.publication_lease_s)
+        self.findings = Findings(settings, gateway, ledger, self.keys)
+        self.sweeper = RetentionSweeper(gateway, ledger, self.keys)
         # The ledger keeps the snapshot's matrix and latest answers, step by step, in each command's commit.
         ledger.knowledge_steps = self._knowledge_steps
 
@@ -145,13 +158,23 @@ class Bureau:
     async def require_case(self, case_id: str) -> CaseRecord:
         return _in_play(case_id, await self.ledger.get_case(case_id))
 
-    async def state(self, case_id: str) -> CaseState:
-        return await self._state(case_id, await self.ledger.case_view(case_id))
-
-    async def _state(self, case_id: str, view: CaseView) -> CaseState:
-        """The case's state: one ledger read (`view`) and one store call."""
+    async def stage_state(self, case_id: str) -> StageState:
+        """What the stage may see: each role's card count (listed, never opened), the board's cards and the
+        content-free traces of the last interrogation and cross-examination."""
+        view = await self.ledger.case_view(case_id)
         case = _in_play(case_id, view.case)
-        spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(case_scopes(case_id, case.generation))
+        async with self.keys.stage(case) as grant:
+            counted = await self.gateway.rows(grant)
+            board = (await self.gateway.list_spaces(grant))[BOARD]
+        counts: dict[str, int] = {
+            role: sum(1 for row in counted[role] if may_be_evidence(row.memory_type)) for role in ROLES
+        }
+        return StageState(case, counts, board, view.last_interrogation, view.last_cross_examination)
+
+    async def _state(self, case_id: str, view: CaseView, grant: Grant) -> CaseState:
+        """The case's state: one ledger read (`view`) and one store call, under the operator's grant."""
+        case = _in_play(case_id, view.case)
+        spaces: dict[str, list[StoredCard]] = await self.gateway.list_spaces(grant)
         scenario = self.scenario(case.scenario_id, case.language)
         return CaseState(case, scenario, spaces, view.last_interrogation, view.last_cross_examination)
 
@@ -170,8 +193,9 @@ class Bureau:
         """The operator's view, with each role's latest answer and the who-knows-what matrix as the ledger
         maintains them (the same cost at any record length), so a reload or a second console sees what this
         one saw."""
-        view = await self.ledger.case_view(case_id, knowledge=True)  # the maintained state in the same read
-        state, known = await self._state(case_id, view), view.knowledge
+        async with self.keys.operator(await self.require_case(case_id)) as grant:
+            view = await self.ledger.case_view(case_id, grant=grant)  # the maintained state in the same read
+            state, known = await self._state(case_id, view, grant), view.knowledge
         if known is None:  # only when there is no case, which `_state` has said already
             raise CaseNotFoundError(case_id)
         # Per case: a case in a language the model does not speak stays in evidence mode.
@@ -179,25 +203,37 @@ class Bureau:
         translations = self.translations(state.case.scenario_id)
         return operator_snapshot(state, CaseMode(mode=mode, reason=reason), known, translations)
 
-    async def record_page(self, case_id: str, after: int | None, limit: int) -> tuple[CaseRecord, RecordPage]:
+    async def record_page(
+        self, case_id: str, after: int | None, limit: int, *, texts: bool = True
+    ) -> tuple[CaseRecord, RecordPage]:
         """One page of the record, newest first (as the timeline shows it): the `limit` entries older than the
-        cursor `after` (none: the newest), and the cursor of the next page (None on the last one)."""
+        cursor `after` (none: the newest), and the cursor of the next page (None on the last one). `texts`:
+        the operator's page, bodies opened; without, content-free (the stage's projection)."""
         # One more: is there a next page? The case comes with the page, in one read.
-        case, found, total = await self.ledger.record_page(case_id, after, limit + 1)
-        case = _in_play(case_id, case)
+        case = await self.require_case(case_id)
+        if texts:
+            async with self.keys.operator(case) as grant:
+                found_case, found, total = await self.ledger.record_page(case_id, after, limit + 1, grant)
+        else:
+            found_case, found, total = await self.ledger.record_page(case_id, after, limit + 1, None)
+        case = _in_play(case_id, found_case)
         entries = found[:limit]
         return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
 
     async def record_export(self, case_id: str) -> RecordExport:
         """What an export streams: the case, how many entries it has now, and every one of them up to the newest
         (an entry appended meanwhile is left to the next export), oldest first, a page at a time: no limit, and
-        never the whole record in memory."""
+        never the whole record in memory. Each page is read under a grant of its own."""
         case = await self.require_case(case_id)
         count, newest = await self.ledger.record_bounds(case_id)
 
         async def pages() -> AsyncIterator[list[RecordEntry]]:
             cursor = 0
-            while cursor < newest and (page := await self.ledger.record_since(case_id, cursor, EXPORT_PAGE, newest)):
+            while cursor < newest:
+                async with self.keys.operator(case) as grant:
+                    page = await self.ledger.record_since(case_id, cursor, EXPORT_PAGE, newest, grant=grant)
+                if not page:
+                    return
                 yield page
                 cursor = page[-1].id
 
@@ -207,7 +243,8 @@ class Bureau:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its
         ingredients and audience: the `SubjectAccess` JSON, streamed (the record's artifacts a page at a time).
         The case is checked before the first byte."""
-        state = await self.state(case_id)
+        async with self.keys.operator(await self.require_case(case_id)) as grant:
+            state = await self._state(case_id, await self.ledger.case_view(case_id, grant=grant), grant)
         export = await self.record_export(case_id)
         return subject_access_json(state, export.pages)
 
@@ -218,9 +255,13 @@ class Bureau:
         case_id = new_case_id()
         case = await self.ledger.create_case(case_id, scenario.id, scenario.language)
         try:
-            written = await self._load_cards(case_id, scenario, case.generation)
-            event = PendingEvent(EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language})
-            await self._commit(case_id, [event], status=ACTIVE, decisions=loaded_decisions(written))
+            await self.keys.vault.create_case(case_id, case.generation)
+            async with self.keys.case_setup(case_id, case.generation) as grant:
+                written = await self._load_cards(grant, scenario)
+                event = PendingEvent(
+                    EventType.CASE_CREATED, {"scenario_id": scenario.id, "language": scenario.language}
+                )
+                await self._commit(case_id, [event], status=ACTIVE, decisions=loaded_decisions(written))
         except BaseException:
             await self._purge_quietly(case_id)
             raise
@@ -228,34 +269,37 @@ class Bureau:
 
     async def reset(self, case_id: str, expected_version: int | None = None) -> OperatorSnapshot:
         """Back to the scenario start, at any size, as one atomic step: the opening cards are written into a
-        new generation, and one commit makes it the case's (docs/faults.md, "Concurrent commands"). From that
-        commit on, every read sees only the new generation and every command that began in the old one finds
-        the reset in its own commit (it undoes what it wrote, and runs again in the new generation); then the
-        old generation's cards are deleted, a failed delete becoming a cleanup task. A reset that meets
-        another reset's commit first undoes its own cards: the case is at its start already."""
+        new generation (its record with a key of its own), and one commit makes it the case's (docs/faults.md,
+        "Concurrent commands"). From that commit on, every read sees only the new generation and every command
+        that began in the old one finds the reset in its own commit (it undoes what it wrote, and runs again in
+        the new generation); then the old generation's cards go, their keys first, and its record key with
+        every text it sealed. A reset that meets another reset's commit first undoes its own cards: the case
+        is at its start already."""
         case = await self._check_version(case_id, expected_version)
         generation = secrets.token_hex(8)
-        written = await self._load_cards(case_id, self.scenario(case.scenario_id, case.language), generation)
-        try:
-            await self.ledger.change_case(
-                case_id,
-                [PendingEvent(EventType.CASE_RESET, {})],
-                expected_version=expected_version,
-                decisions=loaded_decisions(written),
-                generation=case.generation,
-                reset_to=generation,
-            )
-        except GenerationMovedError:
-            await self._undo(written)
-            return await self.snapshot(case_id)
-        except BaseException as exc:
-            await self._undo(written)
-            if isinstance(exc, VersionMismatchError):
-                raise VersionConflictError(await self.snapshot(case_id)) from exc
-            if isinstance(exc, CaseMissingError):
-                raise CaseNotFoundError(case_id) from exc
-            raise
-        await discard_superseded(self.gateway, self.ledger, case_id, generation)
+        await self.keys.vault.open_generation(case_id, generation)
+        async with self.keys.case_setup(case_id, generation) as grant:
+            written = await self._load_cards(grant, self.scenario(case.scenario_id, case.language))
+            try:
+                await self.ledger.change_case(
+                    case_id,
+                    [PendingEvent(EventType.CASE_RESET, {})],
+                    expected_version=expected_version,
+                    decisions=loaded_decisions(written),
+                    generation=case.generation,
+                    reset_to=generation,
+                )
+            except GenerationMovedError:
+                await self._undo(grant, written)
+                return await self.snapshot(case_id)
+            except BaseException as exc:
+                await self._undo(grant, written)
+                if isinstance(exc, VersionMismatchError):
+                    raise VersionConflictError(await self.snapshot(case_id)) from exc
+                if isinstance(exc, CaseMissingError):
+                    raise CaseNotFoundError(case_id) from exc
+                raise
+        await discard_superseded(self.gateway, self.ledger, self.keys, case_id, generation)
         return await self.snapshot(case_id)
 
     async def erase(self, case_id: str) -> None:
@@ -266,9 +310,11 @@ class Bureau:
 
     async def purge(self, case_id: str, *, announce: bool = True) -> None:
         """Every trace of a case. The ledger marks it erasing first, so a command in flight cannot commit
-        (it undoes its own write); then every card goes (role spaces and board copies); then every ledger
+        (it undoes its own write); then the vault destroys every key of the case (whatever it sealed, in any
+        copy, stops opening at once); then every card goes (role spaces and board copies); then every ledger
         row. `announce` leaves the content-free tombstone event that live streams of the case end on."""
         await self.ledger.begin_erase(case_id)
+        await self.keys.vault.destroy_case(case_id)
         await self.gateway.erase_case(case_id)
         await self.ledger.delete_case(case_id, tombstone=announce)
 
@@ -302,36 +348,41 @@ class Bureau:
         )
 
         async def write(case: CaseRecord) -> WhisperResult:
-            scope = role_scope(case_id, role, case.generation)
-            try:
-                card = await self.gateway.write(scope, draft)  # checks the whole rule again, value schema included
-            except MemoryPolicyError as exc:
-                await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
-                raise
-            event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
-            accepted = PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)
-            await self._commit_or_undo(
-                case_id,
-                [(scope, card)],
-                [event],
-                expected_version=expected_version,
-                decisions=[accepted],
-                generation=case.generation,
-            )
+            async with self.keys.whisper(case, role) as grant:
+                try:
+                    card = await self.gateway.write(grant, draft)  # checks the whole rule again, value schema too
+                except MemoryPolicyError as exc:
+                    await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
+                    raise
+                event = PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(card)})
+                accepted = PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, creator, role)
+                await self._commit_or_undo(
+                    case_id,
+                    grant,
+                    [card],
+                    [event],
+                    expected_version=expected_version,
+                    decisions=[accepted],
+                    generation=case.generation,
+                )
             return WhisperResult(card=card_view(card))
 
         return await self._in_current_generation(case_id, expected_version, write)
 
     async def interrogate(
-        self, case_id: str, role: Role, question: str, expected_version: int | None = None
+        self, case_id: str, role: Role, question: str, expected_version: int | None = None, *, unfiltered: bool = False
     ) -> InterrogationResult:
+        """`unfiltered`: the presenter act (docs/presenter-guide.md): the same question, run without the space
+        filter and the scope re-check, so only the compartment keys stand between the role and the others."""
         # A question may try to talk its way out of the scope (harmless, and shown live), but personal data
         # is refused: the question is kept as session memory.
         text = checked_text(
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
         return await self._in_current_generation(
-            case_id, expected_version, lambda case: self.interrogation.run(case, role, text, expected_version)
+            case_id,
+            expected_version,
+            lambda case: self.interrogation.run(case, role, text, expected_version, unfiltered=unfiltered),
         )
 
     async def cross_examine(
@@ -348,36 +399,52 @@ class Bureau:
 
     async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
         """Erase one private card: its board copies go with it, and every record entry derived from either
-        is marked and loses its text. The ledger commits first; a store delete that fails afterwards
-        becomes a cleanup task, so the card is gone from the game at once and from the store soon after."""
+        is marked and loses its text. The ledger commits first, with the tasks of what must follow in the same
+        transaction: the card's and its copies' keys destroyed (every copy of their text, backups included,
+        stops opening) and their rows deleted, the dropped texts' keys destroyed. They run at once; what fails,
+        or a crash, leaves them to the background loop."""
         case = await self._check_version(case_id, expected_version)
-        card = await self._private_card(case_id, card_id, case.generation)
-        board = board_scope(case_id)  # every generation: a copy is deleted with its card, whichever it is in
-        listed = [c.id for c in await self.gateway.find_by_source(board, card.id)]
-        withdrawn: list[FindingRecord] = []
-        try:
-            # Also leaves the tombstone a racing publish collides with, and adds the copy its row names; and
-            # re-runs leave-one-out for every finding the card supported (docs/findings.md).
-            copy_ids = await self.ledger.erase_card(
-                case_id, card.id, card.space, listed, expected_version, withdrawn=withdrawn, generation=case.generation
-            )
-        except CaseMissingError as exc:
-            raise CaseNotFoundError(case_id) from exc
-        except GenerationMovedError as exc:
-            raise CardNotFoundError(card_id) from exc  # a reset took the card away first
-        except VersionMismatchError as exc:
-            raise VersionConflictError(await self.snapshot(case_id)) from exc
-        for copy_id in copy_ids:
-            await discard_card(self.gateway, self.ledger, board, copy_id, "card_erased")
+        async with self.keys.lifecycle(case_id) as grant:
+            card = await self._private_card(case, card_id)
+            listed = [row.id for row in await self.gateway.find_by_source(grant, card.id)]
+            withdrawn: list[FindingRecord] = []
+            try:
+                # Also leaves the tombstone a racing publish collides with, and adds the copy its row names; and
+                # re-runs leave-one-out for every finding the card supported (docs/findings.md).
+                tasks = await self.ledger.erase_card(
+                    case_id,
+                    card.id,
+                    card.space,
+                    listed,
+                    expected_version,
+                    withdrawn=withdrawn,
+                    generation=case.generation,
+                    grant=grant,
+                )
+            except CaseMissingError as exc:
+                raise CaseNotFoundError(case_id) from exc
+            except GenerationMovedError as exc:
+                raise CardNotFoundError(card_id) from exc  # a reset took the card away first
+            except VersionMismatchError as exc:
+                raise VersionConflictError(await self.snapshot(case_id)) from exc
+        await self._carry_out(tasks)
         await self.findings.remove_withdrawn(case_id, withdrawn)
-        await discard_card(self.gateway, self.ledger, space_scope(case_id, card.space), card.id, "card_erased")
 
-    async def _private_card(self, case_id: str, card_id: str, generation: str) -> StoredCard:
-        for role in ROLES:
-            card = await self.gateway.get(role_scope(case_id, role, generation), card_id)
-            if card is not None:
-                return card
-        raise CardNotFoundError(card_id)  # a board copy, another case's card and no card at all look alike
+    async def _carry_out(self, tasks: Sequence[CleanupTask]) -> None:
+        """A command's own cleanup tasks, now; those that fail stay for the background loop."""
+        done = [task.id for task in tasks if await run_cleanup(self.gateway, self.ledger, self.keys, task)]
+        try:
+            await self.ledger.finish_cleanups(done)
+        except LedgerError as exc:
+            log.warning("cleanup tasks done but not marked (%s): they run once more", type(exc).__name__)
+
+    async def _private_card(self, case: CaseRecord, card_id: str) -> StoredCard:
+        """A private card of this case, in its current generation, in whichever role's space it is."""
+        async with self.keys.operator(case) as grant:
+            card = await self.gateway.get(grant.narrowed(reads=ROLES, writes=(), record=False), card_id)
+        if card is None:
+            raise CardNotFoundError(card_id)  # a board copy, another case's card and no card at all look alike
+        return card
 
     async def publish(
         self, case_id: str, role: Role, card_id: str, expected_version: int | None = None
@@ -397,20 +464,14 @@ class Bureau:
         return await self._in_current_generation(case_id, None, lambda case: self.findings.promote(case, claim))
 
     async def list_findings(self, case_id: str) -> FindingList:
-        await self.require_case(case_id)
-        return await self.findings.list(case_id)
+        return await self.findings.list(await self.require_case(case_id))
 
     async def run_cleanups(self) -> int:
-        """Retry deletes that failed earlier. Returns how many tasks finished."""
+        """Retry deletes and key destructions that failed earlier (or whose command died before them). Returns
+        how many tasks finished."""
         finished = 0
         for task in await self.ledger.due_cleanups():
-            if task.space == BOARD and await self.ledger.is_published_copy(task.case_id, task.card_id):
-                # A retry adopted this copy (found by source id) after its compensation failed: it is live now.
-                await self.ledger.finish_cleanup(task.id)
-                continue
-            try:
-                await self.gateway.delete(space_scope(task.case_id, task.space), task.card_id)
-            except MemoryUnavailableError:
+            if not await run_cleanup(self.gateway, self.ledger, self.keys, task):
                 await self.ledger.retry_cleanup_later(task.id, task.attempts + 1)
                 continue
             await self.ledger.finish_cleanup(task.id)
@@ -461,20 +522,20 @@ class Bureau:
             raise VersionConflictError(await self.snapshot(case_id)) from exc
 
     async def _commit_or_undo(
-        self, case_id: str, written: Written, events: list[PendingEvent], **kwargs: Any
+        self, case_id: str, grant: Grant, written: Sequence[StoredCard], events: list[PendingEvent], **kwargs: Any
     ) -> CaseRecord:
+        """Commit, with the record body sealed through `grant`; a failed commit undoes the cards written."""
         try:
-            return await self._commit(case_id, events, **kwargs)
+            return await self._commit(case_id, events, grant=grant, **kwargs)
         except BaseException:
-            await self._undo(written)
+            await self._undo(grant, written)
             raise
 
-    async def _load_cards(self, case_id: str, scenario: Scenario, generation: str) -> Written:
+    async def _load_cards(self, grant: Grant, scenario: Scenario) -> list[StoredCard]:
         """All or nothing: a failed write removes the cards written before it."""
-        written: Written = []
+        written: list[StoredCard] = []
         try:
             for role, cards in scenario.cards.by_role().items():
-                scope = role_scope(case_id, role, generation)
                 drafts = [
                     CardDraft(
                         content=card.content,
@@ -488,24 +549,24 @@ class Bureau:
                     )
                     for card in cards
                 ]
-                written += [(scope, card) for card in await self.gateway.write_many(scope, drafts)]
+                written += await self.gateway.write_many(grant.narrowed(reads=(), writes=[role]), drafts)
         except BaseException:
-            await self._undo(written)
+            await self._undo(grant, written)
             raise
         return written
 
-    async def _undo(self, written: Written) -> None:
-        by_scope: dict[MemoryScope, list[str]] = {}
-        for scope, card in written:
-            by_scope.setdefault(scope, []).append(card.id)
-        for scope, card_ids in by_scope.items():
-            await discard_many(self.gateway, self.ledger, scope, card_ids, "undo_failed_command")
+    async def _undo(self, grant: Grant, written: Sequence[StoredCard]) -> None:
+        by_space: dict[str, list[StoredCard]] = {}
+        for card in written:
+            by_space.setdefault(card.space, []).append(card)
+        for space, cards in by_space.items():
+            await discard_many(self.gateway, self.ledger, grant, space, cards, "undo_failed_command")
 
     async def _purge_quietly(self, case_id: str) -> None:
         """A case whose creation failed: nobody ever saw it, so there is nothing to announce."""
         try:
             await self.purge(case_id, announce=False)
-        except MemoryUnavailableError:
+        except (MemoryUnavailableError, VaultUnavailableError):
             log.error("could not remove the cards of a failed case %s", case_id)
             await self.ledger.delete_case(case_id, tombstone=False)
 
@@ -518,9 +579,9 @@ def _rejected(
     return PolicyDecision(PolicyAction.WRITE_REJECTED, exc.code, memory_type, creator, space, detail=detail)
 
 
-def loaded_decisions(written: Written) -> list[PolicyDecision]:
+def loaded_decisions(written: Sequence[StoredCard]) -> list[PolicyDecision]:
     """Scenario cards written: one accepted row per (space, type), with its count."""
-    counts = Counter((scope.space, card.memory_type) for scope, card in written)
+    counts = Counter((card.space, card.memory_type) for card in written)
     return [
         PolicyDecision(PolicyAction.WRITE_ACCEPTED, PolicyCode.OK, memory_type, CreatedBy.SCENARIO, space, count)
         for (space, memory_type), count in sorted(counts.items())

@@ -69,6 +69,22 @@ class CaseState:
         return self.last_interrogation.summary.get("trace") if self.last_interrogation else None
 
 
+@dataclass(frozen=True, slots=True)
+class StageState:
+    """What a stage view is made of: each role's card count (never its cards), the board's cards, and the
+    content-free last entries of the record."""
+
+    case: CaseRecord
+    counts: dict[str, int]
+    board: list[StoredCard]
+    last_interrogation: RecordEntry | None
+    last_cross_examination: RecordEntry | None = None
+
+    @property
+    def last_trace(self) -> dict[str, Any] | None:
+        return self.last_interrogation.summary.get("trace") if self.last_interrogation else None
+
+
 def topic_labels(translations: tuple[Scenario, ...]) -> dict[str, dict[str, str]]:
     """Topic -> {language: label}, from every language file of the scenario."""
     labels: dict[str, dict[str, str]] = {}

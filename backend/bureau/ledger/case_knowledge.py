@@ -2,11 +2,12 @@
 ledger as the record grows, so reading them costs the same at 10 000 questions as at none.
 
 Every change is written in the transaction of the command that causes it: an interrogation applies its one
-step; erasing a card (its entries lose their text) and a case older than this state fold the case's
-interrogations again; a reset and an erase forget the rows. A step is the game's (`StepsFor`, set once by the
-game on the ledger: the cells need the scenario's key facts, which the ledger does not know); without one, a
-change marks the case as not folded, and its next read folds it. The answer text is sealed under the case
-key, like the record body, and goes with the key.
+step; a reset and an erase forget the rows. Erasing a card (its entries lose their text) and a case older than
+this state mark the case as not folded, and its next read (an operator's, whose grant reads the record) folds
+its interrogations again: the fold reads the questions, which an erasure's grant may not open. A step is the
+game's (`StepsFor`, set once by the game on the ledger: the cells need the scenario's key facts, which the
+ledger does not know). A latest answer's text is the body of the record entry it points at, opened with that
+body's own key: it has no ciphertext of its own.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
-from bureau.ledger.record import INTERROGATION, RecordEntry, read_entries
+from bureau.ledger.record import INTERROGATION, RecordEntry, read_entries, read_entries_by_id
 from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
-from bureau.sealing import CaseCipher, SealError
+from bureau.vault.grants import Grant
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class LatestAnswer:
     role: str
     entry_id: int
     summary: dict[str, Any]
-    answer: str  # "" once dropped (a cited card was erased) or when the key is gone
+    answer: str  # "" once dropped (a cited card was erased), or without a grant that reads the record
     asked_at: datetime
 
 
@@ -58,19 +58,6 @@ StepOf = Callable[[RecordEntry], AnswerStep | None]
 StepsFor = Callable[[str, str], StepOf]
 
 
-def _seal(cipher: CaseCipher | None, text: str) -> str:
-    return cipher.seal(text) if cipher is not None and text else ""
-
-
-def _open(cipher: CaseCipher | None, sealed: str) -> str:
-    if not sealed or cipher is None:
-        return ""
-    try:
-        return cipher.open(sealed)
-    except SealError:
-        return ""
-
-
 def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime, step: AnswerStep) -> None:
     """One interrogation committed: its cells replace the role's old ones, its answer the role's last."""
     for fact_id, cell in step.cells.items():
@@ -79,21 +66,15 @@ def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime
             session.add(KnowledgeCellRow(case_id=case_id, role=step.role, fact_id=fact_id, cell=cell))
         else:
             row.cell = cell
-    sealed = _seal(cipher_for(session, case_id), step.answer)
     answer = session.get(LatestAnswerRow, (case_id, step.role))
     if answer is None:
         session.add(
             LatestAnswerRow(
-                case_id=case_id,
-                role=step.role,
-                entry_id=entry_id,
-                summary=step.summary,
-                answer=sealed,
-                asked_at=asked_at,
+                case_id=case_id, role=step.role, entry_id=entry_id, summary=step.summary, answer="", asked_at=asked_at
             )
         )
     else:
-        answer.entry_id, answer.summary, answer.answer, answer.asked_at = entry_id, step.summary, sealed, asked_at
+        answer.entry_id, answer.summary, answer.answer, answer.asked_at = entry_id, step.summary, "", asked_at
     session.flush()
 
 
@@ -103,19 +84,19 @@ def forget_knowledge(session: Session, case_id: str) -> None:
     session.execute(delete(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id))
 
 
-def refold_knowledge(session: Session, case_id: str, step_of: StepOf) -> None:
-    """Fold every interrogation of the record again, once, into fresh rows. For the two changes a single
-    step cannot express: a case older than the maintained state, and an entry that lost its text."""
+def refold_knowledge(session: Session, case_id: str, step_of: StepOf, grant: Grant) -> None:
+    """Fold every interrogation of the record again, once, into fresh rows (the questions opened through
+    `grant`). For the two changes a single step cannot express: a case older than the maintained state, and
+    an entry that lost its text."""
     forget_knowledge(session, case_id)
     session.flush()
     knowledge: dict[str, dict[str, str]] = {}
     latest: dict[str, tuple[RecordEntry, AnswerStep]] = {}
-    for entry in read_entries(session, case_id, kind=INTERROGATION):
+    for entry in read_entries(session, case_id, kind=INTERROGATION, grant=grant):
         step = step_of(entry)
         if step is not None:
             knowledge.setdefault(step.role, {}).update(step.cells)
             latest[step.role] = (entry, step)
-    cipher = cipher_for(session, case_id)
     session.add_all(
         KnowledgeCellRow(case_id=case_id, role=role, fact_id=fact_id, cell=cell)
         for role, cells in knowledge.items()
@@ -127,7 +108,7 @@ def refold_knowledge(session: Session, case_id: str, step_of: StepOf) -> None:
             role=role,
             entry_id=entry.id,
             summary=step.summary,
-            answer=_seal(cipher, step.answer),
+            answer="",
             asked_at=entry.created_at,
         )
         for role, (entry, step) in latest.items()
@@ -135,13 +116,18 @@ def refold_knowledge(session: Session, case_id: str, step_of: StepOf) -> None:
     session.flush()
 
 
-def read_knowledge(session: Session, case_id: str) -> KnowledgeState:
-    """The maintained state as it is: a handful of rows per role, whatever the record's length."""
+def read_knowledge(session: Session, case_id: str, grant: Grant | None) -> KnowledgeState:
+    """The maintained state as it is: a handful of rows per role, whatever the record's length; each latest
+    answer's text from its entry's body (one more read of at most one entry per role)."""
     rows = list(session.scalars(select(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id)))
-    cipher = cipher_for(session, case_id) if rows else None
+    bodies = {e.id: e.body for e in read_entries_by_id(session, case_id, [r.entry_id for r in rows], grant)}
     answers = {
         row.role: LatestAnswer(
-            row.role, row.entry_id, dict(row.summary), _open(cipher, row.answer), aware(row.asked_at)
+            row.role,
+            row.entry_id,
+            dict(row.summary),
+            str(bodies.get(row.entry_id, {}).get("answer", "")),
+            aware(row.asked_at),
         )
         for row in rows
     }
@@ -172,21 +158,18 @@ class KnowledgeLedger(TransactionRunner):
             apply_step(session, case.id, entry.id, entry.created_at, step)
 
     def _fold_again(self, session: Session, case_id: str) -> None:
-        """Entries of a case lost their text: fold it again now (or on its next read, without steps)."""
+        """Entries of a case lost their text: its next read folds it again (it reads the questions)."""
         case = session.get(CaseRow, case_id)
-        if case is None or not case.knowledge_folded:
-            return
-        if self.knowledge_steps is None:
+        if case is not None:
             case.knowledge_folded = False
-            return
-        refold_knowledge(session, case_id, self.knowledge_steps(case.scenario_id, case.language))
 
-    async def case_knowledge(self, case_id: str) -> KnowledgeState:
-        """The case's matrix and latest answers. A case older than the maintained state is folded once, here,
-        under its row lock (two first reads fold it once; a command committing meanwhile waits)."""
+    async def case_knowledge(self, case_id: str, grant: Grant) -> KnowledgeState:
+        """The case's matrix and latest answers. A case not folded (older than the maintained state, or one of
+        its entries lost its text) is folded once, here, under its row lock (two first reads fold it once; a
+        command committing meanwhile waits)."""
 
         def read(session: Session) -> KnowledgeState | None:
-            return read_knowledge(session, case_id) if is_folded(session, case_id) else None
+            return read_knowledge(session, case_id, grant) if is_folded(session, case_id) else None
 
         found = await self._read(read)
         if found is not None:
@@ -200,8 +183,8 @@ class KnowledgeLedger(TransactionRunner):
             if case is None:
                 raise CaseMissingError(case_id)
             if not case.knowledge_folded:
-                refold_knowledge(session, case_id, steps(case.scenario_id, case.language))
+                refold_knowledge(session, case_id, steps(case.scenario_id, case.language), grant)
                 case.knowledge_folded = True
-            return read_knowledge(session, case_id)
+            return read_knowledge(session, case_id, grant)
 
         return await self._run(fold)

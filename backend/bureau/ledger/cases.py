@@ -1,5 +1,5 @@
 """Cases: the case row and its version, every change committed together with its events (and its case-record
-entry), and erasing a case's rows and its sealing key."""
+entry), and erasing a case's rows. The keys are the vault's: a body is sealed through the command's grant."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger import keys
 from bureau.ledger.case_knowledge import KnowledgeLedger, KnowledgeState, forget_knowledge, read_knowledge
+from bureau.ledger.cleanups import CleanupIntent, CleanupTask, add_intents, task_of
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.event_records import EventRecord, PendingEvent
-from bureau.ledger.events import append_event, append_events, event_record, was_erased
+from bureau.ledger.events import append_event, append_events, event_record
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
 from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
@@ -26,23 +26,26 @@ from bureau.ledger.record import (
     INTERROGATION,
     RecordDraft,
     RecordEntry,
+    SealedBody,
     append_entry,
     forget_entries,
     read_entries,
     read_page,
     redact_card,
+    seal_body,
 )
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
     GenerationMovedError,
-    LedgerConflictError,
     VersionMismatchError,
     affected,
     aware,
     utcnow,
 )
+from bureau.scope.keys import BOARD, RECORD
 from bureau.scope.vocabulary import CaseStatus, EventType, RecordKind
+from bureau.vault.grants import Grant
 
 LOADING, ACTIVE, ERASING = CaseStatus.LOADING, CaseStatus.ACTIVE, CaseStatus.ERASING
 log = logging.getLogger("bureau.ledger")
@@ -95,7 +98,6 @@ class CaseLedger(KnowledgeLedger):
             )
             session.add(row)
             session.flush()
-            keys.create_key(session, case_id)  # sealing starts with the first card the case writes
             return case_record(row)
 
         return await self._run(work)
@@ -107,27 +109,28 @@ class CaseLedger(KnowledgeLedger):
 
         return await self._read(work)
 
-    async def case_view(self, case_id: str, *, knowledge: bool = False) -> CaseView:
+    async def case_view(self, case_id: str, *, grant: Grant | None = None) -> CaseView:
         """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
-        X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with
-        `knowledge`, the maintained matrix and latest answers (a case not folded yet is folded first)."""
+        X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with a
+        `grant` that reads the record (the operator's), their texts and the maintained matrix and latest
+        answers (a case not folded yet is folded first). Without one, content-free: what the stage may see."""
 
         def work(session: Session) -> CaseView:
             row = session.get(CaseRow, case_id)
             if row is None:
                 return CaseView(None, None, None, None)
-            last = read_entries(session, case_id, kind=RecordKind.INTERROGATION, last=True)
-            joint = read_entries(session, case_id, kind=RecordKind.CROSS_EXAMINATION, last=True)
-            known = read_knowledge(session, case_id) if knowledge and row.knowledge_folded else None
+            last = read_entries(session, case_id, kind=RecordKind.INTERROGATION, last=True, grant=grant)
+            joint = read_entries(session, case_id, kind=RecordKind.CROSS_EXAMINATION, last=True, grant=grant)
+            known = read_knowledge(session, case_id, grant) if grant is not None and row.knowledge_folded else None
             return CaseView(case_record(row), last[0] if last else None, joint[0] if joint else None, known)
 
         view = await self._read(work)
-        if knowledge and view.case is not None and view.knowledge is None:
-            return replace(view, knowledge=await self.case_knowledge(case_id))
+        if grant is not None and view.case is not None and view.knowledge is None:
+            return replace(view, knowledge=await self.case_knowledge(case_id, grant))
         return view
 
     async def record_page(
-        self, case_id: str, before: int | None, limit: int
+        self, case_id: str, before: int | None, limit: int, grant: Grant | None
     ) -> tuple[CaseRecord | None, list[RecordEntry], int]:
         """The case, and a page of its record as the timeline shows it, newest first: the `limit` entries below
         `before`, and how many entries the record holds (the timeline numbers its rows from it). One read."""
@@ -136,7 +139,7 @@ class CaseLedger(KnowledgeLedger):
             row = session.get(CaseRow, case_id)
             if row is None:
                 return None, [], 0
-            entries = read_page(session, case_id, before=before, after=None, limit=limit)
+            entries = read_page(session, case_id, before=before, after=None, limit=limit, grant=grant)
             return case_record(row), entries, row.record_entries or 0
 
         return await self._read(work)
@@ -165,12 +168,14 @@ class CaseLedger(KnowledgeLedger):
         decisions: Sequence[PolicyDecision] = (),
         generation: str | None = None,
         reset_to: str | None = None,
+        grant: Grant | None = None,
     ) -> CaseRecord:
         """Bump the case version and append its events in one transaction, with the policy decisions of the
-        writes it keeps. Optionally append a case-record entry (an interrogation also steps the maintained
-        snapshot state). `generation`: the generation the command began in, which must still be the case's
-        (GenerationMovedError otherwise: a reset came first). `reset_to`: a reset, which forgets publications,
-        the record and the maintained state and makes `reset_to` the case's generation."""
+        writes it keeps. Optionally append a case-record entry, its body sealed through `grant` (an
+        interrogation also steps the maintained snapshot state). `generation`: the generation the command
+        began in, which must still be the case's (GenerationMovedError otherwise: a reset came first).
+        `reset_to`: a reset, which forgets publications, the record and the maintained state and makes
+        `reset_to` the case's generation (the vault destroys the old generation's record key)."""
 
         def extra(session: Session) -> None:
             if reset_to is not None:
@@ -178,7 +183,15 @@ class CaseLedger(KnowledgeLedger):
             append_decisions(session, case_id, decisions, utcnow())
 
         return await self._change(
-            case_id, events, expected_version, status, record, extra, generation=generation, reset_to=reset_to
+            case_id,
+            events,
+            expected_version,
+            status,
+            record,
+            extra,
+            generation=generation,
+            reset_to=reset_to,
+            grant=grant,
         )
 
     async def _change(
@@ -192,11 +205,18 @@ class CaseLedger(KnowledgeLedger):
         *,
         generation: str | None = None,
         reset_to: str | None = None,
+        grant: Grant | None = None,
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
         return events of its own, known only inside the transaction), events. An interrogation's record entry
-        steps the maintained snapshot state in the same transaction. Under the case row's lock: the
-        generation the command began in is checked, and a reset replaces it."""
+        steps the maintained snapshot state in the same transaction; its body is sealed through `grant`
+        before the transaction begins. Under the case row's lock: the generation the command began in is
+        checked, and a reset replaces it."""
+        sealed: list[SealedBody] = []
+
+        def seal() -> None:  # on the ledger's thread, outside the transaction (its key goes into the vault)
+            if record is not None and not sealed:
+                sealed.append(seal_body(grant, record))
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)
@@ -220,7 +240,7 @@ class CaseLedger(KnowledgeLedger):
                 current = session.scalar(select(CaseRow.version).where(CaseRow.id == case_id))
                 raise VersionMismatchError(current or 0)
             if record is not None:
-                entry = append_entry(session, case_id, record, utcnow())
+                entry = append_entry(session, case_id, record, sealed[0], utcnow())
                 if record.kind == INTERROGATION:
                     self._step_forward(session, row, entry)
             found = extra(session) if extra is not None else None
@@ -228,7 +248,7 @@ class CaseLedger(KnowledgeLedger):
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
             return case_record(row), [event_record(r) for r in rows]
 
-        case, committed = await self._run(work)
+        case, committed = await self._run(work, before=seal)
         self._notify(committed)
         return case
 
@@ -251,7 +271,6 @@ class CaseLedger(KnowledgeLedger):
             forget_entries(session, case_id)
             forget_knowledge(session, case_id)
             forget_findings(session, case_id)
-            keys.destroy_key(session, case_id)
             session.execute(delete(CleanupTaskRow).where(CleanupTaskRow.case_id == case_id))
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
@@ -263,29 +282,6 @@ class CaseLedger(KnowledgeLedger):
             log.warning("the ledger WAL could not be truncated after an erase; a later checkpoint will")
         self._notify([erased] if erased else [])
 
-    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
-        """The case's sealing key. `create` makes one for a case id the ledger has no row for yet (a store
-        write outside a case command), but never for a case that is being erased or was erased (its
-        tombstone event remains): a command that raced the erase must find no key, not a new one."""
-
-        def work(session: Session) -> bytes | None:
-            key = keys.case_key(session, case_id)
-            if key is not None or not create:
-                return key
-            case = session.get(CaseRow, case_id)
-            if case is not None and case.status == ERASING:
-                return None
-            if case is None and was_erased(session, case_id):
-                return None
-            return keys.create_key(session, case_id)
-
-        if not create:
-            return await self._read(work)
-        try:
-            return await self._run(work)
-        except LedgerConflictError:  # another instance created it at the same moment: use theirs
-            return await self._read(lambda session: keys.case_key(session, case_id))
-
     async def erase_card(
         self,
         case_id: str,
@@ -295,35 +291,53 @@ class CaseLedger(KnowledgeLedger):
         expected_version: int | None = None,
         withdrawn: list[FindingRecord] | None = None,
         generation: str | None = None,
-    ) -> list[str]:
+        *,
+        grant: Grant,
+    ) -> list[CleanupTask]:
         """One private card is erased, with the case's version and a `card.erased` event: its publication
         row becomes a tombstone (no publish can reserve the card again, and a pending attempt can no longer
         mark it ready), and every record entry derived from it or from one of its board copies is marked
-        (and loses its text). Returns every board copy id to delete: those listed, and the one the row names
-        (a publish may have marked it ready after the listing). Findings it supported are re-checked by
-        leave-one-out in the same transaction; those withdrawn are appended to `withdrawn`. The maintained
-        snapshot state is folded again when an entry lost its text."""
+        (and loses its text). Findings it supported are re-checked by leave-one-out in the same transaction
+        (the pseudonyms through `grant`); those withdrawn are appended to `withdrawn`. The maintained snapshot
+        state is folded again on its next read when an entry lost its text.
+
+        Returns the cleanup tasks written in the same transaction, which the caller carries out at once (a
+        crash leaves them to the background loop): the card and every board copy (those listed, and the one
+        the row names: a publish may have marked it ready after the listing), each with its keys, the keys of
+        every text dropped, and the board cards of withdrawn findings."""
         copy_ids = list(dict.fromkeys(listed_copy_ids))
+        tasks: list[CleanupTask] = []
 
         def extra(session: Session) -> list[PendingEvent]:
             named = entomb_publication(session, case_id, card_id, space)
             if named is not None and named not in copy_ids:
                 copy_ids.append(named)
-            marked = sum(redact_card(session, case_id, erased) for erased in (card_id, *copy_ids))
-            payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
-            gone = withdraw_unsupported(session, case_id, [card_id])  # entries quoting a finding lose text too
+            marked, texts = 0, list[str]()
+            for erased in (card_id, *copy_ids):
+                count, items = redact_card(session, case_id, erased)
+                marked, texts = marked + count, texts + items
+            gone = withdraw_unsupported(session, case_id, [card_id], grant, texts)  # entries quoting it lose text
             if marked or gone:
                 self._fold_again(session, case_id)
             if withdrawn is not None:
                 withdrawn.extend(gone)
+            intents = [
+                CleanupIntent(space, card_id, "card_erased"),
+                *(CleanupIntent(BOARD, copy, "card_erased") for copy in copy_ids),
+                *(CleanupIntent(BOARD, f.public_card_id, "finding_withdrawn") for f in gone if f.public_card_id),
+                *(CleanupIntent(RECORD, "", "card_erased", item) for item in texts),
+            ]
+            tasks.extend(task_of(row) for row in add_intents(session, case_id, intents))
+            payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
             return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]
 
         await self._change(case_id, [], expected_version, extra=extra, generation=generation)
-        return copy_ids
+        return tasks
 
 
 def _forget_case_state(session: Session, case_id: str) -> None:
-    """Publications, the case record and its maintained state: what a reset returns to nothing."""
+    """Publications, the case record and its maintained state: what a reset returns to nothing (their texts'
+    keys go with the old generation's record key, in the vault)."""
     session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id))
     forget_entries(session, case_id)
     session.execute(update(CaseRow).where(CaseRow.id == case_id).values(record_entries=0))

@@ -1,7 +1,11 @@
-"""Cleanup tasks: card deletes that failed, retried in the background with exponential back-off."""
+"""Cleanup tasks: card deletes that failed, and keys still to be destroyed after a commit, retried in the
+background with exponential back-off. A command that must destroy keys once it has committed writes its tasks
+in its own transaction (`CleanupIntent`, due after a grace period), carries them out at once, and finishes
+them: a crash in between leaves them to the background loop."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -11,19 +15,57 @@ from sqlalchemy.orm import Session
 from bureau.ledger.models import CleanupTaskRow
 from bureau.ledger.transactions import TransactionRunner, utcnow
 
+INLINE_GRACE_S = 30.0  # a task its own command is carrying out is left to it this long
+
 
 @dataclass(frozen=True, slots=True)
 class CleanupTask:
     id: int
     case_id: str
+    space: str  # a space, or "record" for a record item's key
+    card_id: str  # "" when only a key is left to destroy
+    reason: str
+    attempts: int
+    item: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupIntent:
+    """A task written in a command's own transaction, for what it must do once committed."""
+
     space: str
     card_id: str
     reason: str
-    attempts: int
+    item: str | None = None
+
+
+def add_intents(session: Session, case_id: str, intents: Sequence[CleanupIntent]) -> list[CleanupTaskRow]:
+    """Inside a command's transaction: its tasks, due only after the grace its own run has."""
+    now = utcnow()
+    rows = [
+        CleanupTaskRow(
+            case_id=case_id,
+            space=intent.space,
+            card_id=intent.card_id,
+            item=intent.item,
+            reason=intent.reason,
+            attempts=0,
+            next_attempt_at=now + timedelta(seconds=INLINE_GRACE_S),
+            created_at=now,
+        )
+        for intent in intents
+    ]
+    session.add_all(rows)
+    session.flush()
+    return rows
+
+
+def task_of(row: CleanupTaskRow) -> CleanupTask:
+    return CleanupTask(row.id, row.case_id, row.space, row.card_id, row.reason, row.attempts, row.item)
 
 
 class CleanupLedger(TransactionRunner):
-    async def add_cleanup(self, case_id: str, space: str, card_id: str, reason: str) -> None:
+    async def add_cleanup(self, case_id: str, space: str, card_id: str, reason: str, item: str | None = None) -> None:
         def work(session: Session) -> None:
             now = utcnow()
             session.add(
@@ -31,6 +73,7 @@ class CleanupLedger(TransactionRunner):
                     case_id=case_id,
                     space=space,
                     card_id=card_id,
+                    item=item,
                     reason=reason,
                     attempts=0,
                     next_attempt_at=now,
@@ -48,16 +91,18 @@ class CleanupLedger(TransactionRunner):
                 .order_by(CleanupTaskRow.id)
                 .limit(limit)
             )
-            return [
-                CleanupTask(r.id, r.case_id, r.space, r.card_id, r.reason, r.attempts) for r in session.scalars(stmt)
-            ]
+            return [task_of(r) for r in session.scalars(stmt)]
 
         return await self._read(work)
 
     async def finish_cleanup(self, task_id: int) -> None:
-        await self._run(
-            lambda s: s.execute(update(CleanupTaskRow).where(CleanupTaskRow.id == task_id).values(done_at=utcnow()))
-        )
+        await self.finish_cleanups([task_id])
+
+    async def finish_cleanups(self, task_ids: Sequence[int]) -> None:
+        if not task_ids:
+            return
+        stmt = update(CleanupTaskRow).where(CleanupTaskRow.id.in_(list(task_ids))).values(done_at=utcnow())
+        await self._run(lambda s: s.execute(stmt))
 
     async def retry_cleanup_later(self, task_id: int, attempts: int) -> None:
         delay = min(300.0, 2.0**attempts)

@@ -13,13 +13,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.event_records import PendingEvent
-from bureau.ledger.keys import cipher_for
 from bureau.ledger.models import FindingRow, FindingSupportRow
 from bureau.ledger.record import redact_card
-from bureau.ledger.transactions import CaseMissingError, aware, utcnow
+from bureau.ledger.transactions import aware, utcnow
+from bureau.scope.keys import RECORD
 from bureau.scope.support import Contribution, leave_one_out, qualifies, support
 from bureau.scope.vocabulary import EventType, FindingState
-from bureau.sealing import CaseCipher, SealError
+from bureau.vault.grants import Grant
+from bureau.vault.items import item_of
 
 
 def normalised_claim(claim: str) -> str:
@@ -44,7 +45,7 @@ class FindingRecord:
     owner: str
     lease_expires_at: datetime
     public_card_id: str | None
-    claim: str  # "" once withdrawn (or when the case key is gone)
+    claim: str  # "" once withdrawn, or without a grant that reads the record
     figures: FindingFigures
     promoted_at: datetime | None
     withdrawn_at: datetime | None
@@ -54,16 +55,26 @@ class FindingRecord:
         return self.lease_expires_at > utcnow()
 
 
-def _opened(cipher: CaseCipher | None, sealed: str) -> str:
-    if not sealed or cipher is None:
-        return ""
-    try:
-        return str(json.loads(cipher.open(sealed)))
-    except (SealError, ValueError):
-        return ""
+def opened_claims(grant: Grant | None, rows: Sequence[FindingRow]) -> list[str]:
+    """The claims of some findings, opened through `grant` (their keys in one vault statement)."""
+    if grant is None or not grant.shape.record:
+        return ["" for _ in rows]
+    grant.load({RECORD: [item for row in rows if row.claim and (item := item_of(row.claim))]})
+    claims = []
+    for row in rows:
+        plain = grant.open(RECORD, row.claim) if row.claim else None
+        try:
+            claims.append(str(json.loads(plain)) if plain else "")
+        except ValueError:
+            claims.append("")
+    return claims
 
 
-def _record(row: FindingRow, cipher: CaseCipher | None) -> FindingRecord:
+def records(rows: Sequence[FindingRow], grant: Grant | None) -> list[FindingRecord]:
+    return [_record(row, claim) for row, claim in zip(rows, opened_claims(grant, rows), strict=True)]
+
+
+def _record(row: FindingRow, claim: str) -> FindingRecord:
     return FindingRecord(
         row.id,
         row.case_id,
@@ -71,7 +82,7 @@ def _record(row: FindingRow, cipher: CaseCipher | None) -> FindingRecord:
         row.owner,
         aware(row.lease_expires_at),
         row.public_card_id,
-        _opened(cipher, row.claim),
+        claim,
         FindingFigures(
             row.support, row.leave_one_out, row.min_support, row.contradictions, row.trust, aware(row.review_at)
         ),
@@ -81,27 +92,23 @@ def _record(row: FindingRow, cipher: CaseCipher | None) -> FindingRecord:
     )
 
 
-def _cipher(session: Session, case_id: str) -> CaseCipher:
-    cipher = cipher_for(session, case_id)
-    if cipher is None:
-        raise CaseMissingError(case_id)  # no key: the case is being erased
-    return cipher
-
-
 def _mapping(session: Session, finding_id: str) -> list[Contribution]:
     rows = session.scalars(select(FindingSupportRow).where(FindingSupportRow.finding_id == finding_id))
     return [Contribution(r.card, r.role, r.source) for r in rows]
 
 
-def withdraw_unsupported(session: Session, case_id: str, removed_card_ids: Sequence[str]) -> list[FindingRecord]:
+def withdraw_unsupported(
+    session: Session, case_id: str, removed_card_ids: Sequence[str], grant: Grant, dropped: list[str] | None = None
+) -> list[FindingRecord]:
     """Inside an erasure's transaction: drop the removed cards from every finding's mapping and re-run
     leave-one-out on what is left. A finding that no longer qualifies under the rule it was promoted by is
     withdrawn (its row becomes a tombstone, its mapping goes, entries that quoted its board card lose their
-    text). Returns the withdrawn findings (the caller deletes their board cards and sends the events)."""
-    cipher = cipher_for(session, case_id)
-    if cipher is None or not removed_card_ids:
+    text). Returns the withdrawn findings (the caller deletes their board cards and sends the events); the
+    items of the texts dropped go into `dropped` (their keys are destroyed after the commit). The pseudonyms
+    come from `grant` (its purpose key opens no text)."""
+    if not removed_card_ids:
         return []
-    pseudonyms = [cipher.pseudonym("card", card_id) for card_id in removed_card_ids]
+    pseudonyms = [grant.pseudonym("card", card_id) for card_id in removed_card_ids]
     hit = select(FindingSupportRow.finding_id).where(
         FindingSupportRow.case_id == case_id, FindingSupportRow.card.in_(pseudonyms)
     )
@@ -121,17 +128,19 @@ def withdraw_unsupported(session: Session, case_id: str, removed_card_ids: Seque
         if qualifies(left, row.min_support):
             row.support, row.leave_one_out, row.updated_at = support(left), leave_one_out(left), now
             continue
-        withdrawn.append(_withdraw(session, row, cipher, now))
+        withdrawn.append(_withdraw(session, row, now, dropped if dropped is not None else []))
     session.flush()
     return withdrawn
 
 
-def _withdraw(session: Session, row: FindingRow, cipher: CaseCipher | None, now: datetime) -> FindingRecord:
-    before = _record(row, cipher)
+def _withdraw(session: Session, row: FindingRow, now: datetime, dropped: list[str]) -> FindingRecord:
+    before = _record(row, "")  # content-free: what the events and the caller need
     if row.public_card_id:
-        redact_card(session, row.case_id, row.public_card_id)
+        dropped += redact_card(session, row.case_id, row.public_card_id)[1]
+    if row.claim_item:
+        dropped.append(row.claim_item)
     session.execute(delete(FindingSupportRow).where(FindingSupportRow.finding_id == row.id))
-    row.state, row.slot, row.claim = FindingState.WITHDRAWN, None, ""
+    row.state, row.slot, row.claim, row.claim_item = FindingState.WITHDRAWN, None, "", None
     row.withdrawn_at = row.updated_at = now
     return before
 
@@ -146,6 +155,6 @@ def withdrawn_events(withdrawn: Sequence[FindingRecord]) -> list[PendingEvent]:
 
 def forget_findings(session: Session, case_id: str) -> None:
     """A reset or an erase: every finding of the case and its mapping go (their board cards go with the
-    case's cards)."""
+    case's cards, their claims' keys with the generation's record key)."""
     session.execute(delete(FindingSupportRow).where(FindingSupportRow.case_id == case_id))
     session.execute(delete(FindingRow).where(FindingRow.case_id == case_id))

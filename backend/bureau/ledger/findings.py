@@ -1,5 +1,6 @@
 """The findings ledger (docs/findings.md): the Saga of a finding's board card, like a publication's, and the
-one place that knows which cards supported it, as keyed pseudonyms under the case key.
+one place that knows which cards supported it, as keyed pseudonyms under the case's pseudonym key (the vault's,
+reached through a findings grant).
 
 reserve (unique on case + claim pseudonym, with the support mapping) → the game writes the board card (its
 metadata carries the finding id) → complete (ready, with the case change and its events). A deletion, a reset
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import delete, select
@@ -23,19 +25,20 @@ from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.finding_rows import (
     FindingFigures,
     FindingRecord,
-    _cipher,
     _mapping,
-    _record,
     normalised_claim,
+    records,
     withdraw_unsupported,
     withdrawn_events,
 )
-from bureau.ledger.keys import cipher_for
 from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
 from bureau.ledger.models import FindingRow, FindingSupportRow
 from bureau.ledger.transactions import LedgerConflictError, LedgerError, aware, utcnow
+from bureau.scope.keys import RECORD
 from bureau.scope.support import Contribution, qualifies
 from bureau.scope.vocabulary import FindingState
+from bureau.vault.grants import Grant
+from bureau.vault.items import new_item_id
 
 
 class _NoLongerSupported(Exception):
@@ -52,15 +55,27 @@ class FindingLedger(CaseLedger):
         lease_s: float,
         figures: FindingFigures,
         contributions: Sequence[Contribution],
+        grant: Grant,
     ) -> tuple[bool, FindingRecord]:
         """INSERT the finding (pending, leased to `owner`) with its mapping, in one transaction: ledger first.
-        (True, row) if we own it; (False, existing) when the claim is pending or promoted already."""
+        (True, row) if we own it; (False, existing) when the claim is pending or promoted already. The claim is
+        sealed under a key of its own in the record compartment, the mapping pseudonymised, through `grant`."""
+        claim_item = new_item_id()
+        slot = grant.pseudonym("claim", normalised_claim(claim))
+        mapping = [
+            (grant.pseudonym("card", c.card), grant.pseudonym("role", c.role), grant.pseudonym("source", c.source))
+            for c in contributions
+        ]
+        sealed: list[str] = []
+
+        def seal() -> None:  # on the ledger's thread, before the transaction: the key goes into the vault first
+            if not sealed:
+                sealed.append(grant.seal(RECORD, claim_item, json.dumps(claim, ensure_ascii=False)))
+                grant.store_new_keys()
 
         def insert(session: Session) -> FindingRecord:
             now = utcnow()
             lock_active_case(session, case_id)
-            cipher = _cipher(session, case_id)
-            slot = cipher.pseudonym("claim", normalised_claim(claim))
             row = FindingRow(
                 id=finding_id,
                 case_id=case_id,
@@ -70,7 +85,8 @@ class FindingLedger(CaseLedger):
                 owner=owner,
                 lease_expires_at=lease_until(now, lease_s),
                 public_card_id=None,
-                claim=cipher.seal(json.dumps(claim, ensure_ascii=False)),
+                claim=sealed[0],
+                claim_item=claim_item,
                 support=figures.support,
                 leave_one_out=figures.leave_one_out,
                 min_support=figures.min_support,
@@ -83,48 +99,37 @@ class FindingLedger(CaseLedger):
             session.add(row)
             session.flush()
             session.add_all(
-                FindingSupportRow(
-                    finding_id=finding_id,
-                    case_id=case_id,
-                    card=cipher.pseudonym("card", c.card),
-                    role=cipher.pseudonym("role", c.role),
-                    source=cipher.pseudonym("source", c.source),
-                )
-                for c in contributions
+                FindingSupportRow(finding_id=finding_id, case_id=case_id, card=card, role=role, source=source)
+                for card, role, source in mapping
             )
             session.flush()
-            return _record(row, cipher)
+            [record] = records([row], None)
+            return replace(record, claim=claim)
 
         for _ in range(2):
             try:
-                return True, await self._run(insert)
+                return True, await self._run(insert, before=seal)
             except LedgerConflictError:
-                existing = await self.finding_for_claim(case_id, claim)
+                existing = await self.finding_for_claim(case_id, claim, grant)
                 if existing is not None:
                     return False, existing
         raise LedgerError("finding reservation kept conflicting")
 
-    async def finding_for_claim(self, case_id: str, claim: str) -> FindingRecord | None:
-        """The pending or promoted finding of this claim, if any."""
+    async def finding_for_claim(self, case_id: str, claim: str, grant: Grant) -> FindingRecord | None:
+        """The pending or promoted finding of this claim, if any (found by its pseudonym under `grant`)."""
+        slot = grant.pseudonym("claim", normalised_claim(claim))
 
         def work(session: Session) -> FindingRecord | None:
-            cipher = cipher_for(session, case_id)
-            if cipher is None:
-                return None
-            slot = cipher.pseudonym("claim", normalised_claim(claim))
             row = session.scalar(select(FindingRow).where(FindingRow.case_id == case_id, FindingRow.slot == slot))
-            return _record(row, cipher) if row else None
+            return records([row], grant)[0] if row else None
 
         return await self._read(work)
 
-    async def claim_first_promoted(self, case_id: str, claim: str) -> datetime | None:
+    async def claim_first_promoted(self, case_id: str, claim: str, grant: Grant) -> datetime | None:
         """When a finding of this claim first reached the board (withdrawn ones included), or None."""
+        claim_hash = grant.pseudonym("claim", normalised_claim(claim))
 
         def work(session: Session) -> datetime | None:
-            cipher = cipher_for(session, case_id)
-            if cipher is None:
-                return None
-            claim_hash = cipher.pseudonym("claim", normalised_claim(claim))
             stmt = select(FindingRow.promoted_at).where(
                 FindingRow.case_id == case_id, FindingRow.claim_hash == claim_hash, FindingRow.promoted_at.is_not(None)
             )
@@ -192,41 +197,41 @@ class FindingLedger(CaseLedger):
             stmt = select(FindingRow).where(
                 FindingRow.state == FindingState.PENDING, lease_ran_out(FindingRow, older_than_s)
             )
-            return [
-                _record(row, cipher_for(session, row.case_id)) for row in session.scalars(stmt.order_by(FindingRow.id))
-            ]
+            return records(list(session.scalars(stmt.order_by(FindingRow.id))), None)  # content-free
 
         return await self._read(work)
 
-    async def findings(self, case_id: str) -> list[FindingRecord]:
-        """Every finding of the case (pending, promoted and withdrawn), oldest first."""
+    async def findings(self, case_id: str, grant: Grant | None) -> list[FindingRecord]:
+        """Every finding of the case (pending, promoted and withdrawn), oldest first; claims open through
+        `grant`."""
 
         def work(session: Session) -> list[FindingRecord]:
             stmt = (
                 select(FindingRow).where(FindingRow.case_id == case_id).order_by(FindingRow.created_at, FindingRow.id)
             )
-            rows = list(session.scalars(stmt))
-            cipher = cipher_for(session, case_id) if rows else None
-            return [_record(row, cipher) for row in rows]
+            return records(list(session.scalars(stmt)), grant)
 
         return await self._read(work)
 
-    async def finding(self, case_id: str, finding_id: str) -> FindingRecord | None:
+    async def finding(self, case_id: str, finding_id: str, grant: Grant | None) -> FindingRecord | None:
         def work(session: Session) -> FindingRecord | None:
             row = session.get(FindingRow, finding_id)
             if row is None or row.case_id != case_id:
                 return None
-            return _record(row, cipher_for(session, case_id))
+            return records([row], grant)[0]
 
         return await self._read(work)
 
-    async def withdraw_cards(self, case_id: str, removed_card_ids: Sequence[str]) -> list[FindingRecord]:
+    async def withdraw_cards(
+        self, case_id: str, removed_card_ids: Sequence[str], grant: Grant, dropped: list[str]
+    ) -> list[FindingRecord]:
         """Re-run leave-one-out without these cards (which left by another path than an erasure, e.g. the
-        retention), as a case change with the withdrawal events. Returns the withdrawn findings."""
+        retention), as a case change with the withdrawal events. Returns the withdrawn findings; the items of
+        the texts dropped go into `dropped`."""
         withdrawn: list[FindingRecord] = []
 
         def extra(session: Session) -> list[PendingEvent]:
-            withdrawn.extend(withdraw_unsupported(session, case_id, removed_card_ids))
+            withdrawn.extend(withdraw_unsupported(session, case_id, removed_card_ids, grant, dropped))
             if withdrawn:  # the entries that quoted a withdrawn finding lost their text
                 self._fold_again(session, case_id)
             return withdrawn_events(withdrawn)

@@ -86,8 +86,9 @@ class PublicationRow(Base):
 
 class RecordEntryRow(Base):
     """The case record: every interrogation and cross-examination of a case, in order. `summary` is
-    content-free (card ids, spaces, scores, certainty); `body` (question, answers, conclusion) is sealed
-    under the case key, so erasing the key leaves only ciphertext wherever a copy of the row survives."""
+    content-free (card ids, spaces, scores, certainty); `body` (question, answers, conclusion) is sealed under
+    a key of its own (`body_item`, in the vault), so destroying that key leaves only ciphertext wherever a
+    copy of the row survives."""
 
     __tablename__ = "case_record"
     __table_args__ = (
@@ -102,6 +103,7 @@ class RecordEntryRow(Base):
     audience: Mapped[str] = mapped_column(String(48))  # Readers label: public | sealed | detective+suspect
     summary: Mapped[dict[str, Any]]
     body: Mapped[str] = mapped_column(Text)
+    body_item: Mapped[str | None] = mapped_column(String(48), default=None)  # None: no body, or sealed before items
     created_at: Mapped[datetime]
 
 
@@ -119,8 +121,8 @@ class KnowledgeCellRow(Base):
 
 class LatestAnswerRow(Base):
     """Each role's newest answer as the snapshot shows it. `summary` is content-free (certainty, evidence ids,
-    responder, conflicts, the trace); `answer` is sealed under the case key like the record body, and is
-    emptied when a card the entry cited is erased."""
+    responder, conflicts, the trace); the text is the body of the record entry it points at (`entry_id`),
+    opened with that body's own key. `answer` is kept empty (it held a sealed copy before the vault)."""
 
     __tablename__ = "case_latest_answers"
 
@@ -128,13 +130,13 @@ class LatestAnswerRow(Base):
     role: Mapped[str] = mapped_column(String(16), primary_key=True)
     entry_id: Mapped[int] = mapped_column(Integer)  # the case_record row it came from
     summary: Mapped[dict[str, Any]]
-    answer: Mapped[str] = mapped_column(Text)  # sealed; "" when dropped
+    answer: Mapped[str] = mapped_column(Text, default="")  # always "": the text is the entry's body
     asked_at: Mapped[datetime]
 
 
 class CaseKeyRow(Base):
-    """The per-case sealing key (docs/erasure.md). No foreign key: the memory store may hold cards of a case
-    the ledger never finished creating, and those must still be sealed; erasing the case deletes the row."""
+    """An earlier version's one sealing key per case. Read once, when this ledger is first bound to a vault:
+    its keys move into the vault and the table is emptied (bootstrap/vault_binding.py). Nothing writes it."""
 
     __tablename__ = "case_keys"
 
@@ -144,7 +146,8 @@ class CaseKeyRow(Base):
 
 
 class CleanupTaskRow(Base):
-    """A board copy whose compensation failed; retried in the background until it is gone."""
+    """A card whose delete failed (a board copy's compensation, an undo, a reset's old generation), or an item
+    whose key is still to be destroyed; retried in the background until it is gone."""
 
     __tablename__ = "cleanup_tasks"
     __table_args__ = (Index("ix_cleanup_due", "done_at", "next_attempt_at"),)
@@ -152,8 +155,9 @@ class CleanupTaskRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     case_id: Mapped[str] = mapped_column(String(64))
     space: Mapped[str] = mapped_column(String(16))
-    card_id: Mapped[str] = mapped_column(String(32))
+    card_id: Mapped[str] = mapped_column(String(32))  # "" when only a key is left to destroy
     reason: Mapped[str] = mapped_column(String(48))
+    item: Mapped[str | None] = mapped_column(String(48), default=None)  # a vault item whose key is to be destroyed
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime]
     done_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -267,7 +271,8 @@ class FindingRow(Base):
     owner: Mapped[str] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime]
     public_card_id: Mapped[str | None] = mapped_column(String(32), default=None)
-    claim: Mapped[str] = mapped_column(Text)  # sealed; "" once withdrawn
+    claim: Mapped[str] = mapped_column(Text)  # sealed under its own key (`claim_item`); "" once withdrawn
+    claim_item: Mapped[str | None] = mapped_column(String(48), default=None)
     support: Mapped[int] = mapped_column(Integer)
     leave_one_out: Mapped[int] = mapped_column(Integer)
     min_support: Mapped[int] = mapped_column(Integer)  # the rule it was promoted under
@@ -293,3 +298,12 @@ class FindingSupportRow(Base):
     card: Mapped[str] = mapped_column(String(64))
     role: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(64))
+
+
+class LedgerMetaRow(Base):
+    """Facts about the ledger itself: `vault_id`, the vault that holds its keys (stamped once)."""
+
+    __tablename__ = "ledger_meta"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))

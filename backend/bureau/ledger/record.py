@@ -1,13 +1,16 @@
 """The case record: every interrogation and cross-examination of a case, kept in order (not a last-trace slot).
 
 An entry has a content-free `summary` (traces: card ids, spaces, scores, certainty; provenance) and a
-`body` with the text (question, answers, conclusion), sealed under the case key before it is written.
-Erasing the case deletes the entries and the key, so a surviving copy of a row is ciphertext.
+`body` with the text (question, answers, conclusion), sealed under a key of its own in the record compartment
+(through the grant of the command that writes it) before it is written, and opened only through a grant that
+reads the record. A reset, a card erasure that drops a body and an erase destroy those keys, so a surviving
+copy of a row is ciphertext no key opens.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -16,11 +19,12 @@ import orjson
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.keys import cipher_for
-from bureau.ledger.models import CaseRow, RecordEntryRow
+from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow
 from bureau.ledger.transactions import TransactionRunner
+from bureau.scope.keys import RECORD
 from bureau.scope.vocabulary import RecordKind
-from bureau.sealing import CaseCipher, SealError
+from bureau.vault.grants import Grant
+from bureau.vault.items import item_of, new_item_id
 
 INTERROGATION = RecordKind.INTERROGATION
 CROSS_EXAMINATION = RecordKind.CROSS_EXAMINATION
@@ -38,6 +42,27 @@ class RecordDraft:
 
 
 @dataclass(frozen=True, slots=True)
+class SealedBody:
+    """A draft's body sealed under a new item key of the record compartment (stored in the vault already)."""
+
+    text: str  # "" for an empty body
+    item: str | None
+
+
+def seal_body(grant: Grant | None, draft: RecordDraft) -> SealedBody:
+    """Before the transaction (blocking: the new key goes into the vault first). A body is never stored in the
+    clear: no grant that writes the record, no body."""
+    if not draft.body:
+        return SealedBody("", None)
+    if grant is None:
+        raise LookupError("a record body is sealed through a grant that writes the record")
+    item = new_item_id()
+    sealed = grant.seal(RECORD, item, json.dumps(draft.body, ensure_ascii=False))
+    grant.store_new_keys()
+    return SealedBody(sealed, item)
+
+
+@dataclass(frozen=True, slots=True)
 class RecordEntry:
     id: int
     case_id: str
@@ -45,59 +70,77 @@ class RecordEntry:
     roles: list[str]
     audience: str
     summary: dict[str, Any]
-    body: dict[str, Any]  # {} when it cannot be opened (no key: the case is being erased)
+    body: dict[str, Any]  # {} when it cannot be opened (no grant that reads the record, or its key is gone)
     created_at: datetime
 
 
-def _seal_body(cipher: CaseCipher, body: dict[str, Any]) -> str:
-    return cipher.seal(json.dumps(body, ensure_ascii=False)) if body else ""
+def open_bodies(grant: Grant | None, sealed: Sequence[str]) -> list[dict[str, Any]]:
+    """Bodies opened through `grant`, their keys fetched in one vault statement; {} for what does not open."""
+    if grant is None or not grant.shape.record:
+        return [{} for _ in sealed]
+    grant.load({RECORD: [item for text in sealed if (item := _item(text))]})
+    opened = []
+    for text in sealed:
+        plain = grant.open(RECORD, text) if text else None
+        try:
+            opened.append(dict(orjson.loads(plain)) if plain else {})
+        except ValueError:
+            opened.append({})
+    return opened
 
 
-def _open_body(cipher: CaseCipher | None, sealed: str) -> dict[str, Any]:
-    if not sealed or cipher is None:
-        return {}
-    try:
-        return dict(orjson.loads(cipher.open(sealed)))
-    except (SealError, ValueError):
-        return {}
+def _item(sealed: str) -> str | None:
+    return item_of(sealed) if sealed else None
 
 
-def append_entry(session: Session, case_id: str, draft: RecordDraft, created_at: datetime) -> RecordEntry:
-    """Append one entry (its body sealed) and return it as read back, body open."""
-    cipher = cipher_for(session, case_id)
-    if cipher is None and draft.body:
-        raise LookupError("no sealing key for this case")  # never store a body in the clear
+def append_entry(
+    session: Session, case_id: str, draft: RecordDraft, body: SealedBody, created_at: datetime
+) -> RecordEntry:
+    """Append one entry (its body sealed beforehand, `seal_body`) and return it as read back, body open."""
     row = RecordEntryRow(
         case_id=case_id,
         kind=draft.kind,
         roles=list(draft.roles),
         audience=draft.audience,
         summary=draft.summary,
-        body=_seal_body(cipher, draft.body) if cipher else "",
+        body=body.text,
+        body_item=body.item,
         created_at=created_at,
     )
     session.add(row)
     session.flush()  # its id: the maintained latest answer points at it
-    roles, summary, body = list(draft.roles), dict(draft.summary), dict(draft.body)
-    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, body, created_at)
+    roles, summary, opened = list(draft.roles), dict(draft.summary), dict(draft.body)
+    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, opened, created_at)
 
 
 def forget_entries(session: Session, case_id: str) -> None:
     session.execute(delete(RecordEntryRow).where(RecordEntryRow.case_id == case_id))
 
 
-def read_entries(session: Session, case_id: str, *, kind: str | None = None, last: bool = False) -> list[RecordEntry]:
+def read_entries(
+    session: Session, case_id: str, *, kind: str | None = None, last: bool = False, grant: Grant | None = None
+) -> list[RecordEntry]:
     stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
     if kind is not None:
         stmt = stmt.where(RecordEntryRow.kind == kind)
     stmt = stmt.order_by(RecordEntryRow.id.desc()).limit(1) if last else stmt.order_by(RecordEntryRow.id)
-    rows = list(session.scalars(stmt))
-    cipher = cipher_for(session, case_id) if rows else None
-    return [_entry(row, cipher) for row in rows]
+    return _entries(list(session.scalars(stmt)), grant)
+
+
+def read_entries_by_id(session: Session, case_id: str, ids: Sequence[int], grant: Grant | None) -> list[RecordEntry]:
+    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id, RecordEntryRow.id.in_(list(ids)))
+    return _entries(list(session.scalars(stmt.order_by(RecordEntryRow.id))), grant)
 
 
 def read_page(
-    session: Session, case_id: str, *, before: int | None, after: int | None, limit: int, until: int | None = None
+    session: Session,
+    case_id: str,
+    *,
+    before: int | None,
+    after: int | None,
+    limit: int,
+    until: int | None = None,
+    grant: Grant | None = None,
 ) -> list[RecordEntry]:
     """At most `limit` entries by id: newest first below `before`, or oldest first above `after` and up to
     `until` (one of the two, or neither: the newest page). One index range (case_id, id), at any length."""
@@ -110,23 +153,17 @@ def read_page(
         if before is not None:
             stmt = stmt.where(RecordEntryRow.id < before)
         stmt = stmt.order_by(RecordEntryRow.id.desc())
-    rows = list(session.scalars(stmt.limit(limit)))
-    cipher = cipher_for(session, case_id) if rows else None
-    return [_entry(row, cipher) for row in rows]
+    return _entries(list(session.scalars(stmt.limit(limit))), grant)
 
 
-def _entry(row: RecordEntryRow, cipher: CaseCipher | None) -> RecordEntry:
+def _entries(rows: list[RecordEntryRow], grant: Grant | None) -> list[RecordEntry]:
+    bodies = open_bodies(grant, [row.body for row in rows])
+    return [_entry(row, body) for row, body in zip(rows, bodies, strict=True)]
+
+
+def _entry(row: RecordEntryRow, body: dict[str, Any]) -> RecordEntry:
     created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
-    return RecordEntry(
-        row.id,
-        row.case_id,
-        row.kind,
-        list(row.roles),
-        row.audience,
-        dict(row.summary),
-        _open_body(cipher, row.body),
-        created,
-    )
+    return RecordEntry(row.id, row.case_id, row.kind, list(row.roles), row.audience, dict(row.summary), body, created)
 
 
 def entries_citing(session: Session, case_id: str, card_id: str) -> list[RecordEntryRow]:
@@ -135,27 +172,45 @@ def entries_citing(session: Session, case_id: str, card_id: str) -> list[RecordE
     return [row for row in rows if card_id in (row.summary or {}).get("ingredients", [])]
 
 
-def redact_card(session: Session, case_id: str, card_id: str) -> int:
+def redact_card(session: Session, case_id: str, card_id: str) -> tuple[int, list[str]]:
     """An erased card: every entry derived from it is marked, and its text (which may quote the card) is
-    dropped. Returns how many entries were marked."""
-    marked = 0
+    dropped. Returns how many entries were marked, and the items of the texts dropped (their keys are destroyed
+    once the erasure has committed)."""
+    marked, dropped = 0, []
     for row in entries_citing(session, case_id, card_id):
         summary = dict(row.summary)
         summary["erased_ingredients"] = sorted({*summary.get("erased_ingredients", []), card_id})
         row.summary = summary
-        row.body = ""
+        if row.body_item:
+            dropped.append(row.body_item)
+        row.body, row.body_item = "", None
         marked += 1
-    return marked
+    return marked, dropped
 
 
 class RecordLedger(TransactionRunner):
-    async def case_record(self, case_id: str) -> list[RecordEntry]:
-        """Every interrogation and cross-examination of the case, oldest first."""
-        return await self._read(lambda s: read_entries(s, case_id))
+    async def case_record(self, case_id: str, grant: Grant | None) -> list[RecordEntry]:
+        """Every interrogation and cross-examination of the case, oldest first (bodies open through `grant`)."""
+        return await self._read(lambda s: read_entries(s, case_id, grant=grant))
 
-    async def record_since(self, case_id: str, after: int, limit: int, until: int | None = None) -> list[RecordEntry]:
+    async def record_since(
+        self, case_id: str, after: int, limit: int, until: int | None = None, *, grant: Grant | None
+    ) -> list[RecordEntry]:
         """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""
-        return await self._read(lambda s: read_page(s, case_id, before=None, after=after, limit=limit, until=until))
+        return await self._read(
+            lambda s: read_page(s, case_id, before=None, after=after, limit=limit, until=until, grant=grant)
+        )
+
+    async def record_items(self, case_id: str) -> set[str]:
+        """Every vault item a text of the case's ledger rows names (record bodies, finding claims): what the
+        orphan sweep keeps."""
+
+        def work(session: Session) -> set[str]:
+            bodies = session.scalars(select(RecordEntryRow.body_item).where(RecordEntryRow.case_id == case_id))
+            claims = session.scalars(select(FindingRow.claim_item).where(FindingRow.case_id == case_id))
+            return {item for item in (*bodies, *claims) if item}
+
+        return await self._read(work)
 
     async def record_bounds(self, case_id: str) -> tuple[int, int]:
         """(how many entries, the newest id; 0 when empty), read together: an export announces the count and
@@ -168,7 +223,7 @@ class RecordLedger(TransactionRunner):
 
         return await self._read(bounds)
 
-    async def interrogations(self, case_id: str) -> list[RecordEntry]:
+    async def interrogations(self, case_id: str, grant: Grant | None) -> list[RecordEntry]:
         """Every interrogation entry, oldest first: what the reference fold of the snapshot's state reads (tests;
         the snapshot itself reads the maintained state, `case_knowledge.py`)."""
-        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION))
+        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, grant=grant))

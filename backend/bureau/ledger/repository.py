@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bureau.ledger.case_knowledge import AnswerStep, KnowledgeState, LatestAnswer, StepOf, StepsFor
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, CaseView
-from bureau.ledger.cleanups import CleanupLedger, CleanupTask
+from bureau.ledger.cleanups import CleanupIntent, CleanupLedger, CleanupTask
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import EVENT_APPEND_LOCK, EventLedger
 from bureau.ledger.finding_rows import FindingFigures, FindingRecord
@@ -20,6 +20,7 @@ from bureau.ledger.limits import LimitLedger
 from bureau.ledger.policy_audit import PolicyAuditLedger, PolicyDecision, PolicyDecisionRecord
 from bureau.ledger.publications import PublicationLedger, PublicationRecord
 from bureau.ledger.record import RecordEntry, RecordLedger
+from bureau.ledger.resealing import ResealLedger
 from bureau.ledger.sessions import SessionLedger, SessionRecord
 from bureau.ledger.slots import SLOT_COUNT, SlotLedger
 from bureau.ledger.transactions import (
@@ -30,6 +31,7 @@ from bureau.ledger.transactions import (
     VersionMismatchError,
     utcnow,
 )
+from bureau.ledger.vault_binding import VaultBindingLedger
 
 __all__ = [
     "ACTIVE",
@@ -41,6 +43,7 @@ __all__ = [
     "CaseMissingError",
     "CaseRecord",
     "CaseView",
+    "CleanupIntent",
     "CleanupTask",
     "EventRecord",
     "FindingFigures",
@@ -75,5 +78,7 @@ class Ledger(
     PolicyAuditLedger,
     CaseLedger,
     LimitLedger,
+    VaultBindingLedger,
+    ResealLedger,
 ):
     """Every aggregate of the ledger over one engine and one transaction runner."""

@@ -104,11 +104,17 @@ class TransactionRunner:
         # Called on the event loop with each batch of committed events (wakes live streams).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
-    async def _run(self, fn: Callable[[Session], T], *, read_only: bool = False) -> T:
-        """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger."""
+    async def _run(
+        self, fn: Callable[[Session], T], *, read_only: bool = False, before: Callable[[], object] | None = None
+    ) -> T:
+        """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger. `before` runs on the
+        same thread first, outside the transaction (sealing a text: its new key goes into the vault before the
+        ledger stores what it opens, and never while the ledger's write lock is held)."""
         sessions = self._read_sessions if read_only else self._sessions
 
         def work() -> T:
+            if before is not None:
+                before()
             try:
                 with sessions.begin() as session:
                     return fn(session)

@@ -1,10 +1,12 @@
 """MemoryGateway: the one boundary in front of PowerMem, and the one scoped API of the memory.
 
-Every call takes a `MemoryScope` built by the server. The gateway holds the read and write policy, the sealing
-under the case key, the relevance signals and the calls into the store; every card read back is re-checked
-against the scope that was asked for (memory/card_rows.py), so a store filter bug drops a card instead of
-leaking it. The store client's own life (open, close, reopen, the worker, the deadline and the stall, the
-supervisor's ping, the embedded server) is `StoreLife`'s (memory/store_life.py); the gateway delegates to it.
+Every call takes the grant of its request (vault/grants.py), minted by the game from a scope the server
+resolved: it names the spaces the call covers, and it is the only thing that opens or seals a row. The gateway
+holds the read and write policy, the relevance signals and the calls into the store; every card read back is
+re-checked against the scope asked for and opened only through the grant (memory/card_rows.py), so a store
+filter bug returns rows nobody in the request can open. The store client's own life (open, close, reopen, the
+worker, the deadline and the stall, the supervisor's ping, the embedded server) is `StoreLife`'s
+(memory/store_life.py); the gateway delegates to it.
 """
 
 from __future__ import annotations
@@ -17,44 +19,30 @@ from typing import Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from bureau.config import Settings
-from bureau.memory.case_ciphers import CaseCiphers, CaseKeySource
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer, policy_for
 from bureau.memory.scoped_store import CASE_USER_PREFIX, ScopedStore
 from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.store_life import PING_TIMEOUT_S, StoreLife
-from bureau.memory.types import (
-    Candidate,
-    CardDraft,
-    CaseErasedError,
-    Retrieval,
-    StoredCard,
-    WorkerIdLostError,
-)
+from bureau.memory.types import Candidate, CardDraft, Retrieval, RowFacts, StoredCard, WorkerIdLostError
 from bureau.scope.content_policy import ContentPolicy
-from bureau.scope.keys import MemoryScope, board_scope
+from bureau.scope.keys import BOARD
 from bureau.scope.memory_policy import check_write
 from bureau.scope.vocabulary import StoreFault
+from bureau.vault.grants import Grant, ResealGrant
 
 log = logging.getLogger("bureau.memory")
 T = TypeVar("T")
 
 
 class MemoryGateway:
-    """The memory's one door: every call with a scope, the write policy checked here, the case key loaded,
-    then the call handed to the memory worker (ScopedStore's body, through StoreLife.run)."""
+    """The memory's one door: every call with its request's grant, the write policy checked here, then the
+    call handed to the memory worker (ScopedStore's body, through StoreLife.run)."""
 
     def __init__(
-        self,
-        settings: Settings,
-        embedder: Embeddings,
-        worker_slot: int = 0,
-        *,
-        keys: CaseKeySource,
-        prepare: bool = False,
+        self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, prepare: bool = False
     ) -> None:
         self._settings = settings
-        self._ciphers = CaseCiphers(keys)  # per-case sealing: card text and vectors (docs/erasure.md)
         self._embedder = embedder
         self._life = StoreLife(settings, embedder, worker_slot, prepare=prepare)
         # Relevance signals per candidate; per-card features live in this process only (memory/relevance/).
@@ -66,7 +54,6 @@ class MemoryGateway:
         self.retention = settings.retention
         self._scoped = ScopedStore(
             self._life,
-            self._ciphers,
             self._relevance,
             self._known,
             lambda: self._screening,
@@ -75,6 +62,11 @@ class MemoryGateway:
         )
 
     # ----- the store's life (memory/store_life.py) -------------------------------------------------------
+
+    @property
+    def life(self) -> StoreLife:
+        """The store client's life: tests and benches reach the store's own client and worker through it."""
+        return self._life
 
     @property
     def backend_name(self) -> str:
@@ -104,6 +96,11 @@ class MemoryGateway:
     @property
     def foreign_hits_dropped(self) -> int:
         return self._scoped.foreign_hits_dropped
+
+    @property
+    def locked_rows_seen(self) -> int:
+        """Rows a store statement handed back that no key of their request opened (this process, so far)."""
+        return self._scoped.locked_rows_seen
 
     @property
     def screening(self) -> ContentPolicy:
@@ -155,19 +152,8 @@ class MemoryGateway:
         """Every store call: on the memory worker, within its deadline (StoreLife.run)."""
         return await self._life.run(fn, *args, undo=undo)
 
-    # ----- the calls on the memory worker (memory/scoped_store.py) ---------------------------------------
-
     def _compact_blocking(self) -> bool:
         return self._life.compaction.request(self._life.statements())
-
-    def _write_many_blocking(self, scope: MemoryScope, drafts: tuple[CardDraft, ...]) -> builtins.list[StoredCard]:
-        return self._scoped.write_many(scope, drafts)
-
-    def _delete_blocking(self, scope: MemoryScope, card_id: str) -> bool:
-        return self._scoped.delete(scope, card_id)
-
-    def _delete_many_blocking(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
-        self._scoped.delete_many(scope, card_ids)
 
     @property
     def expired_purged(self) -> int:
@@ -191,78 +177,77 @@ class MemoryGateway:
         """Refuse every later write: another process may now generate the same card ids."""
         self.fenced = True
 
-    async def write(self, scope: MemoryScope, draft: CardDraft) -> StoredCard:
-        [card] = await self.write_many(scope, [draft])
+    async def write(self, grant: Grant, draft: CardDraft) -> StoredCard:
+        [card] = await self.write_many(grant, [draft])
         return card
 
-    async def write_many(self, scope: MemoryScope, drafts: Sequence[CardDraft]) -> list[StoredCard]:
-        """All or nothing: one batch embedding, then the rows; a failure removes the rows written before it.
-        Every draft passes the policy table first (type × creator × path, preference key and value,
-        screening), here at the boundary, whoever calls: MemoryPolicyError before anything is stored."""
+    async def write_many(self, grant: Grant, drafts: Sequence[CardDraft]) -> list[StoredCard]:
+        """Into the one space the grant writes, all or nothing: one batch embedding, the keys into the vault,
+        then the rows; a failure removes the rows written before it and destroys their keys. Every draft passes
+        the policy table first (type x creator x path, preference key and value, screening), here at the
+        boundary, whoever calls: MemoryPolicyError before anything is stored."""
+        scope = grant.write_scope()
         if scope.generation is None:
             raise ValueError("a card is written into one generation of its case")
         for draft in drafts:
             check_write(draft.memory_type, draft.created_by, draft.path, draft.key, draft.content, self._screening)
         if self.fenced:
             raise WorkerIdLostError("worker id lease lost")
-        if await self._ciphers.load(scope.case_id, create=True) is None:
-            raise CaseErasedError(scope.case_id)  # erased, or its erase has begun: nothing is written
-        return await self._run(self._write_many_blocking, scope, tuple(drafts), undo=self._undo_write(scope))
+        return await self._run(self._scoped.write_many, grant, tuple(drafts), undo=self._undo_write(grant))
 
-    def _undo_write(self, scope: MemoryScope) -> Callable[[builtins.list[StoredCard]], None]:
-        """For a write that landed after its caller got a 503: the cards and their relevance features go."""
+    def _undo_write(self, grant: Grant) -> Callable[[builtins.list[StoredCard]], None]:
+        """For a write that landed after its caller got a 503: the cards, their keys and their features go."""
 
         def undo(cards: builtins.list[StoredCard]) -> None:
             try:
-                self._delete_many_blocking(scope, [card.id for card in cards])
+                self._scoped.delete_many(grant, grant.write_scope().space, cards)
             except Exception as exc:
-                log.error(
-                    "a late write's undo failed (%s): %d card(s) left in %s", type(exc).__name__, len(cards), scope.key
-                )
+                log.error("a late write's undo failed (%s): %d card(s) left", type(exc).__name__, len(cards))
 
         return undo
 
-    async def search(self, scopes: Sequence[MemoryScope], query: str, limit: int) -> list[Candidate]:
+    async def search(self, grant: Grant, query: str, limit: int) -> list[Candidate]:
         """Candidates that pass the read policy, nothing else (see `retrieve` for what was excluded)."""
-        return (await self.retrieve(scopes, query, limit)).candidates
+        return (await self.retrieve(grant, query, limit)).candidates
 
     async def retrieve(
-        self, scopes: Sequence[MemoryScope], query: str, limit: int, *, claim: bool = False
+        self, grant: Grant, query: str, limit: int, *, claim: bool = False, unfiltered: bool = False
     ) -> Retrieval:
-        """The nearest cards of each scope, for one query embedding (on seekdb all scopes in one statement,
-        each with its own top `limit`); scores are cosine similarities. The read policy runs on every hit: a
-        foreign or expired record, one whose type is never evidence, or one that fails the screening *now*
-        is excluded, with its reason (a foreign record without its id)."""
-        for case_id in {scope.case_id for scope in scopes}:
-            await self._ciphers.load(case_id)
-        return await self._run(self._scoped.search, tuple(scopes), query, limit, claim)
+        """The nearest cards of each space the grant reads, for one query embedding rotated into each space's
+        basis (on seekdb all spaces in one statement, each with its own top `limit`); scores are cosine
+        similarities. The read policy runs on every hit: a foreign or expired record, one whose type is never
+        evidence, or one that fails the screening *now* is excluded, with its reason (a foreign record without
+        its id). `unfiltered`: the presenter act (docs/presenter-guide.md), each part without its space filter
+        and without the re-check; what other compartments' rows it met comes back as `locked`."""
+        return await self._run(self._scoped.search, grant, query, limit, claim, unfiltered)
 
-    async def get(self, scope: MemoryScope, card_id: str) -> StoredCard | None:
-        await self._ciphers.load(scope.case_id)
-        return await self._run(self._scoped.get, scope, card_id)
+    async def get(self, grant: Grant, card_id: str) -> StoredCard | None:
+        """The card in a space the grant reads, or None (never saying whether the id exists elsewhere)."""
+        return await self._run(self._scoped.get, grant, card_id)
 
-    async def list(self, scope: MemoryScope) -> builtins.list[StoredCard]:
-        """Every card of the space, however many: paged through the store, never cut at a page size."""
-        return (await self.list_spaces([scope]))[scope.space]
+    async def list(self, grant: Grant) -> builtins.list[StoredCard]:
+        """Every card of the one space the grant reads, however many."""
+        [cards] = (await self.list_spaces(grant)).values()
+        return cards
 
-    async def list_spaces(self, scopes: Sequence[MemoryScope]) -> dict[str, builtins.list[StoredCard]]:
-        """Every card of some spaces of one case, by space, in one store call (a snapshot's four spaces)."""
-        for case_id in {scope.case_id for scope in scopes}:
-            await self._ciphers.load(case_id)
-        return await self._run(self._scoped.list_spaces, tuple(scopes))
+    async def list_spaces(self, grant: Grant) -> dict[str, builtins.list[StoredCard]]:
+        """Every card of the spaces the grant reads, by space, in one store call (a snapshot's four spaces)."""
+        return await self._run(self._scoped.list_spaces, grant)
 
-    async def purge_expired(self, scope: MemoryScope) -> builtins.list[StoredCard]:
-        """Remove every expired record of a scope, paging through all of them (no limit). Returns what was
-        removed (the caller audits types and counts, never content)."""
-        await self._ciphers.load(scope.case_id)
-        return await self._run(self._scoped.purge_expired, scope)
+    async def rows(self, grant: Grant) -> dict[str, builtins.list[RowFacts]]:
+        """Every row of the spaces the grant lists, as ids and metadata: no text is opened."""
+        return await self._run(self._scoped.rows, grant)
 
-    async def trim(self, scope: MemoryScope, memory_type: str, keep: int) -> int:
-        """Delete all but the newest `keep` cards of one memory type in a space. Deletes by the ids this
-        process knows (written, or returned by a search here: memory/known_cards.py); the first trim and
-        every 20th read that type's rows (a filter in the store) first, to count every process's."""
-        await self._ciphers.load(scope.case_id)
-        return await self._run(self._scoped.trim, scope, memory_type, keep)
+    async def purge_expired(self, grant: Grant) -> builtins.list[RowFacts]:
+        """Remove every expired record of the spaces the grant writes, paging through all of them (no limit):
+        keys, then rows. Returns what was removed (the caller audits types and counts, never content)."""
+        return await self._run(self._scoped.purge_expired, grant)
+
+    async def trim(self, grant: Grant, memory_type: str, keep: int) -> int:
+        """Delete all but the newest `keep` cards of one memory type in the space the grant writes. Deletes by
+        the ids this process knows (written, or returned by a search here: memory/known_cards.py); the first
+        trim and every 20th read that type's rows (a filter in the store) first, to count every process's."""
+        return await self._run(self._scoped.trim, grant, memory_type, keep)
 
     async def sentence_similarities(self, case_id: str, text: str, others: Sequence[str]) -> builtins.list[float]:
         """The cosine between one text's sentence vector and each other text's, with the store's own encoder
@@ -271,30 +256,35 @@ class MemoryGateway:
             return []
         return await self._run(self._scoped.similarities, case_id, text, tuple(others))
 
-    async def find_finding(self, scope: MemoryScope, finding_id: str) -> builtins.list[StoredCard]:
+    async def find_finding(self, grant: Grant, finding_id: str) -> builtins.list[RowFacts]:
         """A finding's board card(s), by the finding id in their metadata: how a crashed promotion finds its
-        card again."""
-        return [c for c in await self.list(scope) if c.finding is not None and c.finding.finding_id == finding_id]
+        card again. The grant writes the board; no text is opened."""
+        board = (await self.rows(grant.narrowed(reads=(), writes=[BOARD])))[BOARD]
+        return [row for row in board if row.finding_id == finding_id]
 
-    async def find_by_source(self, scope: MemoryScope, source_card_id: str) -> builtins.list[StoredCard]:
-        """Board copies of one source card: how a crashed publication finds its copy again."""
-        cards = await self.list(scope)
-        return [c for c in cards if c.source_card_id == source_card_id]
+    async def find_by_source(self, grant: Grant, source_card_id: str) -> builtins.list[RowFacts]:
+        """Board copies of one source card: how a crashed publication finds its copy again. The grant writes
+        the board; no text is opened."""
+        board = (await self.rows(grant.narrowed(reads=(), writes=[BOARD])))[BOARD]
+        return [row for row in board if row.source_card_id == source_card_id]
 
-    async def delete(self, scope: MemoryScope, card_id: str) -> bool:
-        await self._ciphers.load(scope.case_id)
-        return await self._run(self._delete_blocking, scope, card_id)
+    async def delete(self, grant: Grant, card_id: str) -> bool:
+        """A card of a space the grant writes: its keys destroyed, then its row."""
+        return await self._run(self._scoped.delete, grant, card_id)
 
-    async def delete_many(self, scope: MemoryScope, card_ids: Sequence[str]) -> None:
-        """Delete many cards of one space in batches (a reset removes a whole space this way)."""
-        await self._run(self._delete_many_blocking, scope, list(card_ids))
+    async def delete_many(self, grant: Grant, space: str, cards: Sequence[RowFacts | StoredCard]) -> None:
+        """Many cards of one space the grant writes, in batches (a reset removes a generation this way)."""
+        await self._run(self._scoped.delete_many, grant, space, list(cards))
+
+    async def reseal(self, grant: ResealGrant) -> int:
+        """Re-seal the case's rows an earlier version wrote into their compartments (game/reseal.py)."""
+        return await self._run(self._scoped.reseal, grant)
 
     async def erase_case(self, case_id: str) -> None:
-        """Remove every card of a case, in every space (role spaces and board copies alike), at any size,
-        and every relevance feature derived from them."""
+        """Remove every row of a case, in every space (role spaces and board copies alike), at any size, and
+        every relevance feature derived from them. Its keys are gone already (the vault destroyed them)."""
         self._relevance.forget_case(case_id)  # from now on nothing of the case is cached, even by a running search
-        await self._run(self._scoped.erase, board_scope(case_id).user_id)
-        self._ciphers.forget(case_id)
+        await self._run(self._scoped.erase, f"{CASE_USER_PREFIX}{case_id}")
 
     async def list_case_ids(self) -> builtins.list[str]:
         """Every case that has cards in the store, including ones the ledger no longer knows."""

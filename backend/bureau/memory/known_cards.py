@@ -5,7 +5,8 @@ record of the space on every question (docs/performance.md).
 A list starts from a full read of the store. This process's writes and deletes keep it current, and so do
 its searches: a session record another process wrote is noted as soon as a search here returns it, which is
 exactly when it would take a search slot. Every `FULL_READ_EVERY`-th trim of a list reads the store again,
-for the ones no search returned. In memory only; ids and times, never text.
+for the ones no search returned. In memory only; ids (the card's, and its item's, whose key a trim destroys)
+and times, never text.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from datetime import datetime
 FULL_READ_EVERY = 20  # trims of one list between full reads (and the first trim always reads)
 
 Key = tuple[str, str | None, str]  # (user id, agent id, memory type): one space's cards of one type
-Known = tuple[datetime, int, str]  # (created at, numeric id, id): the retention's order, oldest first
+Known = tuple[datetime, int, str, str]  # (created at, numeric id, id, item): the retention's order, oldest first
 
 
 class KnownCards:
@@ -38,30 +39,30 @@ class KnownCards:
             trims[space] += 1
             return space not in self._cards.get(user_id, {}) or trims[space] % FULL_READ_EVERY == 0
 
-    def read(self, key: Key, cards: Iterable[tuple[datetime, str]]) -> None:
-        """Everything the store holds under `key`, as (created at, id)."""
+    def read(self, key: Key, cards: Iterable[tuple[datetime, str, str]]) -> None:
+        """Everything the store holds under `key`, as (created at, id, item)."""
         user_id, agent_id, memory_type = key
         with self._lock:
-            known = sorted({(created, int(card_id), card_id) for created, card_id in cards})
+            known = sorted({(created, int(card_id), card_id, item) for created, card_id, item in cards})
             self._cards.setdefault(user_id, {})[agent_id, memory_type] = known
 
-    def beyond_newest(self, key: Key, keep: int) -> list[str]:
-        """The ids older than the newest `keep` (all of them when keep is 0)."""
+    def beyond_newest(self, key: Key, keep: int) -> list[tuple[str, str]]:
+        """(id, item) of the cards older than the newest `keep` (all of them when keep is 0)."""
         user_id, agent_id, memory_type = key
         with self._lock:
             cards = self._cards.get(user_id, {}).get((agent_id, memory_type), [])
-            return [card_id for _, _, card_id in (cards[:-keep] if keep else cards)]
+            return [(card_id, item) for _, _, card_id, item in (cards[:-keep] if keep else cards)]
 
-    def noted(self, user_id: str, agent_id: str | None, cards: Iterable[tuple[str, datetime, str]]) -> None:
-        """(memory type, created at, id) of cards known to be in the store (written or found here); only lists
-        already read are extended."""
+    def noted(self, user_id: str, agent_id: str | None, cards: Iterable[tuple[str, datetime, str, str]]) -> None:
+        """(memory type, created at, id, item) of cards known to be in the store (written or found here); only
+        lists already read are extended."""
         with self._lock:
             lists = self._cards.get(user_id, {})
-            for memory_type, created, card_id in cards:
+            for memory_type, created, card_id, item in cards:
                 known = lists.get((agent_id, memory_type))
                 if known is None:
                     continue
-                entry = (created, int(card_id), card_id)
+                entry = (created, int(card_id), card_id, item)
                 at = bisect.bisect_left(known, entry)
                 if at == len(known) or known[at] != entry:
                     known.insert(at, entry)

@@ -130,6 +130,27 @@ class NearestCards:
             for card_id, document, metadata, user, agent in self._execute(statement, params)
         ]
 
+    def rows_with_vectors(self, user_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """Every space's rows of one owner whose ids follow `after`, with their vectors (a re-seal's read)."""
+        statement = (
+            f"SELECT {self._id}, {self._text}, {self._metadata}, user_id, agent_id, {self._vector} "  # noqa: S608
+            f"FROM {self._table} WHERE user_id = %(user)s AND {self._id} > %(after)s ORDER BY {self._id} "
+            f"LIMIT {int(limit)}"
+        )
+        return [
+            {
+                "id": card_id,
+                "memory": document,
+                "metadata": _parsed(metadata),
+                "user_id": user,
+                "agent_id": agent,
+                "vector": _vector_values(vector),
+            }
+            for card_id, document, metadata, user, agent, vector in self._execute(
+                statement, {"user": user_id, "after": int(after)}
+            )
+        ]
+
     def compacting(self) -> bool:
         """Whether a major compaction is under way (memory/compaction.py)."""
         found = self._execute("SELECT status FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
@@ -182,6 +203,14 @@ def _vector_text(vector: Sequence[float]) -> str:
     if not np.isfinite(values).all():
         raise ValueError("query vector is not finite")
     return "[" + ",".join(map(str, values)) + "]"
+
+
+def _vector_values(value: Any) -> list[float] | None:
+    """A vector column as the driver returns it (text like "[0.1,0.2]", or bytes of it)."""
+    if value is None:
+        return None
+    text = value.decode() if isinstance(value, bytes | bytearray) else str(value)
+    return [float(x) for x in json.loads(text)]
 
 
 def _parsed(metadata: Any) -> dict[str, Any]:

@@ -3,6 +3,8 @@ rows of each space. The callers (the gateway) re-check every row against the sco
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -94,7 +96,7 @@ def owners(store: Any) -> set[str]:
 
 
 def nearest_hits(
-    store: Any, nearest: NearestCards | None, queries: Sequence[tuple[str, str, list[float]]], limit: int
+    store: Any, nearest: NearestCards | None, queries: Sequence[tuple[str, str | None, list[float]]], limit: int
 ) -> list[list[Hit]]:
     """The nearest rows of each space (`queries`: user id, agent id, vector); seekdb (`nearest`) answers for
     all of them in one statement, the sqlite store (`nearest` None) space by space."""
@@ -116,3 +118,37 @@ def nearest_hits(
         ]
         for user_id, agent_id, vector in queries
     ]
+
+
+def raw_rows(store: Any, nearest: NearestCards | None, user_id: str) -> Iterator[dict[str, Any]]:
+    """Every row of one owner with its stored vector, in id order, a page at a time: what a re-seal rewrites
+    (keys: id, memory, metadata, user_id, agent_id, vector)."""
+    if nearest is not None:
+        after = 0
+        while True:
+            page = nearest.rows_with_vectors(user_id, after, _PAGE_SIZE)
+            yield from page
+            if len(page) < _PAGE_SIZE:
+                return
+            after = int(page[-1]["id"])
+    vector_store = store.storage.vector_store
+    for row in rows(store, user_id):
+        found = vector_store.connection.execute(
+            f"SELECT vector FROM {vector_store.collection_name} WHERE id = ?",  # noqa: S608 (a configured identifier)
+            (int(row["id"]),),
+        ).fetchone()
+        yield {**row, "vector": json.loads(found[0]) if found else None}
+
+
+def rewrite_row(store: Any, row_id: str, sealed: str, metadata: dict[str, Any], vector: list[float]) -> None:
+    """Replace a row's text, metadata and vector in place, keeping its id (a card id the ledger refers to)."""
+    vector_store = store.storage.vector_store
+    digest = hashlib.md5(sealed.encode(), usedforsecurity=False).hexdigest()
+    if getattr(vector_store, "obvector", None) is not None:
+        vector_store.update(int(row_id), vector=vector, payload={"data": sealed, "metadata": metadata, "hash": digest})
+        return
+    existing = vector_store.get(int(row_id))
+    if existing is None or existing.payload is None:
+        raise MemoryUnavailableError("a row to re-seal vanished")
+    payload = {**existing.payload, "data": sealed, "metadata": metadata, "hash": digest}
+    vector_store.update(int(row_id), vector=vector, payload=payload)

@@ -100,6 +100,7 @@ class StoredCard:
     key: str | None = None
     owner: str = ""  # the composite key stored with the record (checked against the scope on every read)
     generation: str = ""  # the case's generation it was written in (scope/keys.py: MemoryScope)
+    item: str = ""  # the vault item whose key opens its text (its named source: `<item>.source`)
     told_by: str | None = None  # the named source, if any (private to the operator)
     finding: FindingMark | None = None  # set on a finding's board card
 
@@ -141,10 +142,40 @@ class Excluded:
     reason: PolicyCode
 
 
+@dataclass(frozen=True, slots=True)
+class Locked:
+    """A row another compartment's statement handed back (the presenter act's, or a filter bug's) that no key
+    in the request opens: only the space its row names and its score in the asked space's basis."""
+
+    space: str
+    score: float
+
+
 @dataclass(slots=True)
 class Retrieval:
     candidates: list[Candidate] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
+    locked: list[Locked] = field(default_factory=list)  # rows of other compartments, never opened
+
+
+@dataclass(frozen=True, slots=True)
+class RowFacts:
+    """What a stored row says without opening it: ids and metadata, for work that reads no text (deletes, the
+    retention, a reset's old generation, a board copy found by its source)."""
+
+    id: str
+    space: str
+    item: str
+    generation: str
+    memory_type: str
+    created_by: str
+    created_at: datetime
+    expires_at: datetime | None = None
+    source_card_id: str | None = None
+    finding_id: str | None = None
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class MemoryUnavailableError(RuntimeError):
@@ -152,8 +183,8 @@ class MemoryUnavailableError(RuntimeError):
 
 
 class CaseErasedError(RuntimeError):
-    """The case has no sealing key any more: it was erased (or its erase has begun) while a command was in
-    flight. Nothing was written. Not a store fault: the store is fine, the case is gone (404 CASE_NOT_FOUND)."""
+    """The case has no keys any more: it was erased (or its erase has begun) while a command was in flight.
+    Nothing was written. Not a store fault: the store is fine, the case is gone (404 CASE_NOT_FOUND)."""
 
 
 class WorkerIdLostError(MemoryUnavailableError):

@@ -13,6 +13,13 @@ Space = Literal[Role, "bulletin_board"]
 ROLES: tuple[Role, ...] = get_args(Role)
 BOARD: Space = "bulletin_board"
 SPACES: tuple[Space, ...] = get_args(Space)
+# A compartment is what one key opens: each space of a case, and the case record's operator compartment
+# (record bodies, latest answers, finding claims). The findings mapping's pseudonyms have a purpose key of
+# their own (`PSEUDONYMS`), which opens nothing.
+Compartment = Literal[Space, "record"]
+RECORD: Compartment = "record"
+COMPARTMENTS: tuple[Compartment, ...] = (*SPACES, RECORD)
+PSEUDONYMS = "findings"
 
 TENANT = "case"
 USER = "chief"

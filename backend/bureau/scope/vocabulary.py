@@ -246,3 +246,19 @@ class RelevancePolicyName(StrEnum):
     def logistic(cls, embedder: str) -> RelevancePolicyName:
         """The calibrated model of `embedder`; ValueError for an embedder this vocabulary does not name."""
         return cls(f"logistic-{embedder}")
+
+
+class Purpose(StrEnum):
+    """What a grant is for (vault/grants.py): it names the command, and it limits what may be done under the
+    keys it holds. The X-ray names it beside the compartments whose keys the request held."""
+
+    INTERROGATION = "interrogation"
+    CROSS_EXAMINATION = "cross_examination"
+    WHISPER = "whisper"
+    PUBLISH = "publish"
+    FINDINGS = "findings"  # nothing read under it reaches a role, a prompt or the stage
+    CASE_SETUP = "case_setup"  # create and reset: write every space
+    OPERATOR = "operator"  # the operator's views: snapshot, record, export, subject access
+    STAGE = "stage"  # the stage's views: the board, public already
+    LIFECYCLE = "lifecycle"  # deletes, erasure, cleanups, retention: ids and metadata, never text
+    MIGRATION = "migration"  # re-sealing a case sealed under one case key into its compartments, once

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from bureau.api.deps import BureauDep, OperatorDep, ServicesDep, StageDep
-from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, declare_errors
+from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, ApiError, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import (
     CaseRecordPage,
@@ -33,6 +33,7 @@ from bureau.api.schemas import (
     InterrogationBody,
     PublicationBody,
     ResetBody,
+    UnfilteredActBody,
     WhisperBody,
 )
 from bureau.game.record_views import json_export, markdown_export, record_page_view
@@ -140,6 +141,24 @@ async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: Operato
 )
 async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, _: OperatorDep) -> Interrogation:
     return await bureau.interrogate(case_id, body.role, body.question, body.expected_version)
+
+
+@router.post(
+    CASE_PATH + "/acts/unfiltered",
+    response_model=Interrogation,
+    responses=declare_errors("UNSAFE_INPUT", "PRESENTER_ACTS_OFF", *COMMAND),
+)
+async def unfiltered_act(
+    case_id: str, body: UnfilteredActBody, bureau: BureauDep, svc: ServicesDep, _: OperatorDep
+) -> Interrogation:
+    """The presenter act (docs/presenter-guide.md): the question asked as an interrogation, its store statement
+    without the space filter (each part fetching k x spaces) and without the scope re-check, so only the
+    compartment keys stand between the role and the others. The answer is what the ordinary route gives; the
+    trace lists, as locked rows, what came back from other compartments: their space and score, nothing else.
+    403 PRESENTER_ACTS_OFF unless BUREAU_PRESENTER_ACTS=1 (never in production)."""
+    if not svc.settings.presenter_acts:
+        raise ApiError("PRESENTER_ACTS_OFF")
+    return await bureau.interrogate(case_id, body.role, body.question, body.expected_version, unfiltered=True)
 
 
 @router.post(

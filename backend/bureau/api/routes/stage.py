@@ -28,7 +28,7 @@ async def latest_case(bureau: BureauDep, _: StageDep) -> LatestCase:
 
 @router.get("", response_model=StageSnapshot, responses=declare_errors(*READ))
 async def get_stage(case_id: str, bureau: BureauDep, _: StageDep) -> StageSnapshot:
-    return stage_snapshot(await bureau.state(case_id))
+    return stage_snapshot(await bureau.stage_state(case_id))
 
 
 @router.get("/record", response_model=StageRecord, responses=declare_errors(*READ))
@@ -37,7 +37,7 @@ async def get_stage_record(
 ) -> StageRecord:
     """The public projection of the case record, a page at a time, newest first: scopes, public hits and
     counts; a sealed conclusion is only announced. Follow `next` (as `after`) until it is null."""
-    case, page = await bureau.record_page(case_id, after, limit)
+    case, page = await bureau.record_page(case_id, after, limit, texts=False)
     return stage_record(case.id, page.entries, page.next)
 
 

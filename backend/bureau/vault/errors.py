@@ -1,0 +1,23 @@
+"""What the vault's callers may meet. None of these ever carries a key, or text a key opens."""
+
+from __future__ import annotations
+
+
+class VaultUnavailableError(RuntimeError):
+    """The vault's database could not answer (503 VAULT_UNAVAILABLE)."""
+
+
+class GrantError(PermissionError):
+    """Asked for something the grant does not cover: a programming error, or a bug planted to test the walls."""
+
+
+class GrantClosedError(GrantError):
+    """The grant's request is over."""
+
+
+class CaseKeysGoneError(LookupError):
+    """The vault holds no key of this case: it was erased (or never existed here). Its data is gone."""
+
+
+class LegacyCaseError(LookupError):
+    """The case is still sealed under one case key (an earlier version's): re-seal it first (game/reseal.py)."""
