@@ -7,7 +7,7 @@ client (`client` fixture) or a client of a live `bureau serve` process.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -17,6 +17,7 @@ from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
 if TYPE_CHECKING:
     from bureau.api.deps import Services
     from bureau.scope.keys import MemoryScope
+    from bureau.vault import Grant, Vault
     from live_server import LiveServer
 
 # The `new_case` fixture: `await new_case(scenario_id="safe-combination", language="en")` -> case snapshot.
@@ -24,6 +25,38 @@ NewCase = Callable[..., Awaitable[dict[str, Any]]]
 
 QUESTION = "What is the safe combination?"
 SECRET = "0427"  # the informant's secret in the "safe-combination" scenario (both languages)
+
+
+async def grant_of(
+    services: Services,
+    case_id: str,
+    *,
+    reads: Sequence[str] = (),
+    writes: Sequence[str] = (),
+    purpose: str = "operator",
+    record: bool = False,
+    pseudonyms: bool = False,
+) -> Grant:
+    """A grant over some spaces of a case, as the game mints one for a command, in the case's current
+    generation. A case the ledger does not know (a store-level test's) gets keys of its own first, in its first
+    generation ("")."""
+    from bureau.scope.keys import space_scope
+    from bureau.scope.vocabulary import Purpose
+
+    case = await services.ledger.get_case(case_id)
+    generation = case.generation if case is not None else ""
+    if case is None:
+        await services.vault.create_case(case_id, generation)
+    return await services.vault.grant(
+        case_id,
+        generation,
+        Purpose(purpose),
+        reads=[space_scope(case_id, space, generation) for space in reads],
+        writes=[space_scope(case_id, space, generation) for space in writes],
+        record_reads=record,
+        record_writes=record,
+        pseudonyms=pseudonyms,
+    )
 
 
 async def live_scope(services: Services, case_id: str, space: str) -> MemoryScope:
@@ -169,10 +202,21 @@ async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services:
     of the record (`fold_knowledge` / `latest_answers`: the reference)."""
     case = await services.bureau.require_case(case_id)
     scenario = services.bureau.scenario(case.scenario_id, case.language)
-    entries = await services.ledger.interrogations(case_id)
+    grant = await grant_of(services, case_id, record=True)  # the operator's: the record's texts
+    entries = await services.ledger.interrogations(case_id, grant)
     knowledge, answers = fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
-    maintained = await services.ledger.case_knowledge(case_id)
+    maintained = await services.ledger.case_knowledge(case_id, grant)
     assert maintained.knowledge == knowledge
     assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
     shown = (await client.get(f"/api/cases/{case_id}")).json()
     assert (shown["knowledge"], shown["answers"]) == (knowledge, answers)
+
+
+async def lifecycle_grant(vault: Vault, case_id: str) -> Grant:
+    """What a card erasure holds, for a ledger test with a vault of its own: every space's lifecycle and the
+    pseudonym key (the case's keys made first)."""
+    from bureau.scope.keys import case_scopes
+    from bureau.scope.vocabulary import Purpose
+
+    await vault.create_case(case_id, "")
+    return await vault.grant(case_id, None, Purpose.LIFECYCLE, writes=case_scopes(case_id), pseudonyms=True)

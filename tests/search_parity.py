@@ -6,12 +6,15 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.seekdb_search import SpaceQuery
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import board_scope, readable_scopes, role_scope
+from bureau.scope.keys import space_scope
+from bureau.scope.vocabulary import Purpose
+from bureau.vault import Grant, Vault
 
 CARDS = [
     "The vault code is 7319.",
@@ -34,40 +37,47 @@ def drafts(texts: list[str]) -> list[CardDraft]:
     return [CardDraft(content=text, topic="t", kind="k") for text in texts]
 
 
-async def case_with_cards(gateway: MemoryGateway, filler: int = 0) -> str:
+async def writing(vault: Vault, case: str, space: str) -> Grant:
+    return await vault.grant(case, "", Purpose.CASE_SETUP, writes=[space_scope(case, space, "")])
+
+
+async def case_with_cards(gateway: MemoryGateway, vault: Vault, filler: int = 0) -> str:
     """Six cards in the detective's space (and `filler` more), three on the board, six with the informant."""
     case = "t" + secrets.token_hex(8)
-    await gateway.write_many(role_scope(case, "detective", ""), drafts(CARDS))
+    await vault.create_case(case, "")
+    await gateway.write_many(await writing(vault, case, "detective"), drafts(CARDS))
     notes = [f"Entry {i}: crate {i * 7} moved to bay {i % 13} by porter {i % 5}." for i in range(filler)]
     for start in range(0, filler, 500):
-        await gateway.write_many(role_scope(case, "detective", ""), drafts(notes[start : start + 500]))
-    await gateway.write_many(board_scope(case, ""), drafts(CARDS[:3]))
-    await gateway.write_many(role_scope(case, "informant", ""), drafts(CARDS))
+        await gateway.write_many(await writing(vault, case, "detective"), drafts(notes[start : start + 500]))
+    await gateway.write_many(await writing(vault, case, "bulletin_board"), drafts(CARDS[:3]))
+    await gateway.write_many(await writing(vault, case, "informant"), drafts(CARDS))
     return case
 
 
-async def assert_search_matches_powermem(gateway: MemoryGateway, case: str) -> None:
+async def assert_search_matches_powermem(gateway: MemoryGateway, vault: Vault, case: str) -> None:
     """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata and text, for
-    the detective's space and the board in one statement, and for the whole case (no agent)."""
-    nearest = gateway._life.nearest
+    the detective's space and the board in one statement (each with the question in its own basis), and for
+    the whole case (no agent, the detective's basis)."""
+    nearest = gateway.life.nearest
     assert nearest is not None
-    cipher = gateway._ciphers.get(case)
-    assert cipher is not None
-    storage = gateway._life.client().storage
+    storage = gateway.life.client().storage
+    spaces = [space_scope(case, space, "") for space in ("detective", "bulletin_board")]
+    grant = await vault.grant(case, "", Purpose.OPERATOR, reads=spaces)
 
     def both(question: str) -> tuple[list[Any], list[Any]]:
-        vector = cipher.rotate(gateway._embedder.embed_query(question))
-        queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "detective")]
-        queries.append(SpaceQuery(board_scope(case, "").user_id, None, vector))
+        plain = np.asarray(gateway._embedder.embed_query(question))
+        vectors = [grant.rotate(space, plain).tolist() for space in ("detective", "bulletin_board")]
+        queries = [SpaceQuery(s.user_id, s.agent_id, v) for s, v in zip(spaces, vectors, strict=True)]
+        queries.append(SpaceQuery(spaces[0].user_id, None, vectors[0]))
         ours = nearest.search(queries, 4)
         theirs = [
-            storage.search_memories(query_embedding=vector, user_id=q.user_id, agent_id=q.agent_id, limit=4)
+            storage.search_memories(query_embedding=q.vector, user_id=q.user_id, agent_id=q.agent_id, limit=4)
             for q in queries
         ]
         return ours, theirs
 
     for question in QUESTIONS:
-        ours, theirs = await gateway._run(both, question)
+        ours, theirs = await gateway.life.run(both, question)
         assert [len(space) for space in ours] == [4, 3, 4]
         for mine, powermem in zip(ours, theirs, strict=True):
             assert [str(h.item["id"]) for h in mine] == [str(row["id"]) for row in powermem]
@@ -77,3 +87,4 @@ async def assert_search_matches_powermem(gateway: MemoryGateway, case: str) -> N
                 shown = (hit.item["memory"], hit.item["user_id"], hit.item["agent_id"])
                 assert shown == (row["memory"], row["user_id"], row["agent_id"])
             assert [h.cosine for h in mine] == sorted((h.cosine for h in mine), reverse=True)
+    grant.close()

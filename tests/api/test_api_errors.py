@@ -297,7 +297,7 @@ async def test_erase_removes_every_trace(client: httpx.AsyncClient, new_case: Ne
     assert await all_cards(services, case_id) == []
     assert case_id not in await services.gateway.list_case_ids()
     assert await services.ledger.get_case(case_id) is None
-    assert await services.ledger.case_record(case_id) == []
+    assert await services.ledger.case_record(case_id, None) == []
     assert await services.ledger.case_key(case_id) is None
     assert await services.ledger.publications(case_id) == []
     events = await services.ledger.events_after(case_id, 0)

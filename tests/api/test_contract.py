@@ -30,9 +30,9 @@ from bureau.api.frames import OPERATOR_PAYLOADS, STAGE_PAYLOADS
 from bureau.ledger.database import create_ledger_engine
 from bureau.ledger.repository import FindingFigures, Ledger
 from bureau.memory.types import MemoryUnavailableError
-from bureau.vault import VaultUnavailableError
 from bureau.scope.keys import case_scopes
 from bureau.scope.vocabulary import Certainty, EventType, Purpose
+from bureau.vault import VaultUnavailableError
 from contract import OpenApiContract
 from helpers import QUESTION, NewCase, informant_secret_card, signed_in_headers
 from live_server import OPERATOR_PASSCODE, STAGE_PASSCODE, LiveServer, open_vault_of, passcode_mode

@@ -15,7 +15,7 @@ from bureau.api.deps import Services
 from bureau.ledger.record import RecordDraft
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import MemoryScope, role_scope
-from helpers import NewCase, ask, live_scope, snapshot
+from helpers import NewCase, ask, grant_of, live_scope, snapshot
 
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
 PAST_THE_OLD_LIMIT = "The warehouse alarm code is 5581."
@@ -126,7 +126,7 @@ async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_t
     every one once, newest first; both exports and the subject-access view stream all of them, oldest first."""
     case_id = (await new_case())["case"]["id"]
     await ask(client, case_id, "informant", ALARM_QUESTION)
-    [asked] = await services.ledger.interrogations(case_id)
+    [asked] = await services.ledger.interrogations(case_id, await grant_of(services, case_id, record=True))
     draft = RecordDraft(asked.kind, asked.roles, asked.audience, asked.summary, asked.body)
     for _ in range(RECORD_ENTRIES - 1):
         await services.ledger.change_case(case_id, [], record=draft)

@@ -431,12 +431,15 @@ class Bureau:
         await self.findings.remove_withdrawn(case_id, withdrawn)
 
     async def _carry_out(self, tasks: Sequence[CleanupTask]) -> None:
-        """A command's own cleanup tasks, now; those that fail stay for the background loop."""
-        done = [task.id for task in tasks if await run_cleanup(self.gateway, self.ledger, self.keys, task)]
+        """A command's own cleanup tasks, now; those that fail are handed to the background loop."""
+        done, failed = [], []
+        for task in tasks:
+            (done if await run_cleanup(self.gateway, self.ledger, self.keys, task) else failed).append(task.id)
         try:
             await self.ledger.finish_cleanups(done)
+            await self.ledger.hand_over_cleanups(failed)
         except LedgerError as exc:
-            log.warning("cleanup tasks done but not marked (%s): they run once more", type(exc).__name__)
+            log.warning("cleanup tasks not marked (%s): they run after their grace", type(exc).__name__)
 
     async def _private_card(self, case: CaseRecord, card_id: str) -> StoredCard:
         """A private card of this case, in its current generation, in whichever role's space it is."""

@@ -248,7 +248,11 @@ class CaseLedger(KnowledgeLedger):
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
             return case_record(row), [event_record(r) for r in rows]
 
-        case, committed = await self._run(work, before=seal)
+        try:
+            case, committed = await self._run(work, before=seal)
+        except BaseException:
+            await destroy_unstored(grant, [body.item for body in sealed if body.item])
+            raise
         self._notify(committed)
         return case
 
@@ -343,3 +347,14 @@ def _forget_case_state(session: Session, case_id: str) -> None:
     session.execute(update(CaseRow).where(CaseRow.id == case_id).values(record_entries=0))
     forget_knowledge(session, case_id)
     forget_findings(session, case_id)
+
+
+async def destroy_unstored(grant: Grant | None, items: Sequence[str]) -> None:
+    """Keys sealed for texts a failed transaction never stored: destroyed now (best effort; the orphan sweep
+    destroys what this misses)."""
+    if grant is None or not items:
+        return
+    try:
+        await asyncio.to_thread(grant.destroy, RECORD, items)
+    except Exception as exc:
+        log.warning("could not destroy %d unstored key(s) (%s): the orphan sweep will", len(items), type(exc).__name__)

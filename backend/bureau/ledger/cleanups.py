@@ -104,6 +104,13 @@ class CleanupLedger(TransactionRunner):
         stmt = update(CleanupTaskRow).where(CleanupTaskRow.id.in_(list(task_ids))).values(done_at=utcnow())
         await self._run(lambda s: s.execute(stmt))
 
+    async def hand_over_cleanups(self, task_ids: Sequence[int]) -> None:
+        """Tasks their own command could not carry out: due now, for the background loop."""
+        if not task_ids:
+            return
+        stmt = update(CleanupTaskRow).where(CleanupTaskRow.id.in_(list(task_ids))).values(next_attempt_at=utcnow())
+        await self._run(lambda s: s.execute(stmt))
+
     async def retry_cleanup_later(self, task_id: int, attempts: int) -> None:
         delay = min(300.0, 2.0**attempts)
         await self._run(

@@ -20,7 +20,7 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.cases import CaseLedger, CaseRecord
+from bureau.ledger.cases import CaseLedger, CaseRecord, destroy_unstored
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.finding_rows import (
     FindingFigures,
@@ -106,14 +106,19 @@ class FindingLedger(CaseLedger):
             [record] = records([row], None)
             return replace(record, claim=claim)
 
-        for _ in range(2):
-            try:
-                return True, await self._run(insert, before=seal)
-            except LedgerConflictError:
-                existing = await self.finding_for_claim(case_id, claim, grant)
-                if existing is not None:
-                    return False, existing
-        raise LedgerError("finding reservation kept conflicting")
+        try:
+            for _ in range(2):
+                try:
+                    return True, await self._run(insert, before=seal)
+                except LedgerConflictError:
+                    existing = await self.finding_for_claim(case_id, claim, grant)
+                    if existing is not None:
+                        await destroy_unstored(grant, [claim_item])
+                        return False, existing
+            raise LedgerError("finding reservation kept conflicting")
+        except BaseException:
+            await destroy_unstored(grant, [claim_item] if sealed else [])
+            raise
 
     async def finding_for_claim(self, case_id: str, claim: str, grant: Grant) -> FindingRecord | None:
         """The pending or promoted finding of this claim, if any (found by its pseudonym under `grant`)."""

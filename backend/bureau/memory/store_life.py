@@ -37,7 +37,7 @@ from bureau.memory.store_client import close_quietly, configure_powermem_environ
 from bureau.memory.types import CaseErasedError, MemoryUnavailableError
 from bureau.scope.keys import BOARD, MemoryScope
 from bureau.scope.vocabulary import StoreFault
-from bureau.vault.errors import GrantError, VaultUnavailableError
+from bureau.vault.errors import CaseKeysGoneError, GrantError, VaultUnavailableError
 
 log = logging.getLogger("bureau.memory")
 T = TypeVar("T")
@@ -233,6 +233,8 @@ class StoreLife:
             raise MemoryUnavailableError("timeout") from None
         except (MemoryUnavailableError, CaseErasedError, VaultUnavailableError, GrantError):
             raise  # the vault's own faults, and a grant asked beyond its cover, are not the store's
+        except CaseKeysGoneError as exc:
+            raise CaseErasedError("erased") from exc  # the case is gone, not the store
         except Exception as exc:
             # Never carry store messages upward: they can contain card text or query text.
             log.error("memory store call %s failed: %s", _name(fn), type(exc).__name__)

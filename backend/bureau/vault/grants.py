@@ -210,7 +210,7 @@ class Grant:
         if not (self._readable(space) or self._writable(space)) or space == RECORD:
             raise GrantError("the grant holds no basis of that space")
         values = np.asarray(vectors, dtype=np.float64)
-        return self._keyring.basis(self.case_id, space, values.shape[-1]).apply(values)
+        return self._keyring.basis(self._case_keys, space, values.shape[-1]).apply(values)
 
     # ----- text ------------------------------------------------------------------------------------------
 

@@ -51,6 +51,9 @@ class Keyring:
         self._keks = keks
         self._cases: OrderedDict[str, CaseKeys] = OrderedDict()
         self._bases: OrderedDict[tuple[str, str, int], Basis] = OrderedDict()
+        # Cases whose keys were destroyed here: a grant minted before still works to its end, but nothing of
+        # theirs is cached again (bounded: their ids are random, and only grants in flight can name them).
+        self._destroyed: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self.loads = 0  # vault reads made to fill the cache (tests count them: no per-request reload)
         self.basis_builds = 0
@@ -68,6 +71,8 @@ class Keyring:
         keys = CaseKeys(case_id, {row.compartment: unwrap(self._keks.key(row.kek_id), row.wrapped) for row in rows})
         with self._lock:
             self.loads += 1
+            if case_id in self._destroyed:  # destroyed while this read ran
+                raise CaseKeysGoneError(case_id)
             self._cases[case_id] = keys
             self._cases.move_to_end(case_id)
             while len(self._cases) > CASE_CAPACITY:
@@ -80,15 +85,20 @@ class Keyring:
             self._cases.pop(case_id, None)
         return self.case(case_id)
 
-    def basis(self, case_id: str, space: str, dims: int) -> Basis:
+    def basis(self, keys: CaseKeys, space: str, dims: int) -> Basis:
+        """A space's basis, derived from the keys a grant holds (never read again from the vault: a grant
+        minted before an erase keeps working until its request fails at its commit)."""
+        case_id = keys.case_id
         with self._lock:
             found = self._bases.get((case_id, space, dims))
             if found is not None:
                 self._bases.move_to_end((case_id, space, dims))
                 return found
-        basis = Basis(derive(self.case(case_id).keys[space], b"basis"), dims)
+        basis = Basis(derive(keys.keys[space], b"basis"), dims)
         with self._lock:
             self.basis_builds += 1
+            if case_id in self._destroyed:
+                return basis
             self._bases[case_id, space, dims] = basis
             while len(self._bases) > BASIS_CAPACITY:
                 self._bases.popitem(last=False)
@@ -98,11 +108,16 @@ class Keyring:
         kek = self._keks.key(kek_id)
         return [WrappedKey(name, wrap(kek, key), kek_id) for name, key in keys.items()]
 
-    def forget(self, case_id: str) -> None:
+    def forget(self, case_id: str, *, destroyed: bool = False) -> None:
+        """Drop what is cached of a case (`destroyed`: its keys are gone, never cache it again)."""
         with self._lock:
             self._cases.pop(case_id, None)
             for key in [k for k in self._bases if k[0] == case_id]:
                 del self._bases[key]
+            if destroyed:
+                self._destroyed[case_id] = None
+                while len(self._destroyed) > CASE_CAPACITY:
+                    self._destroyed.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:

@@ -123,9 +123,9 @@ class Vault:
     async def destroy_case(self, case_id: str) -> None:
         """Every key of the case, compartments and items: whatever they sealed, wherever a copy of it is,
         stays unreadable from now on."""
-        self.keyring.forget(case_id)
+        self.keyring.forget(case_id, destroyed=True)
         await asyncio.to_thread(self.store.drop_case, case_id)
-        self.keyring.forget(case_id)  # a grant minted meanwhile may have read them back
+        self.keyring.forget(case_id, destroyed=True)  # a grant minted meanwhile may have read them back
 
     async def has_keys(self, case_id: str) -> bool:
         try:

@@ -16,8 +16,9 @@ from bureau.api.delivery import project_event
 from bureau.api.deps import Services
 from bureau.memory.types import MemoryUnavailableError
 from bureau.scope.audience import Audience
-from bureau.scope.keys import ROLES, board_scope
-from helpers import NewCase, assert_snapshot_state_is_the_fold, cards, publish, snapshot
+from bureau.scope.keys import ROLES
+from bureau.vault import Grant
+from helpers import NewCase, assert_snapshot_state_is_the_fold, cards, grant_of, publish, snapshot
 
 VAN = {"en": "The grey van left the harbour at midnight.", "zh": "灰色货车在午夜离开了港口。"}
 LIGHTS = {"en": "The warehouse lights were off at ten o'clock.", "zh": "十点钟仓库的灯是灭的。"}
@@ -213,7 +214,7 @@ async def test_deleting_a_contributor_withdraws_the_finding(
 
     board = (await snapshot(client, case_id))["spaces"]["bulletin_board"]
     assert card_id not in {c["id"] for c in board}
-    assert await services.gateway.get(board_scope(case_id), card_id) is None
+    assert await services.gateway.get(await board_of(services, case_id), card_id) is None
     [withdrawn] = await findings(client, case_id)
     assert (withdrawn["id"], withdrawn["state"], withdrawn["claim"]) == (finding_id, "withdrawn", None)
     assert withdrawn["public_card_id"] is None and withdrawn["withdrawn_at"]
@@ -270,7 +271,7 @@ async def test_reset_and_erase_take_findings_and_their_mapping(
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
     assert (await promote(client, case_id, VAN["en"])).status_code == 201  # from the scenario's cards again
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
-    assert await services.ledger.support_rows(case_id) == [] and await services.ledger.findings(case_id) == []
+    assert await services.ledger.support_rows(case_id) == [] and await services.ledger.findings(case_id, None) == []
 
 
 class Crash(BaseException):
@@ -305,9 +306,9 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
     assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
     with fault_at(findings_service, step, Crash()), pytest.raises(Crash):
         await services.bureau.promote_finding(case_id, VAN["en"])
-    [pending] = await services.ledger.findings(case_id)
+    [pending] = await services.ledger.findings(case_id, None)
     assert pending.state == "pending"
-    stranded = await services.gateway.find_finding(board_scope(case_id), pending.id)
+    stranded = await services.gateway.find_finding(await board_of(services, case_id), pending.id)
     assert len(stranded) == (1 if step == "after_board_write" else 0)
     # A retry waits out the crashed attempt's lease (1 s in tests), takes it over and finds the card again.
     retry = await promote(client, case_id, VAN["en"])
@@ -319,6 +320,11 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
         assert stranded[0].id == retry.json()["card"]["id"]
 
 
+async def board_of(services: Services, case_id: str) -> Grant:
+    """The board to read and to look up by metadata (a finding's card by its finding id), in any generation."""
+    return await grant_of(services, case_id, reads=["bulletin_board"], writes=["bulletin_board"])
+
+
 async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
     client: httpx.AsyncClient, new_case: NewCase, services: Services
 ) -> None:
@@ -326,16 +332,16 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
     findings_service = services.bureau.findings
     with fault_at(findings_service, "after_board_write", Crash()), pytest.raises(Crash):
         await services.bureau.promote_finding(case_id, VAN["en"])
-    [pending] = await services.ledger.findings(case_id)
-    assert len(await services.gateway.find_finding(board_scope(case_id), pending.id)) == 1
+    [pending] = await services.ledger.findings(case_id, None)
+    assert len(await services.gateway.find_finding(await board_of(services, case_id), pending.id)) == 1
     assert await findings_service.roll_back_abandoned() == 0  # its lease is live: never undercut
     # Once the lease ran out a whole lease ago, the job removes the stranded card and frees the claim.
     deadline = asyncio.get_running_loop().time() + 10 * findings_service.lease_s
     while not await findings_service.roll_back_abandoned():
         assert asyncio.get_running_loop().time() < deadline, "the abandoned promotion was never rolled back"
         await asyncio.sleep(0.1)
-    assert await services.gateway.find_finding(board_scope(case_id), pending.id) == []
-    assert await services.ledger.findings(case_id) == [] and await services.ledger.support_rows(case_id) == []
+    assert await services.gateway.find_finding(await board_of(services, case_id), pending.id) == []
+    assert await services.ledger.findings(case_id, None) == [] and await services.ledger.support_rows(case_id) == []
     assert (await promote(client, case_id, VAN["en"])).status_code == 201
 
 
@@ -357,8 +363,8 @@ async def test_a_withdrawal_whose_board_delete_fails_leaves_a_cleanup_task(
     assert (await client.delete(f"/api/cases/{case_id}/cards/{van_card['id']}")).status_code == 204
     # The ledger withdrew it at once; the store keeps the card until the cleanup task removes it.
     assert [f["state"] for f in await findings(client, case_id)] == ["withdrawn"]
-    assert await services.gateway.get(board_scope(case_id), card_id) is not None
+    assert await services.gateway.get(await board_of(services, case_id), card_id) is not None
     assert card_id in {t.card_id for t in await services.ledger.due_cleanups()}
     monkeypatch.setattr(services.gateway, "delete", real_delete)
     await services.bureau.run_cleanups()
-    assert await services.gateway.get(board_scope(case_id), card_id) is None
+    assert await services.gateway.get(await board_of(services, case_id), card_id) is None

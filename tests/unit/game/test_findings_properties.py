@@ -34,7 +34,7 @@ from bureau.api.delivery import project_event
 from bureau.api.deps import Services
 from bureau.memory.types import Candidate
 from bureau.scope.audience import Audience
-from bureau.scope.keys import board_scope
+from helpers import grant_of
 
 ROLES = ("detective", "informant", "suspect")
 CLAIMS = ("The red boat docked at the north pier at dawn.", "The gardener burned the letters in the greenhouse.")
@@ -233,10 +233,8 @@ class Game:
                 assert brute_leave_one_out(expected) < finding["min_support"], finding
                 assert mapping == [] and finding["claim"] is None
                 assert self.finding_cards[finding["id"]] not in board_ids
-                assert (
-                    await self.services.gateway.get(board_scope(self.case_id), self.finding_cards[finding["id"]])
-                    is None
-                )
+                board_grant = await grant_of(self.services, self.case_id, reads=["bulletin_board"])
+                assert await self.services.gateway.get(board_grant, self.finding_cards[finding["id"]]) is None
         # No path home: what a finding shows, its events (operator and stage), the stage, the record, a prompt.
         events = await self.services.ledger.events_after(self.case_id, cursor)
         finding_events = [e.payload for e in events if e.type.startswith("finding.")]
@@ -261,7 +259,7 @@ class Game:
         evidence."""
         if not finding_cards:
             return ""
-        board = board_scope(self.case_id)
+        board = await grant_of(self.services, self.case_id, reads=["bulletin_board"])
         stored = [await self.services.gateway.get(board, c["id"]) for c in finding_cards]
         hits = tuple(Candidate(card, 0.9) for card in stored if card is not None)
         request = AnswerRequest(self.case_id, "detective", "What does the bureau know?", "en", hits)

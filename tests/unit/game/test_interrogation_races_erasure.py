@@ -2,10 +2,10 @@
 
 Each interleaving is provoked in a fixed order: the whole erase (`DELETE /api/cases/{id}`, over HTTP) runs at
 one named point inside the interrogation, hooked around the real gateway's and ledger's own steps, over the
-real store and the real SQLite ledger. Whichever step the erase lands before, the question answers
-`404 CASE_NOT_FOUND`, as every route does for an erased case (never `503 MEMORY_UNAVAILABLE`: the store is
-fine, the case is gone), and nothing of the case is written: no card in the store, no ledger row but the
-erase's tombstone, no sealing key, nothing cached in the process.
+real store, the real vault and the real SQLite ledger. Whichever step the erase lands before, the question
+answers `404 CASE_NOT_FOUND`, as every route does for an erased case (never `503 MEMORY_UNAVAILABLE`: the store
+is fine, the case is gone), and nothing of the case is written: no card in the store, no ledger row but the
+erase's tombstone, no key in the vault, nothing cached in the process.
 """
 
 from __future__ import annotations
@@ -36,26 +36,40 @@ def before_call(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, step: St
     monkeypatch.setattr(owner, name, wrapped)
 
 
-def after_key_loaded_for_a_write(monkeypatch: pytest.MonkeyPatch, services: Services, step: Step) -> None:
-    """Run `step` once, right after the write's sealing key is loaded and before the store write uses it."""
-    ciphers = services.gateway._ciphers
-    real = ciphers.load
+def after_grant_minted(monkeypatch: pytest.MonkeyPatch, services: Services, step: Step) -> None:
+    """Run `step` once, right after the command's grant is minted (it holds the case's keys from then on)."""
+    vault = services.vault
+    real = vault.grant
     ran: list[bool] = []
 
-    async def wrapped(case_id: str, *, create: bool = False) -> Any:
-        cipher = await real(case_id, create=create)
-        if create and not ran:
+    async def wrapped(*args: Any, **kwargs: Any) -> Any:
+        grant = await real(*args, **kwargs)
+        if not ran:
             ran.append(True)
             await step()
-        return cipher
+        return grant
 
-    monkeypatch.setattr(ciphers, "load", wrapped)
+    monkeypatch.setattr(vault, "grant", wrapped)
+
+
+async def nothing_of_the_case_is_left(services: Services, case_id: str) -> None:
+    """Not in the store, not in the ledger (only the erase's tombstone), no key in the vault, nothing cached."""
+    gateway, ledger, vault = services.gateway, services.ledger, services.vault
+    assert case_id not in await gateway.list_case_ids()
+    assert await ledger.get_case(case_id) is None
+    assert [event.type for event in await ledger.events_after(case_id, 0)] == ["case.erased"]
+    assert case_id not in vault.store.cases()  # no compartment key, no item key (an undone write's included)
+    assert await ledger.case_record(case_id, None) == []
+    assert await ledger.policy_decisions(case_id, 0, 100) == []
+    assert case_id not in vault.keyring.cached_cases()
+    assert case_id not in gateway.relevance_vector_cases()
+    assert case_id not in gateway.retention_cases()
 
 
 INTERLEAVINGS = [
-    "after the question is checked, before the search",
+    "after the question is checked, before its grant",
+    "after its grant, before the search",
     "after the search, before the session record is written",
-    "after the session record's key is loaded, before the store write",
     "after the session record is written, before the commit",
 ]
 
@@ -78,11 +92,11 @@ async def test_a_question_racing_the_erase_of_its_case_is_not_found_and_writes_n
 
     gateway, ledger = services.gateway, services.ledger
     if erased == INTERLEAVINGS[0]:
-        before_call(monkeypatch, gateway, "retrieve", erase)
+        before_call(monkeypatch, services.vault, "grant", erase)
     elif erased == INTERLEAVINGS[1]:
-        before_call(monkeypatch, gateway, "write", erase)
+        after_grant_minted(monkeypatch, services, erase)
     elif erased == INTERLEAVINGS[2]:
-        after_key_loaded_for_a_write(monkeypatch, services, erase)
+        before_call(monkeypatch, gateway, "write", erase)
     else:
         before_call(monkeypatch, ledger, "change_case", erase)
 
@@ -91,16 +105,7 @@ async def test_a_question_racing_the_erase_of_its_case_is_not_found_and_writes_n
 
     assert erase_answers == [204]  # the erase ran, at the chosen point, and succeeded
     assert (asked.status_code, asked.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), asked.text
-    # Nothing written: not in the store, not in the ledger (only the erase's own tombstone), no key, no cache.
-    assert case_id not in await gateway.list_case_ids()
-    assert await ledger.get_case(case_id) is None
-    assert [event.type for event in await ledger.events_after(case_id, 0)] == ["case.erased"]
-    assert await ledger.case_key(case_id) is None
-    assert await ledger.case_record(case_id) == []
-    assert await ledger.policy_decisions(case_id, 0, 100) == []
-    assert gateway._ciphers.get(case_id) is None
-    assert case_id not in gateway.relevance_vector_cases()
-    assert case_id not in gateway.retention_cases()
+    await nothing_of_the_case_is_left(services, case_id)
     # And the case stays gone for every route.
     again = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION})
     assert (again.status_code, again.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND")
@@ -109,7 +114,7 @@ async def test_a_question_racing_the_erase_of_its_case_is_not_found_and_writes_n
 async def test_a_whisper_racing_the_erase_of_its_case_is_not_found_too(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same narrowest interleaving for a whisper: the store write finds the key forgotten."""
+    """The same narrowest interleaving for a whisper: its grant holds the keys the erase destroys."""
     case = await new_case()
     case_id = case["case"]["id"]
     erase_answers: list[int] = []
@@ -117,22 +122,20 @@ async def test_a_whisper_racing_the_erase_of_its_case_is_not_found_too(
     async def erase() -> None:
         erase_answers.append((await client.delete(f"/api/cases/{case_id}")).status_code)
 
-    after_key_loaded_for_a_write(monkeypatch, services, erase)
+    after_grant_minted(monkeypatch, services, erase)
     whispered = await client.post(
         f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "The gardener saw a blue van."}
     )
     monkeypatch.undo()
     assert erase_answers == [204]
     assert (whispered.status_code, whispered.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), whispered.text
-    assert case_id not in await services.gateway.list_case_ids()
-    assert [event.type for event in await services.ledger.events_after(case_id, 0)] == ["case.erased"]
-    assert await services.ledger.case_key(case_id) is None
+    await nothing_of_the_case_is_left(services, case_id)
 
 
 async def test_a_publish_racing_the_erase_of_its_case_is_not_found_too(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """And for a publish: the erase lands after the reservation, when the board copy's write has loaded the key."""
+    """And for a publish: the erase lands right after its grant is minted, before the reservation."""
     case = await new_case()
     case_id = case["case"]["id"]
     erase_answers: list[int] = []
@@ -140,12 +143,10 @@ async def test_a_publish_racing_the_erase_of_its_case_is_not_found_too(
     async def erase() -> None:
         erase_answers.append((await client.delete(f"/api/cases/{case_id}")).status_code)
 
-    after_key_loaded_for_a_write(monkeypatch, services, erase)
+    after_grant_minted(monkeypatch, services, erase)
     published = await publish(client, case_id, "informant", informant_secret_card(case)["id"])
     monkeypatch.undo()
     assert erase_answers == [204]
     assert (published.status_code, published.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), published.text
-    assert case_id not in await services.gateway.list_case_ids()
-    assert [event.type for event in await services.ledger.events_after(case_id, 0)] == ["case.erased"]
     assert await services.ledger.publications(case_id) == []
-    assert await services.ledger.case_key(case_id) is None
+    await nothing_of_the_case_is_left(services, case_id)

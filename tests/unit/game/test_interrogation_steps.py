@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,11 +30,11 @@ from bureau.game.interrogation import (
 )
 from bureau.memory.known_cards import FULL_READ_EVERY
 from bureau.memory.types import Excluded, MemoryUnavailableError
-from bureau.scope.keys import role_scope
 from bureau.scope.relevance import Cuts, Judgement
 from bureau.scope.vocabulary import Certainty, EventType, FallbackReason, MemoryType, PolicyCode
+from bureau.vault import Grant
 from factories import candidate, card
-from helpers import NewCase, informant_secret_card, live_scope
+from helpers import NewCase, grant_of, informant_secret_card
 
 QUESTION = "What is the safe combination?"
 
@@ -53,10 +54,25 @@ def asked(case: dict[str, Any], role: str, question: str = QUESTION) -> Interrog
     }
 
 
+async def interrogation_grant(services: Services, case_id: str, role: str) -> Grant:
+    """What the game mints for a question: its own space and the board to read, its own space and the record
+    to write."""
+    return await grant_of(
+        services,
+        case_id,
+        reads=[role, "bulletin_board"],
+        writes=[role],
+        purpose="interrogation",
+        record=True,
+    )
+
+
 async def loaded(services: Services, state: InterrogationState) -> InterrogationState:
-    """The state after load_context, in the case's current generation (the snapshot does not show it)."""
+    """The state after load_context, in the case's current generation (the snapshot does not show it), under
+    the question's grant."""
     case = await services.ledger.get_case(state["case_id"])
-    state = {**state, "generation": case.generation if case is not None else ""}  # type: ignore[typeddict-item]
+    grant = await interrogation_grant(services, state["case_id"], state["role"])
+    state = {**state, "generation": case.generation if case is not None else "", "grant": grant}  # type: ignore[typeddict-item]
     return {**state, **await load_context(deps_of(services), state)}  # type: ignore[typeddict-item]
 
 
@@ -131,7 +147,8 @@ async def test_persist_commits_the_session_record_events_and_record_entry_togeth
     result = (await persist(deps_of(services), state))["result"]
 
     assert result["certainty"] == Certainty.KNOWN and result["trace"]["duration_ms"] > 0
-    session = [c for c in await services.gateway.list(role_scope(case_id, "informant")) if c.memory_type == "session"]
+    informant = await grant_of(services, case_id, reads=["informant"])
+    session = [c for c in await services.gateway.list(informant) if c.memory_type == "session"]
     assert [c.content for c in session] == ["有人问过我：保险柜的密码是多少？"]  # in the case's language
     events = await services.ledger.events_after(case_id, 0)
     assert [e.type for e in events][-3:] == [
@@ -153,7 +170,7 @@ async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Ser
     state = {**state, **await respond(deps_of(services), state), "expected_version": case["case"]["version"] - 1}
     with pytest.raises(VersionConflictError):
         await persist(deps_of(services), state)  # type: ignore[arg-type]
-    spaces = await services.gateway.list(role_scope(case_id, "detective"))
+    spaces = await services.gateway.list(await grant_of(services, case_id, reads=["detective"]))
     assert [c for c in spaces if c.memory_type == "session"] == []
     assert (await services.bureau.record_page(case_id, None, 50))[1].entries == []
 
@@ -168,8 +185,10 @@ def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded
         "answer": answer,
         "excluded": [excluded],
         "started": time.perf_counter() - 0.25,
+        "grant": SimpleNamespace(purpose="interrogation", shape=SimpleNamespace(reads=("informant", "bulletin_board"))),  # type: ignore[typeddict-item]
     }
     trace = xray(state)
+    assert trace["grant"] == {"purpose": "interrogation", "keys": ["informant", "bulletin_board"]}
     assert trace["duration_ms"] >= 250
     assert [h["card_id"] for h in trace["hits"]] == ["h1"]
     assert [(m["card_id"], m["reason"]) for m in trace["misses"]] == [("x1", "expired")]
@@ -187,11 +206,11 @@ async def test_a_session_record_is_indexed_by_its_question_at_no_encoder_cost_an
     encoder = services.gateway._embedder
     embed = encoder.embed_documents
     monkeypatch.setattr(encoder, "embed_documents", lambda texts: embedded.extend(texts) or embed(texts))
-    suspect = await live_scope(services, state["case_id"], "suspect")
+    suspect = await grant_of(services, state["case_id"], reads=["suspect"], writes=["suspect"])
     session = await remember_being_asked(services.gateway, suspect, question, "en")
     assert embedded == []
     assert session.id not in services.gateway.relevance_feature_ids()
-    retrieval = await services.gateway.retrieve([suspect], question, 10)
+    retrieval = await services.gateway.retrieve(suspect, question, 10)
     [found] = [e for e in retrieval.excluded if e.card is not None and e.card.id == session.id]
     assert found.reason == "type_not_evidence" and found.score == pytest.approx(1.0, abs=1e-4)
     assert embedded == []  # the question again: from the cache
@@ -201,7 +220,8 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     services: Services, new_case: NewCase
 ) -> None:
     case = await new_case()
-    scope = await live_scope(services, case["case"]["id"], "suspect")
+    scope = await grant_of(services, case["case"]["id"], reads=["suspect"], writes=["suspect"])
+    user_id, agent_id = scope.write_scope().user_id, scope.write_scope().agent_id
     for n in range(SESSION_MEMORY_KEEP + 2):
         await remember_being_asked(services.gateway, scope, f"question {n}", "en")
     await keep_recent_session_records(services.gateway, scope)
@@ -221,7 +241,7 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     assert sorted(await kept()) == sorted(f"I was asked: question {n}" for n in range(12, 12 + SESSION_MEMORY_KEEP))
     # A record this process never saw written (another process's) counts from the next full read of the store.
     unseen = await remember_being_asked(services.gateway, scope, "question from elsewhere", "en")
-    services.gateway._known.deleted(scope.user_id, scope.agent_id, [unseen.id])
+    services.gateway._known.deleted(user_id, agent_id, [unseen.id])
     await keep_recent_session_records(services.gateway, scope)
     assert len(await kept()) == SESSION_MEMORY_KEEP + 1
     for _ in range(FULL_READ_EVERY):
@@ -230,8 +250,8 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     assert "I was asked: question from elsewhere" in await kept() and "I was asked: question 12" not in await kept()
     # Or as soon as a search here returns it (it takes a search slot): the next trim counts it.
     unseen = await remember_being_asked(services.gateway, scope, "question from afar", "en")
-    services.gateway._known.deleted(scope.user_id, scope.agent_id, [unseen.id])
-    await services.gateway.retrieve([scope], "question from afar", 10)
+    services.gateway._known.deleted(user_id, agent_id, [unseen.id])
+    await services.gateway.retrieve(scope, "question from afar", 10)
     await keep_recent_session_records(services.gateway, scope)
     assert len(await kept()) == SESSION_MEMORY_KEEP and "I was asked: question from afar" in await kept()
 
@@ -251,5 +271,8 @@ async def test_a_cross_examination_runs_each_role_through_the_same_steps(service
     for result in joint.results:
         alone = await services.bureau.interrogate(case_id, result.role, QUESTION)
         shared, own = result.trace.model_dump(exclude_unset=True), alone.trace.model_dump(exclude_unset=True)
+        # Under its part of the cross-examination's grant: the same keys, another purpose.
+        assert shared.pop("grant") == {"purpose": "cross_examination", "keys": [result.role, "bulletin_board"]}
+        assert own.pop("grant") == {"purpose": "interrogation", "keys": [result.role, "bulletin_board"]}
         assert {**shared, "duration_ms": 0} == {**own, "duration_ms": 0}
         assert "owner_mismatch_dropped" in shared and "conflicts" in shared

@@ -17,7 +17,7 @@ from sqlalchemy import delete, update
 
 from bureau.api.deps import Services
 from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
-from helpers import assert_snapshot_state_is_the_fold
+from helpers import assert_snapshot_state_is_the_fold, grant_of
 
 ROLES = ("detective", "informant", "suspect")
 QUESTIONS = (
@@ -78,7 +78,7 @@ async def play(move: tuple[Any, ...], client: httpx.AsyncClient, services: Servi
             body = {"role": move[1], "card_id": own[move[2] % len(own)]}
             assert (await client.post(base + "/publications", json=body)).status_code in (200, 201)
     elif kind == "delete_cited":
-        maintained = await services.ledger.case_knowledge(case_id)
+        maintained = await services.ledger.case_knowledge(case_id, await grant_of(services, case_id, record=True))
         cited = sorted({card for a in maintained.answers.values() for card in a.summary["evidence"]})
         private = {card for role in ROLES for card in await own_cards(client, case_id, role)}
         cited = [card for card in cited if card in private]

@@ -20,8 +20,7 @@ import httpx
 import pytest
 
 from bureau.api.deps import Services
-from bureau.scope.keys import board_scope
-from helpers import NewCase, informant_secret_card, publish
+from helpers import NewCase, grant_of, informant_secret_card, publish
 
 Step = Callable[[], Awaitable[None]]
 
@@ -78,7 +77,7 @@ async def assert_nothing_of_the_card_survives(
     client: httpx.AsyncClient, services: Services, case_id: str, secret: dict[str, Any]
 ) -> list[str]:
     """The shared outcome of every interleaving. Returns the board copy ids the erasure reported."""
-    board = board_scope(case_id)
+    board = await grant_of(services, case_id, reads=["bulletin_board"], writes=["bulletin_board"])
     assert await services.gateway.list(board) == []
     assert await services.gateway.find_by_source(board, secret["id"]) == []
     row = await services.ledger.get_publication(case_id, secret["id"])
@@ -121,9 +120,9 @@ async def test_a_publish_that_read_the_card_before_it_left_the_store_meets_the_t
         store_reads: list[str] = []
         real_get = services.gateway.get
 
-        async def recorded_get(scope: Any, card_id: str) -> Any:
-            store_reads.append(scope.space)
-            return await real_get(scope, card_id)
+        async def recorded_get(grant: Any, card_id: str) -> Any:
+            store_reads.extend(grant.shape.reads)
+            return await real_get(grant, card_id)
 
         async def publish_now() -> None:  # committed, the card not yet deleted from the store
             with monkeypatch.context() as patch:
@@ -200,12 +199,13 @@ async def test_a_copy_left_by_an_attempt_that_died_during_the_erasure_is_swept_a
     await erase(client, case_id, secret["id"])
     with pytest.raises(SimulatedCrash):
         publishing.result()
-    [orphan] = await services.gateway.find_by_source(board_scope(case_id), secret["id"])  # outlives the erasure
+    board = await grant_of(services, case_id, reads=["bulletin_board"], writes=["bulletin_board"])
+    [orphan] = await services.gateway.find_by_source(board, secret["id"])  # outlives the erasure
     tombstone = await ledger.get_publication(case_id, secret["id"])
     assert tombstone is not None and tombstone.state == "erased" and tombstone.owner != ""
 
     deadline = time.monotonic() + 30  # the attempt's 1 s lease, then one more lease
-    while await services.gateway.get(board_scope(case_id), orphan.id) is not None:
+    while await services.gateway.get(board, orphan.id) is not None:
         assert time.monotonic() < deadline, "the maintenance roll-back never swept the orphan copy"
         await publisher.roll_back_abandoned()
         await asyncio.sleep(0.1)

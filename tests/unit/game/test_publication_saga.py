@@ -12,8 +12,8 @@ import pytest
 
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft, MemoryUnavailableError
-from bureau.scope.keys import MemoryScope, board_scope
-from helpers import NewCase, informant_secret_card, live_scope, publish, snapshot
+from bureau.vault import Grant
+from helpers import NewCase, grant_of, informant_secret_card, publish, snapshot
 from live_server import LiveServer
 
 STEPS = ("after_reserve", "after_board_write", "before_mark_ready")
@@ -138,12 +138,13 @@ async def test_a_failed_compensation_becomes_a_cleanup_task_that_finishes_later(
         failed = await publish(client, case_id, "informant", secret["id"])
     assert failed.status_code == 503
     assert await services.ledger.open_cleanups() == open_before + 1
-    orphan = await gateway.list(board_scope(case_id))
+    board = await grant_of(services, case_id, reads=["bulletin_board"])
+    orphan = await gateway.list(board)
     assert len(orphan) == 1  # the copy whose delete failed, waiting for the cleanup
 
     assert await services.bureau.run_cleanups() >= 1
     assert await services.ledger.open_cleanups() == open_before
-    assert await gateway.list(board_scope(case_id)) == []
+    assert await gateway.list(board) == []
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +218,8 @@ async def test_a_ready_publication_whose_copy_vanished_publishes_again(
     case = await new_case()
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     first = (await publish(client, case_id, "informant", secret["id"])).json()["public_card"]
-    assert await services.gateway.delete(board_scope(case_id), first["id"])  # lost outside the Saga
+    lost = await grant_of(services, case_id, writes=["bulletin_board"], purpose="lifecycle")
+    assert await services.gateway.delete(lost, first["id"])  # lost outside the Saga
     response = await publish(client, case_id, "informant", secret["id"])
     assert response.status_code == 201 and response.json()["idempotent"] is False
     copies = await board(client, case_id)
@@ -317,9 +319,9 @@ def store_reads(services: Services, monkeypatch: pytest.MonkeyPatch) -> list[str
     spaces: list[str] = []
     real_get = services.gateway.get
 
-    async def recorded(scope: MemoryScope, card_id: str) -> Any:
-        spaces.append(scope.space)
-        return await real_get(scope, card_id)
+    async def recorded(grant: Grant, card_id: str) -> Any:
+        spaces.extend(grant.shape.reads)
+        return await real_get(grant, card_id)
 
     monkeypatch.setattr(services.gateway, "get", recorded)
     return spaces
@@ -394,8 +396,8 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
         source_role="informant",
         source_card_id=secret["id"],
     )
-    board = await live_scope(services, case_id, "bulletin_board")
-    copy = await services.gateway.write(board, draft)  # "the other process" writes its copy
+    elsewhere = await grant_of(services, case_id, writes=["bulletin_board"], purpose="publish")
+    copy = await services.gateway.write(elsewhere, draft)  # "the other process" writes its copy
     assert await ledger.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
     answered = await asyncio.wait_for(waiting, 10)
     assert answered.status_code == 200, answered.text

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from bureau.vault import Vault
+from bureau.vault.opening import VaultLocation, create_vault
 from servers import PostgresCluster
 
 
@@ -19,3 +21,12 @@ def postgres_url() -> Iterator[str]:
         yield cluster.url
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vault]:
+    """A vault of its own for a ledger test (the ledger never holds a key: it takes grants)."""
+    where = tmp_path_factory.mktemp("ledger-vault")
+    opened = create_vault(VaultLocation(where, f"sqlite:///{where / 'vault.db'}", where / "kek"), "ledger-test")
+    yield opened
+    opened.close()

@@ -6,6 +6,7 @@ one kind; the record's length is counted once into the case row."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,11 +20,13 @@ from sqlalchemy.orm import Session
 from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers, step_of
 from bureau.game.scenario_schema import load_builtin_scenarios
 from bureau.ledger.database import create_ledger_engine, migrate
-from bureau.ledger.keys import create_key
 from bureau.ledger.models import CaseRow
-from bureau.ledger.record import RecordDraft, append_entry
 from bureau.ledger.repository import Ledger
-from bureau.scope.vocabulary import RecordKind
+from bureau.scope.keys import case_scopes
+from bureau.scope.vocabulary import Purpose
+from bureau.vault import Vault
+from bureau.vault.opening import VaultLocation, create_vault
+from legacy_sealing import seal_v1
 
 SCENARIO = load_builtin_scenarios()[("safe-combination", "en")]
 
@@ -54,8 +57,10 @@ def trace(role: str, cited: list[tuple[str, str, str]], certainty: str = "known"
 
 
 def old_case(engine: Engine) -> str:
-    """A case as 0007 knew it: the case row, its key, four interrogations with sealed bodies."""
+    """A case as 0007 knew it: the case row, its key in `case_keys`, four interrogations with bodies sealed
+    under that key (`sealed:v1:`), written as the old code wrote them."""
     case_id = "migr" + os.urandom(6).hex()
+    key = os.urandom(32)
     asked = [
         ("informant", "What is the safe combination?", "It is 4-1-7.", [("c1", "informant", "safe_combination")]),
         ("suspect", "Where is the safe hidden?", "I do not know.", []),
@@ -76,20 +81,46 @@ def old_case(engine: Engine) -> str:
             ),
             {"id": case_id, "now": now},
         )
-        create_key(session, case_id)
+        session.execute(
+            text("INSERT INTO case_keys (case_id, key, created_at) VALUES (:id, :key, :now)"),
+            {"id": case_id, "key": key, "now": now},
+        )
         for number, (role, question, answer, cited) in enumerate(asked):
-            draft = RecordDraft(
-                RecordKind.INTERROGATION,
-                [role],
-                role,
-                {"trace": trace(role, cited)},
-                {"question": question, "answer": answer},
+            body = seal_v1(key, case_id, json.dumps({"question": question, "answer": answer}))
+            session.execute(
+                text(
+                    "INSERT INTO case_record (case_id, kind, roles, audience, summary, body, created_at)"
+                    " VALUES (:case, 'interrogation', :roles, :audience, :summary, :body, :at)"
+                ),
+                {
+                    "case": case_id,
+                    "roles": json.dumps([role]),
+                    "audience": role,
+                    "summary": json.dumps({"trace": trace(role, cited)}),
+                    "body": body,
+                    "at": now + timedelta(seconds=number),
+                },
             )
-            append_entry(session, case_id, draft, now + timedelta(seconds=number))
     return case_id
 
 
-def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_engine: Engine) -> None:
+async def bound_and_resealed(ledger: Ledger, vault: Vault, case_id: str) -> None:
+    """What a start does with an old ledger (bootstrap/vault_binding.py), then the case's re-seal of its texts
+    (no store rows here: game/reseal.py does those too)."""
+    vault.adopt_case_keys(await ledger.keys_to_move())
+    await ledger.bind_vault(vault.vault_id)
+    await ledger.forget_case_keys()
+    case = await ledger.get_case(case_id)
+    assert case is not None
+    vault.compartmentalise(case_id, case.generation)
+    grant = await vault.reseal_grant(case_id, case.generation)
+    assert await ledger.reseal_texts(case_id, grant) == 4
+    assert await ledger.reseal_texts(case_id, grant) == 0  # run again: nothing left to re-seal
+    grant.close()
+    vault.retire_legacy(case_id)
+
+
+def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_engine: Engine, tmp_path: Path) -> None:
     case_id = old_case(old_engine)
     migrate(old_engine)
 
@@ -104,26 +135,41 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
 
     ledger = Ledger(old_engine)
     ledger.knowledge_steps = lambda scenario_id, language: step_of(SCENARIO.key_facts)
+    vault = create_vault(
+        VaultLocation(tmp_path / "vault", f"sqlite:///{tmp_path / 'vault' / 'vault.db'}", tmp_path / "vault" / "kek"),
+        "v1",
+    )
 
     async def read() -> None:
-        entries = await ledger.interrogations(case_id)
+        await bound_and_resealed(ledger, vault, case_id)
+        case = await ledger.get_case(case_id)
+        assert case is not None
+        grant = await vault.grant(
+            case_id, case.generation, Purpose.OPERATOR, reads=case_scopes(case_id, case.generation), record_reads=True
+        )
+        entries = await ledger.interrogations(case_id, grant)
         assert len(entries) == 4
-        maintained = await ledger.case_knowledge(case_id)
+        maintained = await ledger.case_knowledge(case_id, grant)
         assert maintained.knowledge == fold_knowledge(SCENARIO.key_facts, entries)
         assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
         assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
         assert maintained.answers["suspect"].answer == "The opera."
-        _, newest, total = await ledger.record_page(case_id, None, 2)
+        _, newest, total = await ledger.record_page(case_id, None, 2, grant)
         assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
-        last = (await ledger.case_view(case_id)).last_interrogation
+        last = (await ledger.case_view(case_id, grant=grant)).last_interrogation
         assert last is not None and last.body["answer"] == "The opera."
+        grant.close()
 
     asyncio.run(read())
     with Session(old_engine) as session:
         assert session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)) is True
         stored = session.scalars(text("SELECT answer FROM case_latest_answers")).all()
-    # The answers kept for the snapshot are sealed like the record body.
-    assert len(stored) == 3 and not [s for s in stored if "opera" in s or "4-1-7" in s or "midnight" in s]
+        bodies = session.scalars(text("SELECT body FROM case_record")).all()
+        keys_left = session.scalar(text("SELECT count(*) FROM case_keys"))
+    # No copy of an answer beside the record; every body re-sealed under a key of its own; no key in the ledger.
+    assert stored == ["", "", ""]
+    assert bodies and all(b.startswith("sealed:v2:") for b in bodies) and keys_left == 0
+    vault.close()
 
 
 def test_a_new_case_is_maintained_from_its_start(old_engine: Engine) -> None:

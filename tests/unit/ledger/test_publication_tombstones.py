@@ -21,6 +21,8 @@ from bureau.ledger.publications import PublicationRecord
 from bureau.ledger.repository import Ledger
 from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import utcnow
+from bureau.vault import Vault
+from helpers import lifecycle_grant
 
 T = TypeVar("T")
 
@@ -43,17 +45,28 @@ async def active_case(ledger: Ledger) -> str:
     return case_id
 
 
+async def erased(ledger: Ledger, vault: Vault, case_id: str, card_id: str, listed: list[str]) -> list[str]:
+    """A card erasure's board copies to delete: the tasks it wrote in its own transaction (docs/erasure.md)."""
+    grant = await lifecycle_grant(vault, case_id)
+    tasks = await ledger.erase_card(case_id, card_id, "informant", listed, grant=grant)
+    grant.close()
+    assert [(t.space, t.card_id) for t in tasks][:1] == [("informant", card_id)]  # the card itself first
+    return [t.card_id for t in tasks if t.space == "bulletin_board"]
+
+
 async def abandoned(ledger: Ledger, case_id: str) -> list[PublicationRecord]:
     """The sweep's work in this case (the PostgreSQL database is shared by the session's tests)."""
     return [r for r in await ledger.abandoned_publications(older_than_s=0) if r.case_id == case_id]
 
 
-async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_the_sweep(engine: Engine) -> None:
+async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_the_sweep(
+    engine: Engine, vault: Vault
+) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
     reserved, _ = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 0.0)
     assert reserved
-    assert await ledger.erase_card(case_id, "card1", "informant", []) == []
+    assert await erased(ledger, vault, case_id, "card1", []) == []
 
     tombstone = await ledger.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
@@ -63,7 +76,7 @@ async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_
     assert not await ledger.take_over_expired(case_id, "card1", "attempt-b", 10.0)
     await ledger.release_publication(case_id, "card1", "attempt-a")  # releases only a pending row
     assert [r.source_card_id for r in await abandoned(ledger, case_id)] == ["card1"]
-    assert await ledger.erase_card(case_id, "card1", "informant", []) == []  # a repeated delete
+    assert await erased(ledger, vault, case_id, "card1", []) == []  # a repeated delete
     assert [r.owner for r in await abandoned(ledger, case_id)] == ["attempt-a"]  # still to be swept
 
     assert await ledger.settle_tombstone(case_id, "card1", "attempt-a")
@@ -72,16 +85,16 @@ async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_
     assert swept is not None and (swept.state, swept.owner, swept.public_card_id) == ("erased", "", None)
 
 
-async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engine: Engine) -> None:
+async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engine: Engine, vault: Vault) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
     await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
     assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is not None
 
-    assert await ledger.erase_card(case_id, "card1", "informant", ["listed1", "copy1"]) == ["listed1", "copy1"]
+    assert await erased(ledger, vault, case_id, "card1", ["listed1", "copy1"]) == ["listed1", "copy1"]
     await ledger.reserve_publication(case_id, "card2", "informant", "attempt-b", 10.0)
     assert await ledger.complete_publication(case_id, "card2", "attempt-b", "copy2", []) is not None
-    assert await ledger.erase_card(case_id, "card2", "informant", ["listed2"]) == ["listed2", "copy2"]
+    assert await erased(ledger, vault, case_id, "card2", ["listed2"]) == ["listed2", "copy2"]
 
     events = [e for e in await ledger.events_after(case_id, 0) if e.type == "card.erased"]
     assert [{k: e.payload[k] for k in ("space", "card_id", "board_card_ids")} for e in events] == [
@@ -94,17 +107,19 @@ async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engi
     assert await abandoned(ledger, case_id) == []  # nothing was in flight
 
 
-async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_meets(engine: Engine) -> None:
+async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_meets(
+    engine: Engine, vault: Vault
+) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    assert await ledger.erase_card(case_id, "card1", "informant", []) == []
+    assert await erased(ledger, vault, case_id, "card1", []) == []
     reserved, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
     assert not reserved and (existing.state, existing.role) == ("erased", "informant")
     await ledger.change_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
     assert await ledger.publications(case_id) == []
 
 
-async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engine: Engine) -> None:
+async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engine: Engine, vault: Vault) -> None:
     """PostgreSQL: a reservation's INSERT holds the case row (its key-share lock) until it commits, and the
     erasure's case change waits for it, then finds the reservation and entombs it: never two INSERTs of one
     key at once. (SQLite has one writer at a time: the erasure begins after the reservation has committed.)"""
@@ -129,7 +144,7 @@ async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engin
             )
         )
 
-    erasing = ledger.erase_card(case_id, "card1", "informant", [])
+    erasing = erased(ledger, vault, case_id, "card1", [])
     assert await while_another_transaction_holds(engine, reserve, erasing) == []
     tombstone = await ledger.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")

@@ -12,7 +12,7 @@ import pytest
 from bureau.api.deps import Services
 from bureau.memory.compaction import Compaction
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import role_scope
+from helpers import grant_of
 
 
 class Statements:
@@ -67,11 +67,11 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gateway = services.gateway
-    nearest = gateway._life.nearest
+    nearest = gateway.life.nearest
     if nearest is None:
         pytest.skip("only seekdb compacts")
     monkeypatch.setattr(gateway._life, "compaction", Compaction(after_deletes=40))
-    scope = role_scope("t" + secrets.token_hex(8), "suspect", "")
+    scope = await grant_of(services, "t" + secrets.token_hex(8), reads=["suspect"], writes=["suspect"])
     kept = await gateway.write_many(
         scope, [CardDraft(content=f"Kept note {i}.", topic="t", kind="note") for i in range(5)]
     )
@@ -79,19 +79,19 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
         scope, [CardDraft(content=f"Gone note {i}.", topic="t", kind="note") for i in range(40)]
     )
     assert not await gateway.compact_if_due()  # nothing deleted yet
-    await gateway.delete_many(scope, [card.id for card in gone])
-    assert gateway._life.compaction.due
+    await gateway.delete_many(scope, "suspect", gone)
+    assert gateway.life.compaction.due
 
-    before = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+    before = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert await gateway.compact_if_due()
-    assert not gateway._life.compaction.due and not await gateway.compact_if_due()
+    assert not gateway.life.compaction.due and not await gateway.compact_if_due()
 
     # seekdb starts it in the background: first a new frozen version, then compacting until idle again.
     deadline = time.monotonic() + 120
     frozen = before
-    while frozen == before or await gateway._run(nearest.compacting):
+    while frozen == before or await gateway.life.run(nearest.compacting):
         assert [c.id for c in await gateway.list(scope)] == [c.id for c in kept]  # reads go on meanwhile
         assert time.monotonic() < deadline, "no compaction began and ended within 2 minutes"
         await asyncio.sleep(0.5)
-        frozen = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        frozen = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert [(c.id, c.content) for c in await gateway.list(scope)] == [(c.id, c.content) for c in kept]

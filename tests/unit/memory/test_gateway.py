@@ -1,4 +1,5 @@
-"""The memory gateway over real PowerMem + embedded seekdb: scope isolation, re-checks, concurrency."""
+"""The memory gateway over real PowerMem + embedded seekdb, each call under a real grant of the real vault:
+scope isolation, the re-check, the compartments' keys and bases, concurrency."""
 
 from __future__ import annotations
 
@@ -8,16 +9,19 @@ import threading
 import time
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from bureau.api.deps import Services
 from bureau.memory.embedders import cosine
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import MemoryScope, board_scope, readable_scopes, role_scope
+from bureau.vault import Grant
+from helpers import grant_of
 
 SECRET = "The vault code is 7319."
 QUESTION = "What is the vault code?"
+SPACES = ("detective", "informant", "suspect", "bulletin_board")
 
 
 def fresh_case() -> str:
@@ -29,96 +33,111 @@ def gateway(services: Services) -> MemoryGateway:
     return services.gateway
 
 
-async def write_secret(gateway: MemoryGateway, scope: MemoryScope, text: str = SECRET):
-    return await gateway.write(scope, CardDraft(content=text, topic="vault", kind="secret"))
+async def space(services: Services, case_id: str, *spaces: str) -> Grant:
+    """Read and write these spaces of a case (a store-level test's case: keys of its own, generation "")."""
+    return await grant_of(services, case_id, reads=spaces, writes=spaces[:1])
 
 
-async def test_same_case_same_space_hits(gateway: MemoryGateway) -> None:
-    case = fresh_case()
-    card = await write_secret(gateway, role_scope(case, "informant", ""))
-    found = await gateway.search([role_scope(case, "informant", "")], QUESTION, 10)
+async def write_secret(gateway: MemoryGateway, grant: Grant, text: str = SECRET):
+    return await gateway.write(grant, CardDraft(content=text, topic="vault", kind="secret"))
+
+
+async def test_same_case_same_space_hits(gateway: MemoryGateway, services: Services) -> None:
+    informant = await space(services, fresh_case(), "informant")
+    card = await write_secret(gateway, informant)
+    found = await gateway.search(informant, QUESTION, 10)
     assert [c.card.id for c in found] == [card.id]
     assert found[0].card.content == SECRET
 
 
-async def test_other_space_of_same_case_misses(gateway: MemoryGateway) -> None:
+async def test_other_space_of_same_case_misses(gateway: MemoryGateway, services: Services) -> None:
     case = fresh_case()
-    await write_secret(gateway, role_scope(case, "informant", ""))
-    assert await gateway.search(readable_scopes(case, "detective", ""), QUESTION, 10) == []
+    await write_secret(gateway, await space(services, case, "informant"))
+    assert await gateway.search(await space(services, case, "detective", "bulletin_board"), QUESTION, 10) == []
 
 
-async def test_same_space_of_other_case_misses(gateway: MemoryGateway) -> None:
-    case_a, case_b = fresh_case(), fresh_case()
-    await write_secret(gateway, role_scope(case_a, "informant", ""))
-    assert await gateway.search([role_scope(case_b, "informant", "")], QUESTION, 10) == []
+async def test_same_space_of_other_case_misses(gateway: MemoryGateway, services: Services) -> None:
+    await write_secret(gateway, await space(services, fresh_case(), "informant"))
+    assert await gateway.search(await space(services, fresh_case(), "informant"), QUESTION, 10) == []
 
 
-async def test_get_and_delete_with_wrong_scope_find_and_change_nothing(gateway: MemoryGateway) -> None:
+async def test_get_and_delete_with_wrong_scope_find_and_change_nothing(
+    gateway: MemoryGateway, services: Services
+) -> None:
     case, other = fresh_case(), fresh_case()
-    owner = role_scope(case, "informant", "")
+    owner = await space(services, case, "informant")
     card = await write_secret(gateway, owner)
-    for wrong in (role_scope(case, "detective", ""), board_scope(case, ""), role_scope(other, "informant", "")):
-        assert await gateway.get(wrong, card.id) is None
-        assert await gateway.delete(wrong, card.id) is False
+    wrong = [
+        await space(services, case, "detective"),
+        await space(services, case, "bulletin_board"),
+        await space(services, other, "informant"),
+    ]
+    for grant in wrong:
+        assert await gateway.get(grant, card.id) is None
+        assert await gateway.delete(grant, card.id) is False
     assert await gateway.get(owner, card.id) == card
     assert await gateway.delete(owner, card.id) is True
     assert await gateway.get(owner, card.id) is None
 
 
-async def test_malformed_card_ids_are_simply_absent(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "informant", "")
+async def test_malformed_card_ids_are_simply_absent(gateway: MemoryGateway, services: Services) -> None:
+    grant = await space(services, fresh_case(), "informant")
     for bad in ("", "abc", "-1", "1" * 40, "12; DROP TABLE"):
-        assert await gateway.get(scope, bad) is None
+        assert await gateway.get(grant, bad) is None
 
 
 async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: Services) -> None:
-    scope = role_scope(fresh_case(), "informant", "")
-    await write_secret(gateway, scope)
-    [found] = await gateway.search([scope], QUESTION, 10)
+    grant = await space(services, fresh_case(), "informant")
+    await write_secret(gateway, grant)
+    [found] = await gateway.search(grant, QUESTION, 10)
     embedder = services.gateway._embedder
     expected = cosine(embedder.embed_query(QUESTION), embedder.embed_query(SECRET))
     assert found.score == pytest.approx(expected, abs=1e-3)
 
 
-async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
-    gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    case = fresh_case()
-    await write_secret(gateway, role_scope(case, "informant", ""))
-    nearest = gateway._life.nearest
+def drop_the_space_filter(gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plant the leak other memory systems shipped: a store statement that forgets the space filter."""
+    nearest = gateway.life.nearest
     if nearest is not None:  # seekdb: the gateway's own statement (memory/seekdb_search.py)
         real_nearest = nearest.search
 
-        def buggy_nearest(queries, limit):  # a statement that forgets the agent filter
+        def buggy_nearest(queries, limit):
             return real_nearest([replace(q, agent_id=None) for q in queries], limit)
 
         monkeypatch.setattr(nearest, "search", buggy_nearest)
-    else:
-        storage = gateway._life.client().storage
-        real_search = storage.search_memories
+        return
+    storage = gateway.life.client().storage
+    real_search = storage.search_memories
 
-        def buggy_search(**kwargs):  # a store that forgets the agent filter, as PowerMem does without agent_id
-            kwargs["agent_id"] = None
-            return real_search(**kwargs)
+    def buggy_search(**kwargs):  # as PowerMem does without agent_id
+        kwargs["agent_id"] = None
+        return real_search(**kwargs)
 
-        monkeypatch.setattr(storage, "search_memories", buggy_search)
+    monkeypatch.setattr(storage, "search_memories", buggy_search)
+
+
+async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
+    gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = fresh_case()
+    await write_secret(gateway, await space(services, case, "informant"))
+    drop_the_space_filter(gateway, monkeypatch)
     before = gateway.foreign_hits_dropped
-    found = await gateway.search([role_scope(case, "detective", "")], QUESTION, 10)
-    assert found == []
+    assert await gateway.search(await space(services, case, "detective"), QUESTION, 10) == []
     assert gateway.foreign_hits_dropped == before + 1
 
 
 async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
-    gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch
+    gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The statement answers every space of a question at once: a part's rows filed under the other part (a
     bug in reading the parts) must not reach either space."""
-    nearest = gateway._life.nearest
+    nearest = gateway.life.nearest
     if nearest is None:
         pytest.skip("one search per space on this backend")
     case = fresh_case()
-    await write_secret(gateway, role_scope(case, "informant", ""))
-    await write_secret(gateway, board_scope(case, ""), "The board says the vault code is 7319.")
+    await write_secret(gateway, await space(services, case, "informant"))
+    await write_secret(gateway, await space(services, case, "bulletin_board"), "The board says the vault code is 7319.")
     real_nearest = nearest.search
 
     def swapped(queries, limit):
@@ -127,49 +146,134 @@ async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
 
     monkeypatch.setattr(nearest, "search", swapped)
     before = gateway.foreign_hits_dropped
-    assert await gateway.search(readable_scopes(case, "informant", ""), QUESTION, 10) == []
-    assert gateway.foreign_hits_dropped == before + 2
+    assert await gateway.search(await space(services, case, "informant", "bulletin_board"), QUESTION, 10) == []
+    assert gateway.foreign_hits_dropped >= before + 2
 
 
-async def test_erase_case_removes_every_space_and_only_that_case(gateway: MemoryGateway) -> None:
+async def test_with_the_filter_and_the_recheck_both_gone_nothing_foreign_opens(
+    gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third wall alone: the statement forgets the filter and the re-check is switched off; the row of
+    another compartment comes back, locked (no key in the request), and scores like noise in the basis asked."""
+    case = fresh_case()
+    secret = await write_secret(gateway, await space(services, case, "informant"))
+    drop_the_space_filter(gateway, monkeypatch)
+    monkeypatch.setattr(type(gateway._scoped._cards), "matches", lambda self, scope, row: True)
+    before = gateway.locked_rows_seen
+    retrieval = await gateway.retrieve(await space(services, case, "detective"), QUESTION, 10)
+    assert retrieval.candidates == [] and retrieval.excluded == []
+    assert gateway.locked_rows_seen == before + 1
+    # The presenter act reports it: its space and its score in the detective's basis, nothing else.
+    act = await gateway.retrieve(await space(services, case, "detective"), QUESTION, 10, unfiltered=True)
+    [locked] = act.locked
+    assert locked.space == "informant" and abs(locked.score) < 0.25
+    assert secret.id not in {c.card.id for c in act.candidates}
+
+
+async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
+    gateway: MemoryGateway, services: Services
+) -> None:
+    """A bug (or a hand) moves the informant's row into the detective's space, markers and all: the row's text
+    is sealed under the informant's item key and its vector is in the informant's basis."""
+    case = fresh_case()
+    secret = await write_secret(gateway, await space(services, case, "informant"))
+    detective = await space(services, case, "detective")
+    target = detective.write_scope()
+    storage = gateway.life.client().storage
+    row = storage.vector_store.get(int(secret.id))
+    metadata = {**(row.payload.get("metadata") or {}), "space": "detective", "scope_key": target.key}
+    storage.update_memory(int(secret.id), {"metadata": metadata, "agent_id": "detective"}, user_id=target.user_id)
+    moved = (await gateway.rows(detective))["detective"]
+    assert [r.id for r in moved] == [secret.id]  # the store holds it under the detective now
+    assert await gateway.get(detective, secret.id) is None
+    retrieval = await gateway.retrieve(detective, QUESTION, 10)
+    assert retrieval.candidates == [] and [c for c in retrieval.excluded if c.card] == []
+    assert await gateway.list(detective) == []
+
+
+async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plaintext(
+    gateway: MemoryGateway, services: Services
+) -> None:
+    case = fresh_case()
+    informant = await space(services, case, "informant")
+    scope = informant.write_scope()
+    vector = np.asarray(services.gateway._embedder.embed_query(SECRET))
+    metadata = {"scope_key": scope.key, "case_id": case, "space": "informant", "generation": ""}
+    metadata |= {
+        "card_memory_type": "long_term_knowledge",
+        "created_by": "operator",
+        "topic": "vault",
+        "kind": "secret",
+    }
+    gateway.life.client().storage.add_memory(
+        {
+            "content": SECRET,
+            "embedding": vector.tolist(),
+            "user_id": scope.user_id,
+            "agent_id": "informant",
+            "metadata": metadata,
+            "filters": {},
+            "run_id": None,
+            "hash": "",
+            "category": "",
+        }
+    )
+    assert await gateway.list(informant) == []
+    assert await gateway.search(informant, QUESTION, 10) == []
+
+
+async def test_the_same_text_in_two_spaces_points_in_unrelated_directions(services: Services) -> None:
+    """Each compartment's basis is its own: one text, two spaces, cosine about 0; within one space every
+    cosine is the plaintext's."""
+    case = fresh_case()
+    detective, informant = await space(services, case, "detective"), await space(services, case, "informant")
+    vectors = np.asarray(services.gateway._embedder.embed_documents([SECRET, QUESTION]))
+    in_detective, in_informant = detective.rotate("detective", vectors), informant.rotate("informant", vectors)
+    assert abs(float(in_detective[0] @ in_informant[0])) < 0.25
+    assert float(in_detective[0] @ in_detective[1]) == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-9)
+
+
+async def test_erase_case_removes_every_space_and_only_that_case(gateway: MemoryGateway, services: Services) -> None:
     case, neighbour = fresh_case(), fresh_case()
-    for space in ("detective", "informant", "suspect", "bulletin_board"):
-        await write_secret(gateway, MemoryScope(case, space, generation=""))
-    kept = await write_secret(gateway, role_scope(neighbour, "informant", ""))
+    for name in SPACES:
+        await write_secret(gateway, await space(services, case, name))
+    kept = await write_secret(gateway, await space(services, neighbour, "informant"))
     await gateway.erase_case(case)
-    for space in ("detective", "informant", "suspect", "bulletin_board"):
-        assert await gateway.list(MemoryScope(case, space, generation="")) == []
-    assert await gateway.list(role_scope(neighbour, "informant", "")) == [kept]
+    for name in SPACES:
+        assert await gateway.list(await space(services, case, name)) == []
+    assert await gateway.list(await space(services, neighbour, "informant")) == [kept]
     assert case not in await gateway.list_case_ids()
 
 
-async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(gateway: MemoryGateway) -> None:
+async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(
+    gateway: MemoryGateway, services: Services
+) -> None:
     """Embedded seekdb crashes under concurrent threads; the gateway's single worker must serialise."""
     case = fresh_case()
-    scopes = [role_scope(case, "detective", ""), role_scope(case, "informant", ""), board_scope(case, "")]
+    grants = [await space(services, case, name) for name in ("detective", "informant", "bulletin_board")]
     writes = [
         gateway.write(
-            scopes[i % 3],
+            grants[i % 3],
             CardDraft(content=f"Ledger entry number {i} about crate {i * 7}.", topic="t", kind="note"),
         )
         for i in range(180)
     ]
-    searches = [gateway.search([scopes[i % 3]], f"crate {i}", 5) for i in range(120)]
+    searches = [gateway.search(grants[i % 3], f"crate {i}", 5) for i in range(120)]
     results = await asyncio.gather(*writes, *searches)
     written = results[:180]
     assert len({card.id for card in written}) == 180
-    for scope in scopes:
-        stored = await gateway.list(scope)
+    for grant in grants:
+        stored = await gateway.list(grant)
         assert len(stored) == 60
-        assert all(card.space == scope.space and card.case_id == case for card in stored)
+        assert all(card.space == grant.read_scopes[0].space and card.case_id == case for card in stored)
     assert await gateway.ping()
 
 
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
     hold = threading.Event()
-    blocker = gateway._life.executor.submit(hold.wait)  # stands for any call already running on the worker
-    queue = gateway._life.executor._work_queue
+    blocker = gateway.life.executor.submit(hold.wait)  # stands for any call already running on the worker
+    queue = gateway.life.executor._work_queue
     tasks = []
     for call in calls:
         tasks.append(asyncio.ensure_future(call))
@@ -182,25 +286,28 @@ async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     return await asyncio.gather(*tasks)
 
 
-async def test_a_search_queued_before_an_erase_leaves_nothing_of_the_case_cached(gateway: MemoryGateway) -> None:
+async def test_a_search_queued_before_an_erase_leaves_nothing_of_the_case_cached(
+    gateway: MemoryGateway, services: Services
+) -> None:
     case = fresh_case()
-    card = await write_secret(gateway, role_scope(case, "detective", ""))
-    found, _ = await _behind_a_held_call(
-        gateway, gateway.search(readable_scopes(case, "detective", ""), QUESTION, 10), gateway.erase_case(case)
-    )
+    card = await write_secret(gateway, await space(services, case, "detective"))
+    reading = await space(services, case, "detective", "bulletin_board")
+    found, _ = await _behind_a_held_call(gateway, gateway.search(reading, QUESTION, 10), gateway.erase_case(case))
     assert [c.card.id for c in found] == [card.id]  # the search ran first, and read the card
     assert case not in gateway.relevance_vector_cases()
     assert card.id not in gateway.relevance_feature_ids()
-    await gateway.search(readable_scopes(case, "detective", ""), QUESTION, 10)  # asked again after the erase
+    await gateway.search(reading, QUESTION, 10)  # asked again after the erase
     assert case not in gateway.relevance_vector_cases()
 
 
-async def test_a_search_queued_before_a_delete_leaves_the_card_uncached(gateway: MemoryGateway) -> None:
+async def test_a_search_queued_before_a_delete_leaves_the_card_uncached(
+    gateway: MemoryGateway, services: Services
+) -> None:
     case = fresh_case()
-    scope = role_scope(case, "informant", "")
-    card = await write_secret(gateway, scope)
+    informant = await space(services, case, "informant")
+    card = await write_secret(gateway, informant)
     found, _ = await _behind_a_held_call(
-        gateway, gateway.search([scope], QUESTION, 10), gateway.delete_many(scope, [card.id])
+        gateway, gateway.search(informant, QUESTION, 10), gateway.delete_many(informant, "informant", [card])
     )
     assert [c.card.id for c in found] == [card.id]
     assert card.id not in gateway.relevance_feature_ids()

@@ -12,11 +12,12 @@ from bureau.api.deps import Services
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy
-from bureau.scope.keys import role_scope
 from bureau.scope.memory_policy import EXPIRED, FAILED_VALIDATION, MemoryPolicyError
 from bureau.scope.memory_policy import WritePath as P
 from bureau.scope.vocabulary import CreatedBy as C
 from bureau.scope.vocabulary import MemoryType as T
+from bureau.vault import Grant
+from helpers import grant_of
 from policy_table import ALLOWED, CLEAN, COMBINATIONS, key_for
 
 
@@ -29,10 +30,14 @@ def fresh_case() -> str:
     return "p" + secrets.token_hex(8)
 
 
-async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGateway) -> None:
+async def own(services: Services, case_id: str, space: str) -> Grant:
+    return await grant_of(services, case_id, reads=[space], writes=[space])
+
+
+async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGateway, services: Services) -> None:
     """Allowed writes persist; forbidden ones raise before anything reaches the store."""
     case = fresh_case()
-    scope = role_scope(case, "detective", "")
+    scope = await own(services, case, "detective")
     persisted = 0
     for memory_type, creator, path in COMBINATIONS:
         draft = CardDraft(
@@ -48,7 +53,7 @@ async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGatew
             card = await gateway.write(scope, draft)
             persisted += 1
             assert (card.memory_type, card.created_by, card.key) == (memory_type, creator, key_for(memory_type))
-            assert card.owner == scope.key
+            assert card.owner == scope.write_scope().key
         else:
             with pytest.raises(MemoryPolicyError):
                 await gateway.write(scope, draft)
@@ -57,8 +62,8 @@ async def test_the_gateway_applies_the_table_to_every_write(gateway: MemoryGatew
     await gateway.erase_case(case)
 
 
-async def test_short_lived_types_get_their_configured_retention(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "suspect", "")
+async def test_short_lived_types_get_their_configured_retention(gateway: MemoryGateway, services: Services) -> None:
+    scope = await own(services, fresh_case(), "suspect")
     before = datetime.now(UTC)
     session = await gateway.write(
         scope,
@@ -72,30 +77,33 @@ async def test_short_lived_types_get_their_configured_retention(gateway: MemoryG
     await gateway.erase_case(scope.case_id)
 
 
-async def test_expired_records_are_invisible_and_purged_on_read(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "informant", "")
+async def test_expired_records_are_invisible_and_purged_on_read(gateway: MemoryGateway, services: Services) -> None:
+    scope = await own(services, fresh_case(), "informant")
     past = datetime.now(UTC) - timedelta(seconds=1)
     expired = await gateway.write(scope, CardDraft("The vault code is 7319.", "vault", "secret", expires_at=past))
     live = await gateway.write(scope, CardDraft("The vault is behind the painting.", "vault", "secret"))
-    retrieval = await gateway.retrieve([scope], "What is the vault code?", 10)
+    retrieval = await gateway.retrieve(scope, "What is the vault code?", 10)
     assert [c.card.id for c in retrieval.candidates] == [live.id]
     assert [(e.card.id, e.reason) for e in retrieval.excluded if e.card] == [(expired.id, EXPIRED)]
     # purged: not even the raw store has it any more
-    raw = gateway._life.client().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=100)["results"]
+    where = scope.write_scope()
+    raw = gateway.life.client().get_all(user_id=where.user_id, agent_id=where.agent_id, limit=100)["results"]
     assert {str(r["id"]) for r in raw} == {live.id}
     assert await gateway.list(scope) == [live]
     await gateway.erase_case(scope.case_id)
 
 
-async def test_a_record_failing_a_pattern_added_later_is_excluded_at_read_time(gateway: MemoryGateway) -> None:
-    scope = role_scope(fresh_case(), "informant", "")
+async def test_a_record_failing_a_pattern_added_later_is_excluded_at_read_time(
+    gateway: MemoryGateway, services: Services
+) -> None:
+    scope = await own(services, fresh_case(), "informant")
     card = await gateway.write(scope, CardDraft("The courier's codename is Nightjar.", "courier", "secret"))
     question = "What is the courier's codename?"
-    assert [c.card.id for c in await gateway.search([scope], question, 10)] == [card.id]
+    assert [c.card.id for c in await gateway.search(scope, question, 10)] == [card.id]
     original = gateway.screening
     gateway.screening = ContentPolicy.with_patterns([r"\bnightjar\b"])
     try:
-        retrieval = await gateway.retrieve([scope], question, 10)
+        retrieval = await gateway.retrieve(scope, question, 10)
     finally:
         gateway.screening = original
     assert retrieval.candidates == []

@@ -14,20 +14,21 @@ from pyobvector.client import seekdb_engine
 from bureau.api.deps import Services
 from bureau.memory import store_rows
 from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
-from bureau.scope.keys import SPACES, MemoryScope, board_scope, readable_scopes, role_scope
+from bureau.scope.keys import SPACES, board_scope, readable_scopes, role_scope
+from helpers import grant_of
 from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 
 @pytest.fixture
 def nearest(services: Services) -> NearestCards:
-    found = services.gateway._life.nearest
+    found = services.gateway.life.nearest
     if found is None:
         pytest.skip("the gateway searches through PowerMem on this backend")
     return found
 
 
 async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
-    return await services.gateway._run(fn, *args)
+    return await services.gateway.life.run(fn, *args)
 
 
 @pytest.mark.parametrize("filler", [0, 1200], ids=["six cards", "1206 cards"])
@@ -35,8 +36,8 @@ async def test_each_space_gets_what_powermem_s_search_returns(
     services: Services, nearest: NearestCards, filler: int
 ) -> None:
     """With 1 206 cards in the detective's space, its own top k still comes from its own part."""
-    case = await case_with_cards(services.gateway, filler)
-    await assert_search_matches_powermem(services.gateway, case)
+    case = await case_with_cards(services.gateway, services.vault, filler)
+    await assert_search_matches_powermem(services.gateway, services.vault, case)
 
 
 async def test_one_statement_answers_both_spaces_of_a_question(
@@ -44,7 +45,7 @@ async def test_one_statement_answers_both_spaces_of_a_question(
 ) -> None:
     if services.gateway.backend_name != "seekdb-embedded":
         pytest.skip("counts the embedded driver's statements")
-    case = await case_with_cards(services.gateway)
+    case = await case_with_cards(services.gateway, services.vault)
     statements: list[str] = []
     execute = seekdb_engine._SeekdbCursor.execute
 
@@ -53,7 +54,9 @@ async def test_one_statement_answers_both_spaces_of_a_question(
         execute(self, operation, parameters)
 
     monkeypatch.setattr(seekdb_engine._SeekdbCursor, "execute", counted)
-    found = await services.gateway.retrieve(readable_scopes(case, "detective"), "What is the vault code?", 5)
+    found = await services.gateway.retrieve(
+        await grant_of(services, case, reads=["detective", "bulletin_board"]), "What is the vault code?", 5
+    )
     assert {c.card.space for c in found.candidates} == {"detective", "bulletin_board"}
     assert len([s for s in statements if "cosine_distance" in s]) == 1
 
@@ -80,7 +83,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
     are parameters, so it parses a few hundred characters, never 12 KB of numbers."""
     case = "t" + secrets.token_hex(8)
     vector = services.gateway._embedder.embed_query("anything")
-    queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect")]
+    queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect", "")]
     parsed: list[str] = []
     parse_one = sqlglot.parse_one
 
@@ -98,11 +101,11 @@ async def test_empty_spaces_and_no_slots_find_nothing(
 
 async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, nearest: NearestCards) -> None:
     """Owner columns are bound: an id full of SQL matches nothing and runs nothing."""
-    case = await case_with_cards(services.gateway)
+    case = await case_with_cards(services.gateway, services.vault)
     vector = services.gateway._embedder.embed_query("What is the vault code?")
     hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
     assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
-    assert len(await services.gateway.list(role_scope(case, "detective"))) == len(CARDS)
+    assert len(await services.gateway.list(await grant_of(services, case, reads=["detective"]))) == len(CARDS)
 
 
 async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statement(
@@ -110,8 +113,8 @@ async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statemen
 ) -> None:
     """The same rows as PowerMem's list of each space, id, text, owner and metadata, without the vector, for
     every space of the case in one statement; 1 206 rows page by id with none skipped or repeated."""
-    case = await case_with_cards(services.gateway, filler=1200)
-    client = services.gateway._life.client()
+    case = await case_with_cards(services.gateway, services.vault, filler=1200)
+    client = services.gateway.life.client()
     agents = list(SPACES)
 
     def both() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -140,14 +143,14 @@ async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statemen
 
     if services.gateway.backend_name == "seekdb-embedded":
         monkeypatch.setattr(seekdb_engine._SeekdbCursor, "execute", counted)
-    other = await services.gateway.list_spaces([MemoryScope(case, space) for space in ("informant", "bulletin_board")])
+    other = await services.gateway.list_spaces(await grant_of(services, case, reads=["informant", "bulletin_board"]))
     assert {space: len(cards) for space, cards in other.items()} == {"informant": 6, "bulletin_board": 3}
     if statements:
         assert len(statements) == 1 and "embedding" not in statements[0]
 
 
 async def test_an_owner_with_quotes_lists_nothing(services: Services, nearest: NearestCards) -> None:
-    case = await case_with_cards(services.gateway)
+    case = await case_with_cards(services.gateway, services.vault)
     user = f"{board_scope(case).user_id}' OR '1'='1"
     assert await on_worker(services, nearest.rows, user, ["detective", "x' OR 1=1 -- "], 0, 500) == []
     assert await on_worker(services, nearest.rows, board_scope(case).user_id, [], 0, 500) == []

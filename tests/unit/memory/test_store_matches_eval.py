@@ -17,7 +17,7 @@ from bureau.api.deps import Services
 from bureau.evaluation import build_scorer, load_set, score_set
 from bureau.memory.relevance import load_policy, question_language
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import role_scope
+from helpers import grant_of
 
 GAME, ROLE = "zh-gallery", "detective"
 
@@ -35,7 +35,7 @@ def eval_pool():
 async def test_store_cosines_and_verdicts_match_the_eval(services: Services, eval_pool) -> None:
     cards, scored = eval_pool
     gateway, policy = services.gateway, load_policy("local")
-    scope = role_scope("t" + secrets.token_hex(8), ROLE, "")
+    scope = await grant_of(services, "t" + secrets.token_hex(8), reads=[ROLE], writes=[ROLE])
     written = {}
     for card in cards:
         stored = await gateway.write(
@@ -44,7 +44,7 @@ async def test_store_cosines_and_verdicts_match_the_eval(services: Services, eva
         written[stored.id] = card.id
     assert scored
     for item in scored:
-        found = await gateway.search([scope], item.probe.text, len(cards) + 5)
+        found = await gateway.search(scope, item.probe.text, len(cards) + 5)
         assert sorted(written[c.card.id] for c in found) == sorted(c.card.id for c in item.candidates)
         by_id = {c.card.id: c for c in item.candidates}
         lang = question_language(item.probe.text)
