@@ -16,7 +16,6 @@ from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
 
 if TYPE_CHECKING:
     from bureau.api.deps import Services
-    from bureau.scope.keys import MemoryScope
     from bureau.vault import Grant, Vault
     from live_server import LiveServer
 
@@ -57,15 +56,6 @@ async def grant_of(
         record_writes=record,
         pseudonyms=pseudonyms,
     )
-
-
-async def live_scope(services: Services, case_id: str, space: str) -> MemoryScope:
-    """A space of a case in the case's current generation, as a command of the game builds it (a case the
-    ledger does not know is in its first generation, "")."""
-    from bureau.scope.keys import space_scope
-
-    case = await services.ledger.get_case(case_id)
-    return space_scope(case_id, space, case.generation if case is not None else "")
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str, every_s: float = 0.2) -> Any:
@@ -220,3 +210,28 @@ async def lifecycle_grant(vault: Vault, case_id: str) -> Grant:
 
     await vault.create_case(case_id, "")
     return await vault.grant(case_id, None, Purpose.LIFECYCLE, writes=case_scopes(case_id), pseudonyms=True)
+
+
+async def stored_rows(services: Services, case_id: str) -> dict[str, list[str]]:
+    """Every row the store holds of a case, by space, in any generation, keys or no keys: the raw store's view
+    (nothing opened), for tests that prove nothing was left behind."""
+    from bureau.memory import store_rows
+    from bureau.scope.keys import SPACES
+
+    client = services.gateway.life.client()
+    rows = await services.gateway.life.run(lambda: list(store_rows.rows(client, f"case:{case_id}")))
+    found: dict[str, list[str]] = {space: [] for space in SPACES}
+    for row in rows:
+        found.setdefault(str(row.get("agent_id")), []).append(str(row["id"]))
+    return found
+
+
+async def stored_cards(services: Services, case_id: str, *spaces: str) -> list[Any]:
+    """The cards of some spaces of a case (all of them by default) as the operator reads them now."""
+    from bureau.scope.keys import SPACES
+
+    grant = await grant_of(services, case_id, reads=spaces or SPACES)
+    try:
+        return [card for cards in (await services.gateway.list_spaces(grant)).values() for card in cards]
+    finally:
+        grant.close()

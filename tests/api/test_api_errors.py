@@ -12,12 +12,12 @@ import pytest
 from bureau.api.deps import Services
 from bureau.ledger.repository import LedgerError
 from bureau.memory.types import MemoryUnavailableError
-from bureau.scope.keys import SPACES, MemoryScope
-from helpers import NewCase, ask, informant_secret_card, snapshot
+from helpers import NewCase, ask, informant_secret_card, snapshot, stored_rows
 
 
-async def all_cards(services: Services, case_id: str) -> list[Any]:
-    return [card for space in SPACES for card in await services.gateway.list(MemoryScope(case_id, space))]
+async def all_cards(services: Services, case_id: str) -> list[str]:
+    """Every row of the case in the store, any space, any generation (raw: nothing to open)."""
+    return [card for rows in (await stored_rows(services, case_id)).values() for card in rows]
 
 
 def code(response: httpx.Response) -> str:
@@ -199,16 +199,16 @@ async def test_storage_faults_are_503_and_change_nothing(
 ) -> None:
     case = await new_case()
     case_id = case["case"]["id"]
-    cards_before = sorted(c.id for c in await all_cards(services, case_id))
+    cards_before = sorted(await all_cards(services, case_id))
     events_before = len(await services.ledger.events_after(case_id, 0))
     with monkeypatch.context() as patch:
-        patch.setattr(services.gateway._life, "client", unavailable_store)
+        patch.setattr(services.gateway.life, "client", unavailable_store)
         response = await client.request(method, f"/api/cases/{case_id}{suffix}", json=body)
         assert response.status_code == 503
         assert code(response) == "MEMORY_UNAVAILABLE"
         assert "seekdb" not in response.text and "connection lost" not in response.text
         assert (await client.get("/api/ready")).status_code == 503
-    assert sorted(c.id for c in await all_cards(services, case_id)) == cards_before
+    assert sorted(await all_cards(services, case_id)) == cards_before
     assert len(await services.ledger.events_after(case_id, 0)) == events_before
     assert (await client.get("/api/ready")).status_code == 200
 
@@ -298,7 +298,7 @@ async def test_erase_removes_every_trace(client: httpx.AsyncClient, new_case: Ne
     assert case_id not in await services.gateway.list_case_ids()
     assert await services.ledger.get_case(case_id) is None
     assert await services.ledger.case_record(case_id, None) == []
-    assert await services.ledger.case_key(case_id) is None
+    assert case_id not in services.vault.store.cases()
     assert await services.ledger.publications(case_id) == []
     events = await services.ledger.events_after(case_id, 0)
     assert [(e.type, set(e.payload)) for e in events] == [("case.erased", {"case_id", "version"})]

@@ -16,8 +16,7 @@ import httpx
 from bureau.api.delivery import project_event
 from bureau.api.deps import Services
 from bureau.scope.audience import Audience
-from bureau.scope.keys import role_scope
-from helpers import QUESTION, NewCase, ask, informant_secret_card, publish, snapshot
+from helpers import QUESTION, NewCase, ask, grant_of, informant_secret_card, publish, snapshot
 
 
 def marker() -> str:
@@ -196,11 +195,11 @@ async def test_publishing_rechecks_the_source_at_the_moment_of_publishing(
     case_id = case["case"]["id"]
     secret = informant_secret_card(case)
     gateway, publisher = services.gateway, services.bureau.publisher
+    informant = await grant_of(services, case_id, writes=["informant"], purpose="lifecycle")
 
     def erase_source_first(step: str) -> None:
         if step == "before_mark_ready":  # the source disappears after the copy was written, before it counts
-            scope = role_scope(case_id, "informant")
-            assert gateway._life.executor.submit(gateway._delete_blocking, scope, secret["id"]).result(timeout=30)
+            assert gateway.life.executor.submit(gateway._scoped.delete, informant, secret["id"]).result(timeout=30)
 
     publisher.fault = erase_source_first
     try:

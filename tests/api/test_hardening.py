@@ -14,13 +14,13 @@ import pytest
 from bureau.api.deps import Services
 from bureau.ledger.repository import CaseMissingError, PendingEvent
 from bureau.memory.types import MemoryUnavailableError
-from bureau.scope.keys import SPACES, MemoryScope
-from helpers import NewCase, informant_secret_card, snapshot
+from bureau.scope.keys import SPACES
+from helpers import NewCase, grant_of, informant_secret_card, snapshot, stored_rows
 from live_server import LiveServer
 
 
 async def card_counts(services: Services, case_id: str) -> dict[str, int]:
-    return {space: len(await services.gateway.list(MemoryScope(case_id, space))) for space in SPACES}
+    return {space: len(rows) for space, rows in (await stored_rows(services, case_id)).items()}
 
 
 async def test_nothing_can_commit_into_a_case_that_is_being_erased(new_case: NewCase, services: Services) -> None:
@@ -90,29 +90,31 @@ async def test_a_reset_waits_its_turn_behind_concurrent_commands(
     assert stale.status_code == 409  # with an expected version, a reset still refuses a stale view
 
 
-async def test_a_write_that_times_out_is_undone_when_it_lands(
+async def test_a_write_that_times_out_never_lands(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store call stuck past BUREAU_MEMORY_CALL_TIMEOUT_S: 503, later calls refused at once instead of
-    queueing behind it, readiness red; when it lands, the write is undone and the supervisor's ping ends the
-    stall. (The same against a SIGSTOPped seekdb: tests/faults/test_store_faults.py.)"""
+    queueing behind it, readiness red; the stuck write, run after its request's grant expired, seals and stores
+    nothing, and the supervisor's ping ends the stall. (A write stuck inside the store's own insert lands and is
+    undone: against a SIGSTOPped seekdb, tests/faults/test_store_faults.py.)"""
     case = await new_case()
     case_id = case["case"]["id"]
     gateway = services.gateway
-    real_write = gateway._write_many_blocking
+    real_write = gateway._scoped.write_many
     landed = threading.Event()
     release = threading.Event()
 
-    def stuck_write(scope, drafts):
+    def stuck_write(grant, drafts):
         release.wait(30)  # inside the worker thread: the store hangs until the test lets it go
-        cards = real_write(scope, drafts)
-        landed.set()
-        return cards
+        try:
+            return real_write(grant, drafts)
+        finally:
+            landed.set()  # its request is over: its grant no longer seals anything, so it lands nothing
 
-    detective = MemoryScope(case_id, "detective")
+    detective = await grant_of(services, case_id, reads=["detective"])
     with monkeypatch.context() as patch:
-        patch.setattr(gateway._life, "call_timeout_s", 0.2)
-        patch.setattr(gateway, "_write_many_blocking", stuck_write)
+        patch.setattr(gateway.life, "call_timeout_s", 0.2)
+        patch.setattr(gateway._scoped, "write_many", stuck_write)
         try:
             response = await client.post(
                 f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "A late note."}
@@ -135,7 +137,8 @@ async def test_a_write_that_times_out_is_undone_when_it_lands(
         while gateway.stalled:  # the supervisor's next ping gets an answer and ends the stall
             assert time.monotonic() < deadline, "the stall did not end"
             await asyncio.sleep(0.05)
-    # The late write landed, then its undo ran on the same worker before any later call.
+    # The late write ran after its request's 503: its grant had expired with the request, so it sealed nothing
+    # and stored nothing (had it landed, its undo would have run on the same worker before any later call).
     assert "A late note." not in [c.content for c in await gateway.list(detective)]
     assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
     assert (await client.get("/api/ready")).status_code == 200
@@ -168,7 +171,7 @@ async def test_publishing_into_a_case_erased_meanwhile_is_not_found(
         services.bureau.publisher.fault = lambda step: None
         del services.ledger.complete_publication
     assert response.status_code == 404 and response.json()["detail"]["code"] == "CASE_NOT_FOUND"
-    assert await services.gateway.list(MemoryScope(case_id, "bulletin_board")) == []  # compensated
+    assert (await stored_rows(services, case_id))["bulletin_board"] == []  # compensated
 
 
 async def test_a_committed_interrogation_is_not_reported_as_failed_when_retention_fails(

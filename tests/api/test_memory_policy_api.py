@@ -16,8 +16,7 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy
-from bureau.scope.keys import SPACES, MemoryScope
-from helpers import NewCase, ask, cards, live_scope, snapshot
+from helpers import NewCase, ask, cards, grant_of, snapshot, stored_rows
 
 CLEAN = "The courier's codename is Nightjar."
 QUESTION = "What is the courier's codename?"
@@ -52,7 +51,7 @@ WHISPERS: list[tuple[dict[str, Any], int, str | None]] = [
 
 async def everything(services: Services, case_id: str) -> tuple[list[str], int, int]:
     """(card ids in every space, events, case version): what a rejected write must leave unchanged."""
-    ids = [c.id for space in SPACES for c in await services.gateway.list(MemoryScope(case_id, space))]
+    ids = [card for rows in (await stored_rows(services, case_id)).values() for card in rows]
     events = await services.ledger.events_after(case_id, 0, limit=10_000)
     case = await services.ledger.get_case(case_id)
     assert case is not None
@@ -116,7 +115,7 @@ async def test_expired_cards_never_reach_search_snapshots_or_the_responder_and_a
     client: httpx.AsyncClient, new_case: NewCase, services: Services, recording: Recording
 ) -> None:
     case_id = (await new_case())["case"]["id"]
-    scope = await live_scope(services, case_id, "detective")
+    scope = await grant_of(services, case_id, writes=["detective"])
     gateway = services.gateway
     soon = datetime.now(UTC) + timedelta(seconds=1.5)
     card = await gateway.write(scope, CardDraft(CLEAN, "courier", "secret", expires_at=soon))
@@ -136,8 +135,7 @@ async def test_expired_cards_never_reach_search_snapshots_or_the_responder_and_a
     ).items()
     assert card.id not in given_to_the_responder(recording)
     assert card.id not in {c["id"] for c in cards(await snapshot(client, case_id), "detective")}
-    raw = gateway._life.client().get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=1000)["results"]
-    assert card.id not in {str(r["id"]) for r in raw}  # purged, not merely hidden
+    assert card.id not in (await stored_rows(services, case_id))["detective"]  # purged, not merely hidden
     third = await ask(client, case_id, "detective", QUESTION)
     assert card.id not in {m["card_id"] for m in third["trace"]["misses"]}  # gone for good
 

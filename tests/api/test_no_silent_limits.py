@@ -14,8 +14,8 @@ import httpx
 from bureau.api.deps import Services
 from bureau.ledger.record import RecordDraft
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import MemoryScope, role_scope
-from helpers import NewCase, ask, grant_of, live_scope, snapshot
+from bureau.vault import Grant
+from helpers import NewCase, ask, grant_of, snapshot, stored_rows
 
 FILLER = [f"Routine note {i}: the night shift logged nothing unusual at gate {i}." for i in range(50)]
 PAST_THE_OLD_LIMIT = "The warehouse alarm code is 5581."
@@ -24,7 +24,7 @@ BIG_SPACE = 10_000
 RECORD_ENTRIES = 260
 
 
-async def fill(services: Services, scope: MemoryScope, count: int) -> None:
+async def fill(services: Services, scope: Grant, count: int) -> None:
     drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(count)]
     for start in range(0, count, 1000):
         await services.gateway.write_many(scope, drafts[start : start + 1000])
@@ -36,7 +36,7 @@ async def test_a_space_of_ten_thousand_cards_is_listed_counted_and_reset_in_full
     case = await new_case()
     case_id = case["case"]["id"]
     scenario_cards = {space: sorted(c["content"] for c in cards) for space, cards in case["spaces"].items()}
-    detective = await live_scope(services, case_id, "detective")
+    detective = await grant_of(services, case_id, reads=["detective"], writes=["detective"])
     await fill(services, detective, BIG_SPACE)
     # The last card written lies far past any page size: it must be listed, counted and answered from.
     await services.gateway.write(detective, CardDraft(content=PAST_THE_OLD_LIMIT, topic="alarm", kind="secret"))
@@ -57,8 +57,7 @@ async def test_a_space_of_ten_thousand_cards_is_listed_counted_and_reset_in_full
     assert reset.status_code == 200
     after = {space: sorted(c["content"] for c in cards) for space, cards in reset.json()["spaces"].items()}
     assert after == scenario_cards
-    every_generation = role_scope(case_id, "detective")
-    assert len(await services.gateway.list(every_generation)) == len(scenario_cards["detective"])
+    assert len((await stored_rows(services, case_id))["detective"]) == len(scenario_cards["detective"])
     asked_again = await client.post(
         f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": ALARM_QUESTION}
     )
@@ -70,10 +69,11 @@ async def test_erase_removes_a_case_of_any_size(
 ) -> None:
     case = await new_case()
     case_id = case["case"]["id"]
-    await fill(services, await live_scope(services, case_id, "suspect"), 2_500)
+    await fill(services, await grant_of(services, case_id, writes=["suspect"]), 2_500)
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
     assert case_id not in await services.gateway.list_case_ids()
-    assert await services.gateway.list(role_scope(case_id, "suspect")) == []
+    assert (await stored_rows(services, case_id))["suspect"] == []
+    assert case_id not in services.vault.store.cases()
 
 
 async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
@@ -81,7 +81,7 @@ async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
 ) -> None:
     case = await new_case()
     case_id = case["case"]["id"]
-    detective = await live_scope(services, case_id, "detective")
+    detective = await grant_of(services, case_id, reads=["detective"], writes=["detective"])
     await fill(services, detective, 1_200)
     for i in range(7):
         await client.post(
@@ -95,8 +95,8 @@ async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
 
 async def test_a_bulk_write_that_fails_half_way_leaves_nothing(services: Services, monkeypatch) -> None:
     gateway = services.gateway
-    scope = role_scope("bulk" + "0" * 8, "informant", "")
-    storage = gateway._life.client().storage
+    scope = await grant_of(services, "bulk" + "0" * 8, reads=["informant"], writes=["informant"])
+    storage = gateway.life.client().storage
     real_add = storage.add_memory
     calls = {"n": 0}
 
@@ -117,6 +117,7 @@ async def test_a_bulk_write_that_fails_half_way_leaves_nothing(services: Service
     monkeypatch.undo()
     assert calls["n"] == 30
     assert await gateway.list(scope) == []
+    assert services.vault.store.compartment_items("bulk" + "0" * 8, "informant") == {}  # nor a key it sealed
 
 
 async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_the_exports(
@@ -126,10 +127,11 @@ async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_t
     every one once, newest first; both exports and the subject-access view stream all of them, oldest first."""
     case_id = (await new_case())["case"]["id"]
     await ask(client, case_id, "informant", ALARM_QUESTION)
-    [asked] = await services.ledger.interrogations(case_id, await grant_of(services, case_id, record=True))
+    operator = await grant_of(services, case_id, record=True)
+    [asked] = await services.ledger.interrogations(case_id, operator)
     draft = RecordDraft(asked.kind, asked.roles, asked.audience, asked.summary, asked.body)
     for _ in range(RECORD_ENTRIES - 1):
-        await services.ledger.change_case(case_id, [], record=draft)
+        await services.ledger.change_case(case_id, [], record=draft, grant=operator)
     for limit in (None, 200):
         seen: list[int] = []
         params: dict[str, int] = {"limit": limit} if limit else {}

@@ -17,8 +17,7 @@ from bureau.game.retention import LEASE_NAME, RetentionSweeper
 from bureau.ledger import cases as case_ledger
 from bureau.memory import store_rows
 from bureau.memory.types import CardDraft
-from bureau.scope.keys import board_scope
-from helpers import NewCase, ask, live_scope, publish
+from helpers import NewCase, ask, grant_of, publish, stored_rows
 
 SECRET_TEXT = "The courier's codename is Nightjar."
 
@@ -114,18 +113,15 @@ async def test_memory_policy_route_offers_what_the_operator_may_write(client: ht
 # ----- the retention sweeper -------------------------------------------------------------------------------
 
 
-def raw_ids(services: Services, scope) -> set[str]:
-    store = services.gateway._life.client()
-    return {
-        str(r["id"]) for r in store.get_all(user_id=scope.user_id, agent_id=scope.agent_id, limit=10_000)["results"]
-    }
+async def raw_ids(services: Services, case_id: str, space: str) -> set[str]:
+    return set((await stored_rows(services, case_id))[space])
 
 
 async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
     client: httpx.AsyncClient, new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case_id = (await new_case())["case"]["id"]
-    gateway, scope = services.gateway, await live_scope(services, case_id, "informant")
+    gateway, scope = services.gateway, await grant_of(services, case_id, writes=["informant"])
     soon = datetime.now(UTC) + timedelta(seconds=1.5)
     published = await gateway.write(scope, CardDraft("The drop is at the old mill.", "drop", "secret", expires_at=soon))
     assert (await publish(client, case_id, "informant", published.id)).status_code == 201
@@ -133,15 +129,15 @@ async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
     expired = [
         await gateway.write(scope, CardDraft(f"Old note {i}.", "note", "note", expires_at=past)) for i in range(7)
     ]
-    live = set(raw_ids(services, scope)) - {c.id for c in expired} - {published.id}
+    live = await raw_ids(services, case_id, "informant") - {c.id for c in expired} - {published.id}
     monkeypatch.setattr(store_rows, "_PAGE_SIZE", 3)  # several pages even for a small case
 
     await asyncio.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.05)  # let `soon` pass
-    purged = await sweep_when_free(RetentionSweeper(gateway, services.ledger))
+    purged = await sweep_when_free(RetentionSweeper(gateway, services.ledger, services.bureau.keys))
     assert purged >= 9  # 7 expired + the published card + its board copy
 
-    assert raw_ids(services, scope) == live
-    assert raw_ids(services, board_scope(case_id)) == set()
+    assert await raw_ids(services, case_id, "informant") == live
+    assert await raw_ids(services, case_id, "bulletin_board") == set()
     assert await services.ledger.publications(case_id) == []  # the ledger forgot the copy too
     swept: dict[tuple[str, str], int] = {}
     for code, memory_type, creator, space, count in rows(await decisions(client, case_id), "retention_purged"):
@@ -161,7 +157,8 @@ async def sweep_when_free(sweeper: RetentionSweeper, deadline_s: float = 30.0) -
 
 async def test_one_sweeper_at_a_time(services: Services) -> None:
     ledger = services.ledger
-    first, second = RetentionSweeper(services.gateway, ledger), RetentionSweeper(services.gateway, ledger)
+    keys = services.bureau.keys
+    first, second = RetentionSweeper(services.gateway, ledger, keys), RetentionSweeper(services.gateway, ledger, keys)
     await sweep_when_free(first)  # the lease is free now (the app's start-up sweep is over)
     assert await ledger.acquire_lease(LEASE_NAME, first.owner, 60)
     try:

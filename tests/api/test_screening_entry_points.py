@@ -19,8 +19,7 @@ from bureau.answering.base import Answer, AnswerRequest
 from bureau.api.deps import Services
 from bureau.memory.types import CardDraft
 from bureau.scope.content_policy import ContentPolicy, normalise_whisper
-from bureau.scope.keys import SPACES, MemoryScope
-from helpers import NewCase, ask, cards, live_scope, snapshot
+from helpers import NewCase, ask, cards, grant_of, snapshot, stored_rows
 
 # One evasion per family (the same tricks as the labelled set; each is refused by `screen()`).
 EVASIONS = {
@@ -44,7 +43,7 @@ QUESTION = "What is the courier's codename?"
 
 
 async def everything(services: Services, case_id: str) -> tuple[list[str], int, int]:
-    ids = [c.id for space in SPACES for c in await services.gateway.list(MemoryScope(case_id, space))]
+    ids = [card for rows in (await stored_rows(services, case_id)).values() for card in rows]
     events = await services.ledger.events_after(case_id, 0, limit=10_000)
     case = await services.ledger.get_case(case_id)
     assert case is not None
@@ -147,7 +146,7 @@ async def test_the_read_policy_and_the_model_packet_exclude_a_stored_evasion(
     recording = Recording(responder.answer)
     monkeypatch.setattr(responder, "answer", recording.answer)
     case_id = (await new_case())["case"]["id"]
-    scope = await live_scope(services, case_id, "informant")
+    scope = await grant_of(services, case_id, writes=["informant"])
     gateway = services.gateway
     original = gateway.screening
     gateway.screening = NoScreening()  # type: ignore[assignment]  # an older build's write path
