@@ -77,7 +77,7 @@ from bureau.game.contract import (
     WhisperResult,
 )
 from bureau.scope.audience import Audience
-from bureau.scope.vocabulary import CaseStatus, Certainty, Kind, MemoryType, RecordKind, StoreFault
+from bureau.scope.vocabulary import CaseStatus, Certainty, Kind, MemoryType, PreferenceKey, RecordKind, StoreFault
 
 __all__ = [
     "NEVER_EVIDENCE",
@@ -277,7 +277,7 @@ class MemoryPolicyView(ResponseModel):
 
     writable_types: list[MemoryType]
     default_type: MemoryType
-    preference_keys: list[str]
+    preference_keys: list[PreferenceKey]
 
 
 # ----- errors --------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from bureau.ledger.repository import CaseMissingError, FindingFigures, FindingRe
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, FindingMark, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import ROLES, MemoryScope, Role, board_scope, role_scope
+from bureau.scope.limits import CLAIM_MAX_CHARS
 from bureau.scope.support import Contribution, leave_one_out, matching, source_key
 from bureau.scope.vocabulary import (
     ContributionStatus,
@@ -49,7 +50,6 @@ from bureau.scope.vocabulary import (
 )
 
 log = logging.getLogger("bureau.findings")
-CLAIM_MAX_CHARS = 240
 MAX_PROPOSALS = 6
 # Proposals search each card against the other roles: bounded to each role's newest cards, so the route stays
 # quick in a case of any size (a claim the operator writes is always judged against every card).

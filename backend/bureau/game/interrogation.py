@@ -53,7 +53,6 @@ from bureau.scope.vocabulary import (
 
 log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
-QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 
 

@@ -15,13 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.limits import MAX_CARD_CHARS
+from bureau.scope.memory_policy import (
+    MEMORY_TYPE_FORBIDDEN,
+    UNSAFE_INPUT,
+    MemoryPolicyError,
+    WritePath,
+    check_write,
+    text_limit,
+)
 from bureau.scope.phrases import LANGUAGES as LANGUAGES  # the languages the server speaks, re-exported
 from bureau.scope.phrases import Language as Language
 from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
-
-MAX_CARD_CHARS = 280
-
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
@@ -56,6 +61,8 @@ class ScenarioCard(_Strict):
 
     @model_validator(mode="after")
     def _allowed_by_the_memory_policy(self) -> ScenarioCard:
+        if len(self.content) > (limit := text_limit(self.memory_type, self.key)):
+            raise ValueError(f"content: longer than the {limit} characters this memory type and key take")
         try:
             check_write(self.memory_type, CreatedBy.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
         except MemoryPolicyError as exc:

@@ -37,11 +37,11 @@ from bureau.game.errors import (
 )
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
-from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
+from bureau.game.interrogation import Interrogation
 from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
 from bureau.game.retention import RetentionSweeper
-from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
+from bureau.game.scenario_schema import Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_json
 from bureau.game.views import CaseState, card_event_view, card_view, operator_snapshot, policy_decision_view
 from bureau.ledger.policy_audit import PolicyDecision
@@ -63,12 +63,12 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, SPACES, MemoryScope, Role, board_scope, role_scope, space_scope
-from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type
+from bureau.scope.limits import QUESTION_MAX_CHARS, SOURCE_MAX_CHARS
+from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type, text_limit
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode
 
 log = logging.getLogger("bureau.game")
 Written = list[tuple[MemoryScope, StoredCard]]
-SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
 RESET_RETRY_S = 20.0  # how long a reset without expected_version keeps retrying behind other commits
 # What a whispered card is, in the game's terms, by the memory type the operator chose.
 _WHISPER_KIND = {
@@ -307,7 +307,7 @@ class Bureau:
         try:
             # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
             check_type(memory_type, creator, WritePath.ORDINARY, key)
-            content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
+            content = checked_text(text, text_limit(memory_type, key), screening=self.gateway.screening)
             told_by = checked_text(source, SOURCE_MAX_CHARS, screening=self.gateway.screening) if source else None
             await self._check_version(case_id, expected_version)
             scope = role_scope(case_id, role)

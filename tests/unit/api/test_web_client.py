@@ -29,11 +29,9 @@ def test_the_committed_openapi_document_and_rules_are_current() -> None:
 
 
 def test_the_web_limits_are_the_games_own() -> None:
+    """The one vocabulary of limits (`scope/limits.py`), as the schema states them and the web reads them."""
     from bureau.api.security import PASSCODE_MAX_CHARS
-    from bureau.game.findings import CLAIM_MAX_CHARS
-    from bureau.game.interrogation import QUESTION_MAX_CHARS
-    from bureau.game.scenario_schema import MAX_CARD_CHARS
-    from bureau.game.service import SOURCE_MAX_CHARS
+    from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, QUESTION_MAX_CHARS, SOURCE_MAX_CHARS
     from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
 
     rules = (REPO / "web/src/api/rules.ts").read_text(encoding="utf-8")

@@ -164,7 +164,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Whisper */
+        /**
+         * Whisper
+         * @description A card into one role's private space: a memory type (default `long_term_knowledge`), for a
+         *     `user_preference` its key and a value that key takes.
+         */
         post: operations["whisper_api_cases__case_id__whispers_post"];
         delete?: never;
         options?: never;
@@ -460,6 +464,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AnswerStyleWhisper */
+        AnswerStyleWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "answer_style";
+            /**
+             * Text
+             * @description one of brief, detailed, 简短, 详细 (any letter case)
+             */
+            text: string;
+        };
         /**
          * Audience
          * @description Ordered lattice: operator ⊇ stage. The stage only ever receives public data.
@@ -508,6 +538,36 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Card Id */
             card_id: string;
+        };
+        /**
+         * CardWhisper
+         * @description A whisper of any memory type but `user_preference` (the default: `long_term_knowledge`); no key.
+         */
+        CardWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Text
+             * @description at most 280 characters, no control character, at least one character that draws something
+             */
+            text: string;
+            /**
+             * Memory Type
+             * @default long_term_knowledge
+             * @enum {string}
+             */
+            memory_type?: "long_term_knowledge" | "operational_memory" | "session" | "task_state" | "audit_record";
+            /**
+             * Key
+             * @description only a `user_preference` takes a key
+             */
+            key?: null;
         };
         /** CaseInfo */
         CaseInfo: {
@@ -690,7 +750,10 @@ export interface components {
             expected_version?: number | null;
             /** Roles */
             roles: components["schemas"]["Role"][];
-            /** Question */
+            /**
+             * Question
+             * @description at most 500 characters, no control character, at least one character that draws something
+             */
             question: string;
         };
         /** CrossExaminationEntry */
@@ -740,6 +803,32 @@ export interface components {
             /** Results */
             results: components["schemas"]["RoleResult"][];
             conclusion: components["schemas"]["JointConclusion"];
+        };
+        /** DietaryPreferenceWhisper */
+        DietaryPreferenceWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "dietary_preference";
+            /**
+             * Text
+             * @description at most 80 characters, no control character, at least one character that draws something
+             */
+            text: string;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -821,7 +910,10 @@ export interface components {
          * @description A one-sentence claim in the operator's own words (screened like a whisper).
          */
         FindingClaimBody: {
-            /** Claim */
+            /**
+             * Claim
+             * @description at most 240 characters, no control character, at least one character that draws something, one line
+             */
             claim: string;
         };
         /**
@@ -867,7 +959,10 @@ export interface components {
          * @description No claim: the server proposes claims from cards of different roles that match each other.
          */
         FindingEvaluationBody: {
-            /** Claim */
+            /**
+             * Claim
+             * @description at most 240 characters, no control character, at least one character that draws something, one line
+             */
             claim?: string | null;
         };
         /**
@@ -974,7 +1069,10 @@ export interface components {
             /** Expected Version */
             expected_version?: number | null;
             role: components["schemas"]["Role"];
-            /** Question */
+            /**
+             * Question
+             * @description at most 500 characters, no control character, at least one character that draws something
+             */
             question: string;
         };
         /** InterrogationEntry */
@@ -1107,6 +1205,32 @@ export interface components {
             /** Base Url Host */
             base_url_host: string | null;
         };
+        /** MeetingTimeWhisper */
+        MeetingTimeWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "meeting_time";
+            /**
+             * Text
+             * @description at most 80 characters, no control character, at least one character that draws something
+             */
+            text: string;
+        };
         /** MemoryHealth */
         MemoryHealth: {
             /**
@@ -1132,7 +1256,7 @@ export interface components {
             writable_types: components["schemas"]["MemoryType"][];
             default_type: components["schemas"]["MemoryType"];
             /** Preference Keys */
-            preference_keys: string[];
+            preference_keys: components["schemas"]["PreferenceKey"][];
         };
         /**
          * MemoryType
@@ -1217,6 +1341,38 @@ export interface components {
             space: components["schemas"]["Space"] | null;
             /** Count */
             count: number;
+        };
+        /**
+         * PreferenceKey
+         * @description The allow-listed keys of a `user_preference`; what value each takes is in `scope/memory_policy.py`.
+         * @enum {string}
+         */
+        PreferenceKey: "preferred_language" | "answer_style" | "dietary_preference" | "meeting_time";
+        /** PreferredLanguageWhisper */
+        PreferredLanguageWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "preferred_language";
+            /**
+             * Text
+             * @description one of en, zh, english, chinese, 中文, 英文 (any letter case)
+             */
+            text: string;
         };
         /** Provenance */
         Provenance: {
@@ -1669,20 +1825,6 @@ export interface components {
          * @enum {string}
          */
         Visibility: "private" | "public";
-        /** WhisperBody */
-        WhisperBody: {
-            /** Expected Version */
-            expected_version?: number | null;
-            role: components["schemas"]["Role"];
-            /** Text */
-            text: string;
-            /** @default long_term_knowledge */
-            memory_type?: components["schemas"]["MemoryType"];
-            /** Key */
-            key?: string | null;
-            /** Source */
-            source?: string | null;
-        };
         /** WhisperResult */
         WhisperResult: {
             card: components["schemas"]["Card"];
@@ -2406,9 +2548,11 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type AnswerStyleWhisper = components['schemas']['AnswerStyleWhisper'];
 export type Audience = components['schemas']['Audience'];
 export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
+export type CardWhisper = components['schemas']['CardWhisper'];
 export type CaseInfo = components['schemas']['CaseInfo'];
 export type CaseMode = components['schemas']['CaseMode'];
 export type CaseRecordPage = components['schemas']['CaseRecordPage'];
@@ -2426,6 +2570,7 @@ export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
 export type CrossExaminationEntry = components['schemas']['CrossExaminationEntry'];
 export type CrossExaminationResult = components['schemas']['CrossExaminationResult'];
+export type DietaryPreferenceWhisper = components['schemas']['DietaryPreferenceWhisper'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type FallbackReason = components['schemas']['FallbackReason'];
@@ -2452,6 +2597,7 @@ export type Knowledge = components['schemas']['Knowledge'];
 export type Language = components['schemas']['Language'];
 export type LatestCase = components['schemas']['LatestCase'];
 export type LlmHealth = components['schemas']['LlmHealth'];
+export type MeetingTimeWhisper = components['schemas']['MeetingTimeWhisper'];
 export type MemoryHealth = components['schemas']['MemoryHealth'];
 export type MemoryPolicyView = components['schemas']['MemoryPolicyView'];
 export type MemoryType = components['schemas']['MemoryType'];
@@ -2463,6 +2609,8 @@ export type PolicyAction = components['schemas']['PolicyAction'];
 export type PolicyCode = components['schemas']['PolicyCode'];
 export type PolicyDecisionPage = components['schemas']['PolicyDecisionPage'];
 export type PolicyDecisionView = components['schemas']['PolicyDecisionView'];
+export type PreferenceKey = components['schemas']['PreferenceKey'];
+export type PreferredLanguageWhisper = components['schemas']['PreferredLanguageWhisper'];
 export type Provenance = components['schemas']['Provenance'];
 export type PublicCard = components['schemas']['PublicCard'];
 export type PublicHit = components['schemas']['PublicHit'];
@@ -2495,7 +2643,6 @@ export type Trust = components['schemas']['Trust'];
 export type ValidationErrorBody = components['schemas']['ValidationErrorBody'];
 export type ValidationErrorDetail = components['schemas']['ValidationErrorDetail'];
 export type Visibility = components['schemas']['Visibility'];
-export type WhisperBody = components['schemas']['WhisperBody'];
 export type WhisperResult = components['schemas']['WhisperResult'];
 export type AnswerCompleted = components['schemas']['AnswerCompleted'];
 export type BoardCopy = components['schemas']['BoardCopy'];
@@ -3405,7 +3552,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WhisperBody"];
+                "application/json": (components["schemas"]["PreferredLanguageWhisper"] | components["schemas"]["AnswerStyleWhisper"] | components["schemas"]["DietaryPreferenceWhisper"] | components["schemas"]["MeetingTimeWhisper"]) | components["schemas"]["CardWhisper"];
             };
         };
         responses: {
@@ -3418,7 +3565,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhisperResult"];
                 };
             };
-            /** @description UNSAFE_INPUT, PREFERENCE_KEY_UNKNOWN, PREFERENCE_VALUE_INVALID, HOST_NOT_ALLOWED */
+            /** @description UNSAFE_INPUT, HOST_NOT_ALLOWED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5057,7 +5204,9 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiCasesCase_idRecordExportGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/cases/{case_id}/record/export"]["get"]["parameters"]["query"]["format"]> = ["json", "markdown"];
+export const answerStyleWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerStyleWhisper"]["key"]> = ["answer_style"];
 export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Audience"]> = ["operator", "stage"];
+export const cardWhisperMemory_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CardWhisper"]["memory_type"]> = ["long_term_knowledge", "operational_memory", "session", "task_state", "audit_record"];
 export const caseModeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseMode"]["mode"]> = ["evidence", "role_voice"];
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
@@ -5065,6 +5214,7 @@ export const contributionStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const coverageRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CoverageRule"]> = ["contradiction", "focus_not_covered", "attribute_not_answered", "no_focus_match"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
+export const dietaryPreferenceWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DietaryPreferenceWhisper"]["key"]> = ["dietary_preference"];
 export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "fact_not_stated", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
 export const findingDecisionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingDecision"]> = ["qualifies", "not_qualified", "promoted"];
 export const findingStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingState"]> = ["pending", "ready", "withdrawn"];
@@ -5080,6 +5230,7 @@ export const knowledgeInformantValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const knowledgeSuspectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["suspect"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
 export const languageValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Language"]> = ["en", "zh"];
 export const llmHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LlmHealth"]["status"]> = ["disabled", "configured", "degraded"];
+export const meetingTimeWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MeetingTimeWhisper"]["key"]> = ["meeting_time"];
 export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryHealth"]["status"]> = ["up", "down"];
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
@@ -5087,6 +5238,8 @@ export const modeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["
 export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
 export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];
+export const preferenceKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreferenceKey"]> = ["preferred_language", "answer_style", "dietary_preference", "meeting_time"];
+export const preferredLanguageWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreferredLanguageWhisper"]["key"]> = ["preferred_language"];
 export const relevancePolicyNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelevancePolicyName"]> = ["logistic-local", "logistic-hashing", "logistic-openai", "cosine-threshold"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];
