@@ -55,6 +55,11 @@ def render_rules(document: dict[str, Any]) -> str:
         "crossExaminationQuestion": max_length(schemas, "CrossExaminationBody", "question"),
         "passcode": passcode["schema"][MAX_CHARS],
     }
+    preferences = {
+        body["properties"]["key"]["const"]: max_length(schemas, name, "text")
+        for name, body in sorted(schemas.items())
+        if body.get("properties", {}).get("memory_type", {}).get("const") == "user_preference"
+    }
     derived = schemas["CardMeta"]["properties"]["memory_type"][NEVER_EVIDENCE]
     return "\n".join(
         [
@@ -63,6 +68,9 @@ def render_rules(document: dict[str, Any]) -> str:
             "/** The input limits: characters (code points) of the text as sent, each field's `maxLength` in the",
             f" * OpenAPI (the passcode's, a header's, `{MAX_CHARS}`: only so many are compared). */",
             f"export const LIMITS = {json.dumps(limits)} as const;",
+            "",
+            "/** A preference whisper's text limit, per key (the `maxLength` of each key's whisper body). */",
+            f"export const PREFERENCE_LIMITS = {json.dumps(preferences)} as const;",
             "",
             "/** Memory types derived from conversations: context, never evidence, never publishable. */",
             f"export const DERIVED_MEMORY_TYPES = {json.dumps(derived)} as const;",

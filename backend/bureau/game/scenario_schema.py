@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.limits import MAX_CARD_CHARS
+from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, ONE_LINE_PATTERN, TEXT_PATTERN
 from bureau.scope.memory_policy import (
     MEMORY_TYPE_FORBIDDEN,
     UNSAFE_INPUT,
@@ -128,10 +128,19 @@ class Scenario(_Strict):
     @classmethod
     def _questions(cls, value: list[str]) -> list[str]:
         for question in value:
-            if not question or len(question) > 200:
-                raise ValueError("each preset question must be 1-200 characters")
+            if not question or len(question) > 200 or not re.fullmatch(TEXT_PATTERN, question):
+                raise ValueError("each preset question must be 1-200 characters, and a text a question may be")
         if len(set(value)) != len(value):
             raise ValueError("preset questions must be unique")
+        return value
+
+    @field_validator("claims")
+    @classmethod
+    def _claims(cls, value: list[str]) -> list[str]:
+        """The console offers them to evaluate and promote: each must be a claim the API takes."""
+        for claim in value:
+            if len(claim) > CLAIM_MAX_CHARS or not re.fullmatch(ONE_LINE_PATTERN, claim):
+                raise ValueError(f"each claim must be one line of 1-{CLAIM_MAX_CHARS} characters")
         return value
 
     @model_validator(mode="after")

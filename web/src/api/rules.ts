@@ -4,5 +4,8 @@
  * OpenAPI (the passcode's, a header's, `x-bureau-max-chars`: only so many are compared). */
 export const LIMITS = {"whisperText": 280, "whisperSource": 80, "claim": 240, "question": 500, "crossExaminationQuestion": 500, "passcode": 256} as const;
 
+/** A preference whisper's text limit, per key (the `maxLength` of each key's whisper body). */
+export const PREFERENCE_LIMITS = {"answer_style": 16, "dietary_preference": 80, "meeting_time": 80, "preferred_language": 16} as const;
+
 /** Memory types derived from conversations: context, never evidence, never publishable. */
 export const DERIVED_MEMORY_TYPES = ["session", "task_state"] as const;
