@@ -129,7 +129,7 @@ class Scenario(_Strict):
     def _questions(cls, value: list[str]) -> list[str]:
         for question in value:
             if not question or len(question) > 200 or not re.fullmatch(TEXT_PATTERN, question):
-                raise ValueError("each preset question must be 1-200 characters, and a text a question may be")
+                raise ValueError("each preset question must be a text of 1-200 characters (scope/limits.py)")
         if len(set(value)) != len(value):
             raise ValueError("preset questions must be unique")
         return value
