@@ -113,10 +113,11 @@ bench-growth: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py --seconds 60 --subscribers 200 --rate 20
 
-# Schemathesis, every operation in open and passcode mode, FUZZ_EXAMPLES per operation (make test runs 6).
+# Schemathesis, every operation in open and passcode mode, FUZZ_EXAMPLES per operation (make test runs 6),
+# then 2 x FUZZ_EXAMPLES chains along the OpenAPI links, whose answers it prints per operation and status.
 FUZZ_EXAMPLES ?= 100
 fuzz: $(STAMP)
-	FUZZ_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_fuzz.py -q
+	FUZZ_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_fuzz.py -q -s
 
 # How often the role voice speaks with the local model: the 33 English preset answers (docs/answering.md).
 role-voice-rate: install

@@ -27,9 +27,9 @@ def code(response: httpx.Response) -> str:
 BAD_WHISPERS = [
     ({"role": "informant", "text": ""}, 422, "VALIDATION_ERROR"),
     ({"role": "informant", "text": "   "}, 422, "VALIDATION_ERROR"),
-    ({"role": "informant", "text": "\u200b"}, 400, "UNSAFE_INPUT"),  # not whitespace, but draws nothing
-    ({"role": "informant", "text": "x" * 281}, 400, "UNSAFE_INPUT"),
-    ({"role": "informant", "text": "y" * 2001}, 422, "VALIDATION_ERROR"),
+    ({"role": "informant", "text": "\u200b"}, 422, "VALIDATION_ERROR"),  # not whitespace, but draws nothing
+    ({"role": "informant", "text": "A bell\x07 rang."}, 422, "VALIDATION_ERROR"),  # a control character
+    ({"role": "informant", "text": "x" * 281}, 422, "VALIDATION_ERROR"),  # over the limit, as the schema says
     ({"role": "informant", "text": "Mail the file to mole.hunter@example.com tonight."}, 400, "UNSAFE_INPUT"),
     ({"role": "informant", "text": "Her number is +44 20 7946 0958."}, 400, "UNSAFE_INPUT"),
     ({"role": "informant", "text": "Card 4111 1111 1111 1111 paid for it."}, 400, "UNSAFE_INPUT"),
@@ -78,7 +78,8 @@ async def test_an_empty_or_blank_text_is_malformed_by_the_schema_and_writes_noth
     services: Services,
 ) -> None:
     """An empty or whitespace-only whisper text or question is a 422 the OpenAPI document declares, not a
-    400 from the input policy: nothing is written, not even a policy-audit row of a rejected write."""
+    400 from the input policy: nothing is written, not even a policy-audit row of a rejected write. (A
+    whisper's path names the kind of whisper its memory type makes it: `other_types`, or `user_preference`.)"""
     case = await new_case()
     case_id = case["case"]["id"]
     before = await all_cards(services, case_id)
@@ -86,7 +87,8 @@ async def test_an_empty_or_blank_text_is_malformed_by_the_schema_and_writes_noth
     response = await client.post(f"/api/cases/{case_id}{suffix}", json={**body, field: blank})
     assert (response.status_code, code(response)) == (422, "VALIDATION_ERROR"), response.text
     rule = "string_too_short" if blank == "" else "string_pattern_mismatch"  # minLength 1, then the pattern
-    assert response.json()["detail"]["fields"] == [{"loc": ["body", field], "type": rule}]
+    path = ["body", "other_types", field] if suffix == "/whispers" else ["body", field]
+    assert response.json()["detail"]["fields"] == [{"loc": path, "type": rule}]
     assert len(await all_cards(services, case_id)) == len(before)
     assert await services.ledger.policy_decisions(case_id, 0, 500) == audited
     assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
@@ -94,17 +96,21 @@ async def test_an_empty_or_blank_text_is_malformed_by_the_schema_and_writes_noth
 
 async def test_the_openapi_document_says_a_text_may_not_be_blank(client: httpx.AsyncClient) -> None:
     """The constraint is in the served schema, so clients validate it before sending: at least one character,
-    one of them not whitespace (`pattern`, as JSON Schema reads it: found anywhere in the string)."""
+    one of them drawing something, and no control character (`pattern`, as JSON Schema reads it: searched
+    for in the string, anchored at both ends)."""
     document = (await client.get("/openapi.json")).json()
     for model, field in [
-        ("WhisperBody", "text"),
+        ("CardWhisper", "text"),
+        ("DietaryPreferenceWhisper", "text"),
         ("InterrogationBody", "question"),
         ("CrossExaminationBody", "question"),
+        ("FindingClaimBody", "claim"),
     ]:
         declared = document["components"]["schemas"][model]["properties"][field]
         assert declared["minLength"] == 1, model
         pattern = re.compile(declared["pattern"])
-        assert [bool(pattern.search(text)) for text in [*BLANK_TEXTS, " a ", "谁"]] == [False] * 4 + [True, True]
+        texts = [*BLANK_TEXTS, "\u200b\u2800", "a\x00", " a ", "谁"]
+        assert [bool(pattern.search(text)) for text in texts] == [False] * 6 + [True, True], model
 
 
 async def test_a_valid_whisper_lands_in_exactly_one_private_space(client: httpx.AsyncClient, new_case: NewCase) -> None:

@@ -7,21 +7,31 @@ Case-scoped operations mostly get a real case id (a random one only reaches the 
 by the fuzzer is replaced. In passcode mode every request carries a signed-in operator session and its
 CSRF token; signing out uses a spare session, so the fuzzer never signs itself out.
 
+The stateful phase follows the document's links (`api/links.py`): a listed scenario becomes a case, its
+cards and the cards a whisper makes are published and deleted, a claim the server evaluates is promoted.
+It counts every answer per operation and status, and fails unless card deletion, publication and promotion
+each succeeded at least once with ids the server made.
+
 Bounded and reproducible in `make test` (few examples, fixed seed, no example database); `make fuzz` runs
-the same operations with `FUZZ_MAX_EXAMPLES` examples each.
+the same operations with `FUZZ_MAX_EXAMPLES` examples each. The stateful phase's use of a link is drawn with
+schemathesis' own randomness, so its counts vary a little between runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.generation.stateful.state_machine import StepInput, StepOutput
 
 from bureau.api.app import create_app
 from conftest import test_settings as settings_for
@@ -29,24 +39,25 @@ from helpers import session_headers
 from live_server import OPERATOR_PASSCODE, LiveServer
 
 MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "6"))
+SCENARIO = "night-ferry"  # its opening cards support a claim from three roles: a promotion can succeed
 LONG_PROFILE = MAX_EXAMPLES > 6
 SPARE_SESSIONS = 20
-CONFIG = schemathesis.Config.from_dict(
-    {
-        "seed": 14,
-        "max-stream-events": 1,  # a live stream of a real case: its first event is enough
-        "request-timeout": 20,
-        "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
-        # Schema-valid input the game's own rules still refuse: 400 UNSAFE_INPUT (nothing visible or over 280
-        # characters once normalised, personal data, injection phrases), documented in docs/api.md. A blank
-        # text is schema-invalid (`pattern: \S`): 422.
-        "checks": {"positive_data_acceptance": {"expected-statuses": ["2XX", 400, 401, 403, 404, 409, 429]}},
-        # Boundary values of every parameter: many calls per operation, so only in the long profile.
-        "phases": {"coverage": {"enabled": LONG_PROFILE}},
-    }
-)
+CONFIG_DATA: dict[str, Any] = {
+    "seed": 14,
+    "max-stream-events": 1,  # a live stream of a real case: its first event is enough
+    "request-timeout": 20,
+    "generation": {"mode": "all", "max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+    # Schema-valid input the game still refuses: 400, and only UNSAFE_INPUT for what no schema can state
+    # (personal data, injection phrases; `fuzz` checks the code); 403 a memory type the operator may not
+    # write. Lengths, characters, preference keys and values are the schema's: 422.
+    "checks": {"positive_data_acceptance": {"expected-statuses": ["2XX", 400, 401, 403, 404, 409, 429]}},
+    # Boundary values of every parameter: many calls per operation, so only in the long profile.
+    "phases": {"coverage": {"enabled": LONG_PROFILE}},
+}
+CONFIG = schemathesis.Config.from_dict(CONFIG_DATA)
 # The document the server serves, read from the app itself: collection needs no running server.
-schema = schemathesis.openapi.from_dict(create_app(settings_for(Path("unused"))).openapi(), config=CONFIG)
+DOCUMENT = create_app(settings_for(Path("unused"))).openapi()
+schema = schemathesis.openapi.from_dict(DOCUMENT, config=CONFIG)
 
 
 @dataclass
@@ -63,7 +74,7 @@ class Target:
 
     def new_case(self) -> None:
         with self.http() as http:
-            created = http.post("/api/cases", json={"scenario_id": "mole"})
+            created = http.post("/api/cases", json={"scenario_id": SCENARIO})
         assert created.status_code == 201, created.text
         self.case_id = created.json()["case"]["id"]
 
@@ -100,16 +111,22 @@ def aim(case: schemathesis.Case, target: Target) -> dict[str, str]:
     return target.headers
 
 
+def check(case: schemathesis.Case, response: httpx.Response | object, target: Target) -> None:
+    """No 5xx; a 400 only for content no schema can state; and a case the fuzzer erased is replaced."""
+    status, text = getattr(response, "status_code"), getattr(response, "text")
+    assert status < 500, f"{status} {text[:500]}\n{target.server.log_text()[-3000:]}"
+    if status == 400:
+        assert '"code":"UNSAFE_INPUT"' in text, text
+    erased = case.method == "DELETE" and case.path == "/api/cases/{case_id}" and status == 204
+    if erased and case.path_parameters["case_id"] == target.case_id:
+        target.new_case()  # the fuzzer erased its case: give the next operations a live one
+
+
 def fuzz(case: schemathesis.Case, target: Target) -> None:
     headers = aim(case, target)
     response = case.call(base_url=target.server.url, headers=headers)
-    assert response.status_code < 500, (
-        f"{response.status_code} {response.text[:500]}\n{target.server.log_text()[-3000:]}"
-    )
+    check(case, response, target)
     case.validate_response(response, headers=headers)  # every check: schemas and statuses are declared
-    erased = case.method == "DELETE" and case.path == "/api/cases/{case_id}" and response.status_code == 204
-    if erased and case.path_parameters["case_id"] == target.case_id:
-        target.new_case()  # the fuzzer erased its case: give the next operations a live one
 
 
 FUZZ_SETTINGS = settings(
@@ -131,3 +148,64 @@ def test_open_mode(case: schemathesis.Case, open_target: Target) -> None:
 @FUZZ_SETTINGS
 def test_passcode_mode(case: schemathesis.Case, passcode_target: Target) -> None:
     fuzz(case, passcode_target)
+
+
+# ----- the stateful phase: the document's links ---------------------------------------------------------
+CARD = "/api/cases/{case_id}/cards/{card_id}"
+# What no operation reached before the links: a card deleted, a card published, a claim promoted, each with
+# ids the server made (a random card id is only ever a 404, a random claim never qualifies).
+LINKED = {("DELETE", CARD), ("POST", "/api/cases/{case_id}/publications"), ("POST", "/api/cases/{case_id}/findings")}
+# schemathesis' `ensure_resource_availability` takes any 404 after a link from a POST for the created resource
+# missing, also a 404 CARD_NOT_FOUND for a card id it generated in the body of a case the link named; the
+# test checks the rule itself, for the case: a case a link names is found until it is erased.
+STATEFUL_CONFIG = schemathesis.Config.from_dict(
+    {**CONFIG_DATA, "checks": {**CONFIG_DATA["checks"], "ensure_resource_availability": {"enabled": False}}}
+)
+STATEFUL_SETTINGS = settings(
+    FUZZ_SETTINGS,
+    max_examples=MAX_EXAMPLES * 2,  # scenarios, each a chain of calls
+    stateful_step_count=15,
+)
+
+
+def follow_links(target: Target) -> Counter[tuple[str, str, int]]:
+    """Run schemathesis' state machine against the target; every answer counted by operation and status.
+    A chain's first call is aimed like `fuzz` aims a case; the calls after it use the ids the links say."""
+    answered: Counter[tuple[str, str, int]] = Counter()
+
+    # A schema of its own: what the operation-by-operation tests drew leaves its state machine as it is.
+    linked = schemathesis.openapi.from_dict(DOCUMENT, config=STATEFUL_CONFIG)
+    erased: set[str] = set()
+
+    class Workflow(linked.as_state_machine()):  # type: ignore[misc]
+        headers: ClassVar[dict[str, str]] = {}  # set per step, before the call
+        linked_case = False
+
+        def step(self, input: StepInput) -> StepOutput:
+            self.headers = aim(input.case, target) if input.transition is None else target.headers
+            self.linked_case = (ParameterLocation.PATH, "case_id") in input.applied_parameters
+            return super().step(input)
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"base_url": target.server.url, "headers": self.headers}
+
+        def after_call(self, response: object, case: schemathesis.Case) -> None:
+            super().after_call(response, case)
+            status, text = getattr(response, "status_code"), getattr(response, "text")
+            answered[(case.method, case.path, status)] += 1
+            check(case, response, target)
+            case_id = (case.path_parameters or {}).get("case_id")
+            if case.method == "DELETE" and case.path == "/api/cases/{case_id}" and status == 204:
+                erased.add(case_id)
+            if self.linked_case and status == 404 and case_id not in erased:
+                assert '"code":"CASE_NOT_FOUND"' not in text, (case.method, case.path, text)
+
+    Workflow.run(settings=STATEFUL_SETTINGS)
+    return answered
+
+
+def test_the_links_reach_card_deletion_publication_and_promotion(open_target: Target) -> None:
+    answered = follow_links(open_target)
+    print("answers by operation and status:", *sorted(answered.items()), sep="\n  ")  # the `-s` report
+    succeeded = {(method, path) for method, path, status in answered if 200 <= status < 300}
+    assert succeeded >= LINKED, sorted(answered.items())

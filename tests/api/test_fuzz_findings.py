@@ -52,3 +52,53 @@ async def test_a_stream_is_declared_as_the_wire_carries_it(
         contract.validate_component(fields, schema)
         with pytest.raises(ValidationError):  # the parsed shape is not what the wire carries
             contract.validate_component({**fields, "id": int(fields["id"]), "data": json.loads(fields["data"])}, schema)
+
+
+# ----- issue 32: schema-valid requests the game refused, now stated by the schema (422 with the field) -------
+
+REFUSED_BY_THE_GAME_BEFORE = [
+    # A 2 000-character claim fitted the old transport cap; the game's limit is 240 (`maxLength` now).
+    ("/findings", {"claim": "c" * 2000}, ["body", "claim"], "string_too_long"),
+    ("/findings/evaluate", {"claim": "c" * 2000}, ["body", "claim"], "string_too_long"),
+    # A key on a whisper that is not a preference (400 PREFERENCE_KEY_UNKNOWN before).
+    (
+        "/whispers",
+        {"role": "detective", "text": "A van.", "key": "answer_style"},
+        ["body", "other_types", "key"],
+        "none_required",
+    ),
+    # A control character as a question (nothing visible once the game dropped it).
+    ("/interrogations", {"role": "detective", "question": "\x01"}, ["body", "question"], "string_pattern_mismatch"),
+    # A real lone surrogate is no Unicode text (pydantic says so before any pattern).
+    (
+        "/cross-examinations",
+        {"roles": ["detective", "suspect"], "question": "\ud800"},
+        ["body", "question"],
+        "string_unicode",
+    ),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "path", "error"), REFUSED_BY_THE_GAME_BEFORE, ids=lambda v: str(v)[:20])
+async def test_what_the_game_refused_the_schema_now_states(
+    route: str, body: dict[str, Any], path: list[str], error: str, client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    case_id = (await new_case())["case"]["id"]
+    sent = json.dumps(body)  # ASCII, so a lone surrogate travels as the escape `\ud800` (httpx's `json=` cannot)
+    response = await client.post(
+        f"/api/cases/{case_id}{route}", content=sent, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"]["fields"] == [{"loc": path, "type": error}]
+
+
+async def test_a_question_of_a_code_point_unicode_14_leaves_unassigned_is_asked(
+    client: httpx.AsyncClient, new_case: NewCase
+) -> None:
+    """The cross-examination question the fuzzer sent as `"\\ud95f\\uded2"` was no lone surrogate but a pair:
+    U+67ED2, unassigned. The game called it invisible (400); the rule now counts it as drawing something (a
+    replacement glyph), in the schema and in the game alike, so it is asked."""
+    case_id = (await new_case())["case"]["id"]
+    body = {"roles": ["detective", "suspect"], "question": "\U00067ed2"}
+    response = await client.post(f"/api/cases/{case_id}/cross-examinations", json=body)
+    assert response.status_code == 200, response.text

@@ -17,6 +17,8 @@ from bureau.game.retention import LEASE_NAME, RetentionSweeper
 from bureau.ledger import cases as case_ledger
 from bureau.memory import store_rows
 from bureau.memory.types import CardDraft
+from bureau.scope.memory_policy import MemoryPolicyError
+from bureau.scope.vocabulary import MemoryType
 from helpers import NewCase, ask, grant_of, publish, stored_rows
 
 SECRET_TEXT = "The courier's codename is Nightjar."
@@ -36,7 +38,9 @@ def rows(page: dict[str, Any], action: str) -> list[tuple[str, str, str, str, in
     ]
 
 
-async def test_writes_and_reads_are_audited_without_content(client: httpx.AsyncClient, new_case: NewCase) -> None:
+async def test_writes_and_reads_are_audited_without_content(
+    client: httpx.AsyncClient, new_case: NewCase, services: Services
+) -> None:
     case_id = (await new_case())["case"]["id"]
     loaded = rows(await decisions(client, case_id), "write_accepted")
     assert ("ok", "long_term_knowledge", "scenario", "informant", 2) in loaded  # the scenario's cards
@@ -44,10 +48,17 @@ async def test_writes_and_reads_are_audited_without_content(client: httpx.AsyncC
     refused = [
         {"role": "informant", "text": "Call me on +44 20 7946 0958 after six."},
         {"role": "informant", "text": SECRET_TEXT, "memory_type": "audit_record"},
-        {"role": "suspect", "text": "klingon", "memory_type": "user_preference", "key": "preferred_language"},
     ]
     for body in refused:
         assert (await client.post(f"/api/cases/{case_id}/whispers", json=body)).status_code in (400, 403)
+    # A value its key does not take is the schema's over HTTP (422, nothing audited: the game never saw it);
+    # a write that comes another way meets the policy table, which refuses it and audits the refusal.
+    klingon = {"role": "suspect", "text": "klingon", "memory_type": "user_preference", "key": "preferred_language"}
+    assert (await client.post(f"/api/cases/{case_id}/whispers", json=klingon)).status_code == 422
+    with pytest.raises(MemoryPolicyError):
+        await services.bureau.whisper(
+            case_id, "suspect", "klingon", None, MemoryType.USER_PREFERENCE, "preferred_language"
+        )
     ok = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": SECRET_TEXT})
     assert ok.status_code == 201
     await ask(client, case_id, "detective", "What is the courier's codename?")

@@ -192,13 +192,17 @@ async def test_private_answers_are_not_cached_and_carry_security_headers(
 
 @pytest.mark.parametrize("blank", ["\u2800\u2800\u2800", "\u115f\u1160", "\u3164", "\u200b\u2800 \ufeff"])
 async def test_blank_looking_text_is_rejected(blank: str, client: httpx.AsyncClient, new_case: NewCase) -> None:
+    """Text that draws nothing is malformed by the schema's pattern (`scope/limits.py`): a 422 naming the field."""
     case = await new_case()
     case_id = case["case"]["id"]
     whisper = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": blank})
-    assert whisper.status_code == 400
-    assert code(whisper) == "UNSAFE_INPUT"
+    assert whisper.status_code == 422
+    assert whisper.json()["detail"]["fields"] == [
+        {"loc": ["body", "other_types", "text"], "type": "string_pattern_mismatch"}
+    ]
     question = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": "detective", "question": blank})
-    assert question.status_code == 400
+    assert question.status_code == 422
+    assert question.json()["detail"]["fields"] == [{"loc": ["body", "question"], "type": "string_pattern_mismatch"}]
     assert await case_version(client, case_id) == case["case"]["version"]
 
 

@@ -163,11 +163,19 @@ def _malformed(fields: list[dict[str, Any]], *, truncated: bool = False) -> JSON
     return error_response("VALIDATION_ERROR", **extra)
 
 
+_UNION_TAG_ERRORS = ("union_tag_not_found", "union_tag_invalid")
+
+
 def _location(error: dict[str, Any]) -> list[str]:
-    """Where the error is. An unknown field's own name is input too, so it is not echoed."""
+    """Where the error is. An unknown field's own name is input too, so it is not echoed. A body whose
+    variant is chosen by a field (a preference whisper's `key`) names that field when it is missing or
+    not one of the variants' values."""
     loc = [str(part) for part in error.get("loc", ())]
     if error.get("type") == "extra_forbidden" and loc:
         loc[-1] = "<unknown field>"
+    discriminator = str((error.get("ctx") or {}).get("discriminator", ""))
+    if error.get("type") in _UNION_TAG_ERRORS and discriminator.startswith("'") and discriminator.endswith("'"):
+        loc.append(discriminator.strip("'"))  # the field's name, from the schema (never the input)
     return loc
 
 

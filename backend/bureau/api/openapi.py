@@ -1,6 +1,7 @@
 """The OpenAPI document is the contract: FastAPI's document, plus the live-stream frame schemas and the
 streamed bodies' `CaseRecordView` and `SubjectAccess` (which no route returns as a model, so FastAPI would
-not list them). `make client` writes it to web/src/api/openapi.json."""
+not list them), and the links between operations (`api/links.py`). `make client` writes it to
+web/src/api/openapi.json."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from bureau.api.frames import frame_schemas, payload_models
+from bureau.api.links import add_links
 from bureau.api.responses import CaseRecordView, SubjectAccess
+from bureau.game.scenario_schema import load_builtin_scenarios
 from bureau.scope.vocabulary import EventType
 
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -39,6 +42,7 @@ def install_openapi(app: FastAPI) -> None:
                 components.setdefault(name, model_schema)
             components.update(frame_schemas(lambda model: REF_TEMPLATE.format(model=model.__name__)))
             components["EventType"] = TypeAdapter(EventType).json_schema()  # every `event:` a stream can send
+            add_links(schema, listed_scenarios=len(load_builtin_scenarios()))
             app.openapi_schema = schema
         return app.openapi_schema
 

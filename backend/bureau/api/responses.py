@@ -78,7 +78,7 @@ from bureau.game.contract import (
     WhisperResult,
 )
 from bureau.scope.audience import Audience
-from bureau.scope.vocabulary import CaseStatus, Certainty, Kind, MemoryType, RecordKind, StoreFault
+from bureau.scope.vocabulary import CaseStatus, Certainty, Kind, MemoryType, PreferenceKey, RecordKind, StoreFault
 
 __all__ = [
     "NEVER_EVIDENCE",
@@ -285,7 +285,7 @@ class MemoryPolicyView(ResponseModel):
 
     writable_types: list[MemoryType]
     default_type: MemoryType
-    preference_keys: list[str]
+    preference_keys: list[PreferenceKey]
 
 
 # ----- errors --------------------------------------------------------------------------------------------

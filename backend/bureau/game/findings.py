@@ -44,6 +44,7 @@ from bureau.ledger.repository import (
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, FindingMark, MemoryUnavailableError, StoredCard
 from bureau.scope.keys import BOARD, ROLES, Role
+from bureau.scope.limits import CLAIM_MAX_CHARS
 from bureau.scope.support import Contribution, leave_one_out, matching, source_key
 from bureau.scope.vocabulary import (
     ContributionStatus,
@@ -58,7 +59,6 @@ from bureau.scope.vocabulary import (
 from bureau.vault import Grant
 
 log = logging.getLogger("bureau.findings")
-CLAIM_MAX_CHARS = 240
 MAX_PROPOSALS = 6
 # Proposals search each card against the other roles: bounded to each role's newest cards, so the route stays
 # quick in a case of any size (a claim the operator writes is always judged against every card).

@@ -55,7 +55,6 @@ from bureau.vault import Grant, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
 security_log = logging.getLogger("bureau.security")
-QUESTION_MAX_CHARS = 500
 SESSION_MEMORY_KEEP = 5
 
 

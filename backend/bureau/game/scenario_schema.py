@@ -15,13 +15,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.memory_policy import MEMORY_TYPE_FORBIDDEN, UNSAFE_INPUT, MemoryPolicyError, WritePath, check_write
+from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, ONE_LINE_PATTERN, TEXT_PATTERN
+from bureau.scope.memory_policy import (
+    MEMORY_TYPE_FORBIDDEN,
+    UNSAFE_INPUT,
+    MemoryPolicyError,
+    WritePath,
+    check_write,
+    text_limit,
+)
 from bureau.scope.phrases import LANGUAGES as LANGUAGES  # the languages the server speaks, re-exported
 from bureau.scope.phrases import Language as Language
 from bureau.scope.vocabulary import CreatedBy, Kind, MemoryType, Trust
-
-MAX_CARD_CHARS = 280
-
 
 _SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
 _TOPIC = r"^[a-z][a-z0-9_]*$"
@@ -56,6 +61,8 @@ class ScenarioCard(_Strict):
 
     @model_validator(mode="after")
     def _allowed_by_the_memory_policy(self) -> ScenarioCard:
+        if len(self.content) > (limit := text_limit(self.memory_type, self.key)):
+            raise ValueError(f"content: longer than the {limit} characters this memory type and key take")
         try:
             check_write(self.memory_type, CreatedBy.SCENARIO, WritePath.ORDINARY, self.key, self.content, BUILT_IN)
         except MemoryPolicyError as exc:
@@ -121,10 +128,19 @@ class Scenario(_Strict):
     @classmethod
     def _questions(cls, value: list[str]) -> list[str]:
         for question in value:
-            if not question or len(question) > 200:
-                raise ValueError("each preset question must be 1-200 characters")
+            if not question or len(question) > 200 or not re.fullmatch(TEXT_PATTERN, question):
+                raise ValueError("each preset question must be a text of 1-200 characters (scope/limits.py)")
         if len(set(value)) != len(value):
             raise ValueError("preset questions must be unique")
+        return value
+
+    @field_validator("claims")
+    @classmethod
+    def _claims(cls, value: list[str]) -> list[str]:
+        """The console offers them to evaluate and promote: each must be a claim the API takes."""
+        for claim in value:
+            if len(claim) > CLAIM_MAX_CHARS or not re.fullmatch(ONE_LINE_PATTERN, claim):
+                raise ValueError(f"each claim must be one line of 1-{CLAIM_MAX_CHARS} characters")
         return value
 
     @model_validator(mode="after")

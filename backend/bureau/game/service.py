@@ -36,13 +36,13 @@ from bureau.game.errors import (
 )
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
-from bureau.game.interrogation import QUESTION_MAX_CHARS, Interrogation
+from bureau.game.interrogation import Interrogation
 from bureau.game.keys import Keys
 from bureau.game.knowledge import step_of
 from bureau.game.publication import Publisher
 from bureau.game.reseal import Resealer
 from bureau.game.retention import RetentionSweeper
-from bureau.game.scenario_schema import MAX_CARD_CHARS, Scenario, load_builtin_scenarios
+from bureau.game.scenario_schema import Scenario, load_builtin_scenarios
 from bureau.game.subject_access import subject_access_json
 from bureau.game.views import (
     CaseState,
@@ -73,13 +73,13 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
 from bureau.scope.content_policy import INJECTION
 from bureau.scope.keys import BOARD, ROLES, Role
-from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type, may_be_evidence
+from bureau.scope.limits import QUESTION_MAX_CHARS, SOURCE_MAX_CHARS
+from bureau.scope.memory_policy import MemoryPolicyError, WritePath, check_type, may_be_evidence, text_limit
 from bureau.scope.vocabulary import CreatedBy, EventType, Kind, MemoryType, PolicyAction, PolicyCode
 from bureau.vault import Grant, Vault, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
 T = TypeVar("T")
-SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
 # A command that met a reset in its commit runs again in the new generation, at most this many times (a reset
 # is rare; a case reset over and over this fast answers 409 VERSION_CONFLICT instead of looping).
 GENERATION_ATTEMPTS = 5
@@ -332,7 +332,7 @@ class Bureau:
         try:
             # The type rule first: a forbidden type is refused whatever the text says (and without reading it).
             check_type(memory_type, creator, WritePath.ORDINARY, key)
-            content = checked_text(text, MAX_CARD_CHARS, screening=self.gateway.screening)
+            content = checked_text(text, text_limit(memory_type, key), screening=self.gateway.screening)
             told_by = checked_text(source, SOURCE_MAX_CHARS, screening=self.gateway.screening) if source else None
         except (MemoryPolicyError, UnsafeInputError) as exc:
             await self.audit(case_id, [_rejected(exc, memory_type, creator, role)])
@@ -432,7 +432,8 @@ class Bureau:
 
     async def _carry_out(self, tasks: Sequence[CleanupTask]) -> None:
         """A command's own cleanup tasks, now; those that fail are handed to the background loop."""
-        done, failed = [], []
+        done: list[int] = []
+        failed: list[int] = []
         for task in tasks:
             (done if await run_cleanup(self.gateway, self.ledger, self.keys, task) else failed).append(task.id)
         try:

@@ -28,24 +28,24 @@ from functools import lru_cache
 import opencc
 from confusable_homoglyphs.confusables import confusables_data
 
+from bureau.scope.limits import BLANK_LETTERS, CONTROL_CHARACTERS
+
 # -- invisible characters --------------------------------------------------------------------------
-# Letters by category that draw nothing (Braille blank, Hangul fillers, Mongolian vowel separator, Khmer
-# inherent vowels), beside every format (Cf) character and combining mark (Mn, Me) left over after NFKC.
-_BLANK_LETTERS = "\u2800\u115f\u1160\u3164\uffa0\u180e\u17b4\u17b5"
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# The letters that draw nothing (`scope/limits.py`: Braille blank, Hangul fillers, Khmer inherent vowels),
+# beside every format (Cf) character and combining mark (Mn, Me) left over after NFKC.
 
 
 @lru_cache(maxsize=4096)
 def _invisible(char: str) -> bool:
-    return char in _BLANK_LETTERS or unicodedata.category(char) in ("Cf", "Mn", "Me")
+    return char in BLANK_LETTERS or unicodedata.category(char) in ("Cf", "Mn", "Me")
 
 
 def strip_invisible(text: str) -> str:
     """NFKC, then control, format, combining and blank characters removed. Pure ASCII text is returned as is."""
     text = unicodedata.normalize("NFKC", text)
     if text.isascii():
-        return _CONTROL.sub("", text)
-    return _CONTROL.sub("", "".join(char for char in text if not _invisible(char)))
+        return CONTROL_CHARACTERS.sub("", text)
+    return CONTROL_CHARACTERS.sub("", "".join(char for char in text if not _invisible(char)))
 
 
 # -- confusables -----------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bureau.scope.canonical import instruction_forms, personal_forms
+from bureau.scope.limits import CONTROL_CHARACTERS
 from bureau.scope.personal_data import DETECTORS
 
 INJECTION = "prompt_injection"
@@ -42,13 +43,12 @@ CONFIGURED = "configured_pattern"
 REASONS: tuple[str, ...] = (*(reason for reason, _ in DETECTORS), INJECTION, CONFIGURED)
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _WS = re.compile(r"\s+")
 
 
 def _nfkc(text: str) -> str:
     """NFKC (full-width digits/letters become ASCII), zero-width and control characters removed."""
-    return _CONTROL.sub("", unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH))
+    return CONTROL_CHARACTERS.sub("", unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH))
 
 
 def normalise_whisper(text: str) -> str:

@@ -7,14 +7,14 @@ See docs/memory-policy.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
 from bureau.scope.content_policy import Screening
-from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode
+from bureau.scope.limits import MAX_CARD_CHARS
+from bureau.scope.vocabulary import CreatedBy, MemoryType, PolicyCode, PreferenceKey
 
 
 class WritePath(StrEnum):
@@ -37,21 +37,24 @@ OWNER_MISMATCH = PolicyCode.OWNER_MISMATCH  # counted only: nothing of a foreign
 
 
 @dataclass(frozen=True, slots=True)
-class PreferenceKey:
-    """An allow-listed preference: its value must match `pattern` (full match) and fit `max_chars`."""
+class PreferenceRule:
+    """What an allow-listed preference takes: one of `words` in any letter case, or, without words, any text;
+    at most `max_chars` characters, counted as every text limit is (`scope/limits.py`: the text as written,
+    so the entry point checks it, before normalising). The request schema states both (`api/schemas.py`)."""
 
-    pattern: str
     max_chars: int
+    words: tuple[str, ...] = ()
 
     def accepts(self, value: str) -> bool:
-        return len(value) <= self.max_chars and re.fullmatch(self.pattern, value, re.IGNORECASE) is not None
+        """The value's shape (its length is the entry point's text limit, `text_limit`)."""
+        return not self.words or value.casefold() in {word.casefold() for word in self.words}
 
 
-PREFERENCE_KEYS: Mapping[str, PreferenceKey] = {
-    "preferred_language": PreferenceKey(r"en|zh|english|chinese|中文|英文", 16),
-    "answer_style": PreferenceKey(r"brief|detailed|简短|详细", 16),
-    "dietary_preference": PreferenceKey(r"[^\n]{1,80}", 80),
-    "meeting_time": PreferenceKey(r"[^\n]{1,80}", 80),
+PREFERENCE_KEYS: Mapping[PreferenceKey, PreferenceRule] = {
+    PreferenceKey.PREFERRED_LANGUAGE: PreferenceRule(16, ("en", "zh", "english", "chinese", "中文", "英文")),
+    PreferenceKey.ANSWER_STYLE: PreferenceRule(16, ("brief", "detailed", "简短", "详细")),
+    PreferenceKey.DIETARY_PREFERENCE: PreferenceRule(80),
+    PreferenceKey.MEETING_TIME: PreferenceRule(80),
 }
 
 
@@ -153,11 +156,22 @@ def check_type(memory_type: MemoryType, creator: CreatedBy, path: WritePath, key
         raise MemoryPolicyError(PREFERENCE_KEY_UNKNOWN, "key_not_allowed_for_type")
 
 
+def preference_rule(key: str | None) -> PreferenceRule | None:
+    """The rule of an allow-listed key, None for any other key (or none)."""
+    return PREFERENCE_KEYS[PreferenceKey(key)] if key is not None and key in PREFERENCE_KEYS else None
+
+
+def text_limit(memory_type: MemoryType, key: str | None) -> int:
+    """How many characters a card's text may have: a preference's own limit, else a card's."""
+    spec = preference_rule(key) if POLICY[memory_type].needs_key else None
+    return spec.max_chars if spec is not None else MAX_CARD_CHARS
+
+
 def check_content(memory_type: MemoryType, key: str | None, content: str, screening: Screening) -> None:
     """Raise MemoryPolicyError unless the content passes what its type requires: the preference value's
-    schema, the content screening. The detail names reason codes, never the text."""
+    shape, the content screening. The detail names reason codes, never the text."""
     policy = POLICY[memory_type]
-    spec = PREFERENCE_KEYS.get(key or "")
+    spec = preference_rule(key)
     if policy.needs_key and (spec is None or not spec.accepts(content)):
         raise MemoryPolicyError(PREFERENCE_VALUE_INVALID if spec else PREFERENCE_KEY_UNKNOWN, key or "")
     if policy.screened and (reasons := screening.screen(content)):

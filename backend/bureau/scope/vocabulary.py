@@ -46,6 +46,15 @@ class MemoryType(StrEnum):
     AUDIT_RECORD = "audit_record"
 
 
+class PreferenceKey(StrEnum):
+    """The allow-listed keys of a `user_preference`; what value each takes is in `scope/memory_policy.py`."""
+
+    PREFERRED_LANGUAGE = "preferred_language"
+    ANSWER_STYLE = "answer_style"
+    DIETARY_PREFERENCE = "dietary_preference"
+    MEETING_TIME = "meeting_time"
+
+
 class Kind(StrEnum):
     """What a card says, as the story sees it (a scenario card's `kind`)."""
 

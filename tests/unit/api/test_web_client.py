@@ -29,17 +29,16 @@ def test_the_committed_openapi_document_and_rules_are_current() -> None:
 
 
 def test_the_web_limits_are_the_games_own() -> None:
+    """The one vocabulary of limits (`scope/limits.py`), as the schema states them and the web reads them."""
     from bureau.api.security import PASSCODE_MAX_CHARS
-    from bureau.game.findings import CLAIM_MAX_CHARS
-    from bureau.game.interrogation import QUESTION_MAX_CHARS
-    from bureau.game.scenario_schema import MAX_CARD_CHARS
-    from bureau.game.service import SOURCE_MAX_CHARS
-    from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES
+    from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, QUESTION_MAX_CHARS, SOURCE_MAX_CHARS
+    from bureau.scope.memory_policy import DERIVED_MEMORY_TYPES, PREFERENCE_KEYS
 
     rules = (REPO / "web/src/api/rules.ts").read_text(encoding="utf-8")
     limits = re.search(r"export const LIMITS = (\{.*?\}) as const;", rules)
     derived = re.search(r"export const DERIVED_MEMORY_TYPES = (\[.*?\]) as const;", rules)
-    assert limits is not None and derived is not None
+    preferences = re.search(r"export const PREFERENCE_LIMITS = (\{.*?\}) as const;", rules)
+    assert limits is not None and derived is not None and preferences is not None
     assert json.loads(limits.group(1)) == {
         "whisperText": MAX_CARD_CHARS,
         "whisperSource": SOURCE_MAX_CHARS,
@@ -49,6 +48,7 @@ def test_the_web_limits_are_the_games_own() -> None:
         "passcode": PASSCODE_MAX_CHARS,
     }
     assert set(json.loads(derived.group(1))) == DERIVED_MEMORY_TYPES
+    assert json.loads(preferences.group(1)) == {str(key): rule.max_chars for key, rule in PREFERENCE_KEYS.items()}
 
 
 def test_no_web_source_copies_a_limit() -> None:

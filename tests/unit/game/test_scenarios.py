@@ -234,6 +234,23 @@ def test_bad_trust_names_file_and_field(scenario_dir):
             lambda d: d.update(preset_questions=["Only one?"]),
             "allergy.en.yaml: preset_questions: List should have at least 3 items",
         ),
+        (  # what the console offers must be what the API takes (scope/limits.py)
+            "night-ferry.en.yaml",
+            lambda d: d["claims"].append("The van left.\nThe pier was empty."),
+            "night-ferry.en.yaml: claims: each claim must be one line of 1-240 characters",
+        ),
+        (
+            "night-ferry.en.yaml",
+            lambda d: d["claims"].append("x" * 241),
+            "night-ferry.en.yaml: claims: each claim must be one line of 1-240 characters",
+        ),
+        (
+            "allergy.en.yaml",
+            lambda d: d["cards"]["suspect"][0].update(
+                memory_type="user_preference", key="dietary_preference", content="v" * 81
+            ),
+            "allergy.en.yaml: cards.suspect.0.content: longer than the 80 characters this memory type and key take",
+        ),
     ],
 )
 def test_broken_file_names_file_and_field(scenario_dir, name, change, expected):

@@ -18,9 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bureau.game.scenario_schema import MAX_CARD_CHARS, load_builtin_scenarios
+from bureau.game.scenario_schema import load_builtin_scenarios
 from bureau.scope.canonical import decoded_layers, instruction_form, personal_forms, strip_invisible
 from bureau.scope.content_policy import INJECTION, screen
+from bureau.scope.limits import MAX_CARD_CHARS
 from live_server import REPO
 
 DATA = REPO / "tests" / "data"

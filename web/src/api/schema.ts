@@ -164,7 +164,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Whisper */
+        /**
+         * Whisper
+         * @description A card into one role's private space: a memory type (default `long_term_knowledge`), for a
+         *     `user_preference` its key and a value that key takes.
+         */
         post: operations["whisper_api_cases__case_id__whispers_post"];
         delete?: never;
         options?: never;
@@ -183,6 +187,30 @@ export interface paths {
         put?: never;
         /** Interrogate */
         post: operations["interrogate_api_cases__case_id__interrogations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/cases/{case_id}/acts/unfiltered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unfiltered Act
+         * @description The presenter act (docs/presenter-guide.md): the question asked as an interrogation, its store statement
+         *     without the space filter (each part fetching k x spaces) and without the scope re-check, so only the
+         *     compartment keys stand between the role and the others. The answer is what the ordinary route gives; the
+         *     trace lists, as locked rows, what came back from other compartments: their space and score, nothing else.
+         *     403 PRESENTER_ACTS_OFF unless BUREAU_PRESENTER_ACTS=1 (never in production).
+         */
+        post: operations["unfiltered_act_api_cases__case_id__acts_unfiltered_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -460,6 +488,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AnswerStyleWhisper */
+        AnswerStyleWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "answer_style";
+            /**
+             * Text
+             * @description one of brief, detailed, 简短, 详细 (any letter case)
+             */
+            text: string;
+        };
         /**
          * Audience
          * @description Ordered lattice: operator ⊇ stage. The stage only ever receives public data.
@@ -508,6 +562,36 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Card Id */
             card_id: string;
+        };
+        /**
+         * CardWhisper
+         * @description A whisper of any memory type but `user_preference` (the default: `long_term_knowledge`); no key.
+         */
+        CardWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Text
+             * @description at most 280 characters, no control character, at least one character that draws something
+             */
+            text: string;
+            /**
+             * Memory Type
+             * @default long_term_knowledge
+             * @enum {string}
+             */
+            memory_type?: "long_term_knowledge" | "operational_memory" | "session" | "task_state" | "audit_record";
+            /**
+             * Key
+             * @description only a `user_preference` takes a key
+             */
+            key?: null;
         };
         /** CaseInfo */
         CaseInfo: {
@@ -690,7 +774,10 @@ export interface components {
             expected_version?: number | null;
             /** Roles */
             roles: components["schemas"]["Role"][];
-            /** Question */
+            /**
+             * Question
+             * @description at most 500 characters, no control character, at least one character that draws something
+             */
             question: string;
         };
         /** CrossExaminationEntry */
@@ -740,6 +827,32 @@ export interface components {
             /** Results */
             results: components["schemas"]["RoleResult"][];
             conclusion: components["schemas"]["JointConclusion"];
+        };
+        /** DietaryPreferenceWhisper */
+        DietaryPreferenceWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "dietary_preference";
+            /**
+             * Text
+             * @description at most 80 characters, no control character, at least one character that draws something
+             */
+            text: string;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -821,7 +934,10 @@ export interface components {
          * @description A one-sentence claim in the operator's own words (screened like a whisper).
          */
         FindingClaimBody: {
-            /** Claim */
+            /**
+             * Claim
+             * @description at most 240 characters, no control character, at least one character that draws something, one line
+             */
             claim: string;
         };
         /**
@@ -867,7 +983,10 @@ export interface components {
          * @description No claim: the server proposes claims from cards of different roles that match each other.
          */
         FindingEvaluationBody: {
-            /** Claim */
+            /**
+             * Claim
+             * @description at most 240 characters, no control character, at least one character that draws something, one line
+             */
             claim?: string | null;
         };
         /**
@@ -974,7 +1093,10 @@ export interface components {
             /** Expected Version */
             expected_version?: number | null;
             role: components["schemas"]["Role"];
-            /** Question */
+            /**
+             * Question
+             * @description at most 500 characters, no control character, at least one character that draws something
+             */
             question: string;
         };
         /** InterrogationEntry */
@@ -1107,6 +1229,43 @@ export interface components {
             /** Base Url Host */
             base_url_host: string | null;
         };
+        /**
+         * LockedRow
+         * @description A row of another compartment that came back (the presenter act's statement has no space filter) and
+         *     that no key in the request opens: the space its row names and its score in the asked space's basis,
+         *     nothing else (no text, no card id, no topic).
+         */
+        LockedRow: {
+            space: components["schemas"]["Space"];
+            /** Score */
+            score: number;
+        };
+        /** MeetingTimeWhisper */
+        MeetingTimeWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "meeting_time";
+            /**
+             * Text
+             * @description at most 80 characters, no control character, at least one character that draws something
+             */
+            text: string;
+        };
         /** MemoryHealth */
         MemoryHealth: {
             /**
@@ -1132,7 +1291,7 @@ export interface components {
             writable_types: components["schemas"]["MemoryType"][];
             default_type: components["schemas"]["MemoryType"];
             /** Preference Keys */
-            preference_keys: string[];
+            preference_keys: components["schemas"]["PreferenceKey"][];
         };
         /**
          * MemoryType
@@ -1168,7 +1327,7 @@ export interface components {
          * @description Start-up phases in order. Those before `LISTENING` happen before the port answers (console only).
          * @enum {string}
          */
-        Phase: "settings" | "code" | "web" | "listening" | "ledger" | "worker_id" | "memory" | "responder" | "scenarios" | "ready" | "failed";
+        Phase: "settings" | "code" | "web" | "listening" | "ledger" | "vault" | "worker_id" | "memory" | "responder" | "scenarios" | "ready" | "failed";
         /**
          * PolicyAction
          * @description What a memory-policy decision in the audit trail did (docs/memory-policy.md#audit-trail).
@@ -1217,6 +1376,38 @@ export interface components {
             space: components["schemas"]["Space"] | null;
             /** Count */
             count: number;
+        };
+        /**
+         * PreferenceKey
+         * @description The allow-listed keys of a `user_preference`; what value each takes is in `scope/memory_policy.py`.
+         * @enum {string}
+         */
+        PreferenceKey: "preferred_language" | "answer_style" | "dietary_preference" | "meeting_time";
+        /** PreferredLanguageWhisper */
+        PreferredLanguageWhisper: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Source
+             * @description who told the role (at most 80 characters, no control character, at least one character that draws something)
+             */
+            source?: string | null;
+            /**
+             * Memory Type
+             * @constant
+             */
+            memory_type: "user_preference";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            key: "preferred_language";
+            /**
+             * Text
+             * @description one of en, zh, english, chinese, 中文, 英文 (any letter case)
+             */
+            text: string;
         };
         /** Provenance */
         Provenance: {
@@ -1267,6 +1458,13 @@ export interface components {
              */
             idempotent: boolean;
         };
+        /**
+         * Purpose
+         * @description What a grant is for (vault/grants.py): it names the command, and it limits what may be done under the
+         *     keys it holds. The X-ray names it beside the compartments whose keys the request held.
+         * @enum {string}
+         */
+        Purpose: "interrogation" | "cross_examination" | "whisper" | "publish" | "findings" | "case_setup" | "operator" | "stage" | "lifecycle" | "migration";
         /** Ready */
         Ready: {
             /**
@@ -1442,6 +1640,10 @@ export interface components {
             conflicting: boolean;
             /** Duration Ms */
             duration_ms: number | null;
+            /** Unfiltered */
+            unfiltered?: boolean;
+            /** Locked */
+            locked?: components["schemas"]["LockedRow"][];
         };
         /**
          * StageRecord
@@ -1475,6 +1677,16 @@ export interface components {
             conflicting: boolean;
             /** Duration Ms */
             duration_ms: number | null;
+            /**
+             * Unfiltered
+             * @description the presenter act: no space filter, no re-check
+             */
+            unfiltered?: boolean;
+            /**
+             * Locked
+             * @description the presenter act: other compartments' rows, locked (a space and a score)
+             */
+            locked?: components["schemas"]["LockedRow"][];
         };
         /** StageSnapshot */
         StageSnapshot: {
@@ -1540,6 +1752,12 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Searched Scopes */
             searched_scopes: components["schemas"]["Space"][];
+            /** Grant */
+            grant?: components["schemas"]["TraceGrant"];
+            /** Unfiltered */
+            unfiltered?: boolean;
+            /** Locked */
+            locked?: components["schemas"]["LockedRow"][];
             /** Hits */
             hits: components["schemas"]["TraceHit"][];
             /** Misses */
@@ -1555,6 +1773,16 @@ export interface components {
             duration_ms: number;
             /** Owner Mismatch Dropped */
             owner_mismatch_dropped?: number;
+        };
+        /**
+         * TraceGrant
+         * @description The grant the search ran under: its purpose, and the compartments whose keys the request held to read
+         *     (the X-ray's "keys in this request").
+         */
+        TraceGrant: {
+            purpose: components["schemas"]["Purpose"];
+            /** Keys */
+            keys: components["schemas"]["Space"][];
         };
         /** TraceHit */
         TraceHit: {
@@ -1635,6 +1863,20 @@ export interface components {
          * @enum {string}
          */
         Trust: "high" | "medium" | "low";
+        /**
+         * UnfilteredActBody
+         * @description The presenter act: an interrogation's question, run without the space filter and the re-check.
+         */
+        UnfilteredActBody: {
+            /** Expected Version */
+            expected_version?: number | null;
+            role: components["schemas"]["Role"];
+            /**
+             * Question
+             * @description at most 500 characters, no control character, at least one character that draws something
+             */
+            question: string;
+        };
         /** ValidationErrorBody */
         ValidationErrorBody: {
             detail: components["schemas"]["ValidationErrorDetail"];
@@ -1669,20 +1911,6 @@ export interface components {
          * @enum {string}
          */
         Visibility: "private" | "public";
-        /** WhisperBody */
-        WhisperBody: {
-            /** Expected Version */
-            expected_version?: number | null;
-            role: components["schemas"]["Role"];
-            /** Text */
-            text: string;
-            /** @default long_term_knowledge */
-            memory_type?: components["schemas"]["MemoryType"];
-            /** Key */
-            key?: string | null;
-            /** Source */
-            source?: string | null;
-        };
         /** WhisperResult */
         WhisperResult: {
             card: components["schemas"]["Card"];
@@ -1994,6 +2222,12 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Searched Scopes */
             searched_scopes: components["schemas"]["Space"][];
+            /** Grant */
+            grant?: components["schemas"]["TraceGrant"];
+            /** Unfiltered */
+            unfiltered?: boolean;
+            /** Locked */
+            locked?: components["schemas"]["LockedRow"][];
             /** Hits */
             hits: components["schemas"]["TraceHit"][];
             /** Misses */
@@ -2143,6 +2377,16 @@ export interface components {
             conflicting: boolean;
             /** Duration Ms */
             duration_ms: number | null;
+            /**
+             * Unfiltered
+             * @description the presenter act: no space filter, no re-check
+             */
+            unfiltered?: boolean;
+            /**
+             * Locked
+             * @description the presenter act: other compartments' rows, locked (a space and a score)
+             */
+            locked?: components["schemas"]["LockedRow"][];
             /** Case Id */
             case_id: string;
             /**
@@ -2406,9 +2650,11 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type AnswerStyleWhisper = components['schemas']['AnswerStyleWhisper'];
 export type Audience = components['schemas']['Audience'];
 export type Card = components['schemas']['Card'];
 export type CardSource = components['schemas']['CardSource'];
+export type CardWhisper = components['schemas']['CardWhisper'];
 export type CaseInfo = components['schemas']['CaseInfo'];
 export type CaseMode = components['schemas']['CaseMode'];
 export type CaseRecordPage = components['schemas']['CaseRecordPage'];
@@ -2426,6 +2672,7 @@ export type CreatedBy = components['schemas']['CreatedBy'];
 export type CrossExaminationBody = components['schemas']['CrossExaminationBody'];
 export type CrossExaminationEntry = components['schemas']['CrossExaminationEntry'];
 export type CrossExaminationResult = components['schemas']['CrossExaminationResult'];
+export type DietaryPreferenceWhisper = components['schemas']['DietaryPreferenceWhisper'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type FallbackReason = components['schemas']['FallbackReason'];
@@ -2452,6 +2699,8 @@ export type Knowledge = components['schemas']['Knowledge'];
 export type Language = components['schemas']['Language'];
 export type LatestCase = components['schemas']['LatestCase'];
 export type LlmHealth = components['schemas']['LlmHealth'];
+export type LockedRow = components['schemas']['LockedRow'];
+export type MeetingTimeWhisper = components['schemas']['MeetingTimeWhisper'];
 export type MemoryHealth = components['schemas']['MemoryHealth'];
 export type MemoryPolicyView = components['schemas']['MemoryPolicyView'];
 export type MemoryType = components['schemas']['MemoryType'];
@@ -2463,11 +2712,14 @@ export type PolicyAction = components['schemas']['PolicyAction'];
 export type PolicyCode = components['schemas']['PolicyCode'];
 export type PolicyDecisionPage = components['schemas']['PolicyDecisionPage'];
 export type PolicyDecisionView = components['schemas']['PolicyDecisionView'];
+export type PreferenceKey = components['schemas']['PreferenceKey'];
+export type PreferredLanguageWhisper = components['schemas']['PreferredLanguageWhisper'];
 export type Provenance = components['schemas']['Provenance'];
 export type PublicCard = components['schemas']['PublicCard'];
 export type PublicHit = components['schemas']['PublicHit'];
 export type PublicationBody = components['schemas']['PublicationBody'];
 export type PublicationResult = components['schemas']['PublicationResult'];
+export type Purpose = components['schemas']['Purpose'];
 export type Ready = components['schemas']['Ready'];
 export type RelevancePolicyName = components['schemas']['RelevancePolicyName'];
 export type ResetBody = components['schemas']['ResetBody'];
@@ -2489,13 +2741,14 @@ export type StageSnapshot = components['schemas']['StageSnapshot'];
 export type StoreFault = components['schemas']['StoreFault'];
 export type StoredAnswer = components['schemas']['StoredAnswer'];
 export type Trace = components['schemas']['Trace'];
+export type TraceGrant = components['schemas']['TraceGrant'];
 export type TraceHit = components['schemas']['TraceHit'];
 export type TraceMiss = components['schemas']['TraceMiss'];
 export type Trust = components['schemas']['Trust'];
+export type UnfilteredActBody = components['schemas']['UnfilteredActBody'];
 export type ValidationErrorBody = components['schemas']['ValidationErrorBody'];
 export type ValidationErrorDetail = components['schemas']['ValidationErrorDetail'];
 export type Visibility = components['schemas']['Visibility'];
-export type WhisperBody = components['schemas']['WhisperBody'];
 export type WhisperResult = components['schemas']['WhisperResult'];
 export type AnswerCompleted = components['schemas']['AnswerCompleted'];
 export type BoardCopy = components['schemas']['BoardCopy'];
@@ -2684,7 +2937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2786,7 +3039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2858,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2914,7 +3167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3019,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3104,7 +3357,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3205,7 +3458,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3295,7 +3548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3383,7 +3636,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3405,7 +3658,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WhisperBody"];
+                "application/json": (components["schemas"]["PreferredLanguageWhisper"] | components["schemas"]["AnswerStyleWhisper"] | components["schemas"]["DietaryPreferenceWhisper"] | components["schemas"]["MeetingTimeWhisper"]) | components["schemas"]["CardWhisper"];
             };
         };
         responses: {
@@ -3418,7 +3671,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhisperResult"];
                 };
             };
-            /** @description UNSAFE_INPUT, PREFERENCE_KEY_UNKNOWN, PREFERENCE_VALUE_INVALID, HOST_NOT_ALLOWED */
+            /** @description UNSAFE_INPUT, HOST_NOT_ALLOWED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3499,7 +3752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3615,7 +3868,123 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    unfiltered_act_api_cases__case_id__acts_unfiltered_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnfilteredActBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Interrogation"];
+                };
+            };
+            /** @description UNSAFE_INPUT, HOST_NOT_ALLOWED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description ACCESS_REQUIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description PRESENTER_ACTS_OFF, ROLE_FORBIDDEN, CSRF_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description CASE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description VERSION_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictBody"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorBody"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3731,7 +4100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3844,7 +4213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3929,7 +4298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4054,7 +4423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4143,7 +4512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4228,7 +4597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4353,7 +4722,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4469,7 +4838,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, WORKER_ID_LOST, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4565,7 +4934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4641,7 +5010,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4722,7 +5091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4809,7 +5178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4874,7 +5243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4962,7 +5331,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5036,7 +5405,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description MEMORY_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
+            /** @description MEMORY_UNAVAILABLE, VAULT_UNAVAILABLE, LEDGER_BUSY, LEDGER_READ_ONLY, STORAGE_FULL, STARTING */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5057,7 +5426,9 @@ type ReadonlyArray<T> = [
     unknown[]
 ] ? Readonly<Exclude<T, undefined>> : Readonly<Exclude<T, undefined>[]>;
 export const pathsApiCasesCase_idRecordExportGetParametersQueryFormatValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/cases/{case_id}/record/export"]["get"]["parameters"]["query"]["format"]> = ["json", "markdown"];
+export const answerStyleWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AnswerStyleWhisper"]["key"]> = ["answer_style"];
 export const audienceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Audience"]> = ["operator", "stage"];
+export const cardWhisperMemory_typeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CardWhisper"]["memory_type"]> = ["long_term_knowledge", "operational_memory", "session", "task_state", "audit_record"];
 export const caseModeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseMode"]["mode"]> = ["evidence", "role_voice"];
 export const caseStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CaseStatus"]> = ["loading", "active", "erasing"];
 export const certaintyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Certainty"]> = ["known", "uncertain", "unknown"];
@@ -5065,6 +5436,7 @@ export const contributionStatusValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const coverageRuleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CoverageRule"]> = ["contradiction", "focus_not_covered", "attribute_not_answered", "no_focus_match"];
 export const createdByValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreatedBy"]> = ["system", "scenario", "operator", "agent", "untrusted"];
 export const crossExaminationEntryKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrossExaminationEntry"]["kind"]> = ["cross_examination"];
+export const dietaryPreferenceWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DietaryPreferenceWhisper"]["key"]> = ["dietary_preference"];
 export const fallbackReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FallbackReason"]> = ["ungrounded_claim", "citation_outside_evidence", "claimed_known_without_evidence", "fact_not_stated", "malformed_output", "provider_timeout", "provider_error", "budget_exhausted", "busy", "known_without_citation", "declined_available_evidence"];
 export const findingDecisionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingDecision"]> = ["qualifies", "not_qualified", "promoted"];
 export const findingStateValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FindingState"]> = ["pending", "ready", "withdrawn"];
@@ -5080,13 +5452,17 @@ export const knowledgeInformantValues: ReadonlyArray<FlattenedDeepRequired<compo
 export const knowledgeSuspectValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Knowledge"]["suspect"][string]> = ["own_memory", "board", "conflicting", "uncertain", "unknown"];
 export const languageValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Language"]> = ["en", "zh"];
 export const llmHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LlmHealth"]["status"]> = ["disabled", "configured", "degraded"];
+export const meetingTimeWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MeetingTimeWhisper"]["key"]> = ["meeting_time"];
 export const memoryHealthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryHealth"]["status"]> = ["up", "down"];
 export const memoryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MemoryType"]> = ["session", "task_state", "user_preference", "long_term_knowledge", "operational_memory", "audit_record"];
 export const missReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["MissReason"]> = ["below_threshold", "uncertain", "borderline_rejected", "derived_context", "duplicate", "filtered_unsafe", "type_not_evidence", "expired", "failed_validation"];
 export const modeReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ModeReason"]> = ["no_model", "model_speaks_language", "language_not_spoken"];
-export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
+export const phaseValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Phase"]> = ["settings", "code", "web", "listening", "ledger", "vault", "worker_id", "memory", "responder", "scenarios", "ready", "failed"];
 export const policyActionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyAction"]> = ["write_accepted", "write_rejected", "read_filtered", "retention_purged"];
 export const policyCodeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PolicyCode"]> = ["ok", "MEMORY_TYPE_FORBIDDEN", "PREFERENCE_KEY_UNKNOWN", "PREFERENCE_VALUE_INVALID", "UNSAFE_INPUT", "expired", "failed_validation", "type_not_evidence", "owner_mismatch"];
+export const preferenceKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreferenceKey"]> = ["preferred_language", "answer_style", "dietary_preference", "meeting_time"];
+export const preferredLanguageWhisperKeyValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PreferredLanguageWhisper"]["key"]> = ["preferred_language"];
+export const purposeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Purpose"]> = ["interrogation", "cross_examination", "whisper", "publish", "findings", "case_setup", "operator", "stage", "lifecycle", "migration"];
 export const relevancePolicyNameValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RelevancePolicyName"]> = ["logistic-local", "logistic-hashing", "logistic-openai", "cosine-threshold"];
 export const roleValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Role"]> = ["detective", "informant", "suspect"];
 export const spaceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Space"]> = ["detective", "informant", "suspect", "bulletin_board"];

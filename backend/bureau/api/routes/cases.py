@@ -120,15 +120,12 @@ async def export_record(
     CASE_PATH + "/whispers",
     status_code=201,
     response_model=WhisperResult,
-    responses=declare_errors(
-        "UNSAFE_INPUT",
-        policy.MEMORY_TYPE_FORBIDDEN,
-        policy.PREFERENCE_KEY_UNKNOWN,
-        policy.PREFERENCE_VALUE_INVALID,
-        *COMMAND,
-    ),
+    # A preference's key and value are the schema's (422); the memory policy decides who writes which type.
+    responses=declare_errors("UNSAFE_INPUT", policy.MEMORY_TYPE_FORBIDDEN, *COMMAND),
 )
 async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> WhisperResult:
+    """A card into one role's private space: a memory type (default `long_term_knowledge`), for a
+    `user_preference` its key and a value that key takes."""
     return await bureau.whisper(
         case_id, body.role, body.text, body.expected_version, body.memory_type, body.key, body.source
     )

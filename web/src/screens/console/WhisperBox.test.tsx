@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../api/client";
+import { PREFERENCE_LIMITS } from "../../api/rules";
 import type { MemoryPolicy } from "../../api/types";
 import { card } from "../../test/fixtures";
 import { renderWithI18n } from "../../test/render";
@@ -69,6 +70,25 @@ describe("<WhisperBox> with the memory policy", () => {
     fireEvent.change(textbox(), { target: { value: "vegetarian" } });
     fireEvent.click(submit());
     await waitFor(() => expect(whisper).toHaveBeenCalledWith("vegetarian", "user_preference", "dietary_preference"));
+  });
+
+  it("counts a preference's value against its key's own limit", () => {
+    renderWithI18n(<WhisperBox role="informant" whisper={vi.fn()} policy={policy} />);
+    fireEvent.change(screen.getByLabelText("Memory type"), { target: { value: "user_preference" } });
+    fireEvent.change(screen.getByLabelText("Preference"), { target: { value: "dietary_preference" } });
+    fireEvent.change(textbox(), { target: { value: "v".repeat(PREFERENCE_LIMITS.dietary_preference + 1) } });
+    expect(screen.getByText(new RegExp(`/ ${PREFERENCE_LIMITS.dietary_preference}`))).toBeTruthy();
+    expect((submit() as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("says a preference value its key does not take when the schema refuses it (422)", async () => {
+    const whisper = vi.fn().mockRejectedValue(new ApiError(422, "VALIDATION_ERROR", "no", null));
+    renderWithI18n(<WhisperBox role="informant" whisper={whisper} policy={policy} />);
+    fireEvent.change(screen.getByLabelText("Memory type"), { target: { value: "user_preference" } });
+    fireEvent.change(textbox(), { target: { value: "klingon" } });
+    fireEvent.click(submit());
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toBe("That value does not fit this preference."));
+    expect(whisper).toHaveBeenCalledWith("klingon", "user_preference", "answer_style");
   });
 
   it("names the policy rule that refused a whisper", async () => {

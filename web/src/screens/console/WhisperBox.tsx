@@ -4,9 +4,10 @@ import type { Card, MemoryPolicy, Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
 import { useI18n } from "../../i18n/I18n";
 import { en, type MessageKey } from "../../i18n/strings";
-import { LIMITS } from "../../api/rules";
+import { LIMITS, PREFERENCE_LIMITS } from "../../api/rules";
 
 export const WHISPER_MAX_LENGTH = LIMITS.whisperText;
+const PREFERENCE_MAX_LENGTH: Readonly<Record<string, number | undefined>> = PREFERENCE_LIMITS;
 
 /** Length check on the trimmed text, counted in characters (code points), not UTF-16 units. */
 export function whisperLength(text: string): number {
@@ -42,7 +43,9 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
   const [status, setStatus] = useState<WhisperStatus>({ kind: "idle" });
   const roleName = t(`role.${role}`);
   const length = whisperLength(text);
-  const tooLong = length > WHISPER_MAX_LENGTH;
+  // A preference's value has its key's own limit; the server counts as the counter does.
+  const maxLength = (chosenKey !== null ? PREFERENCE_MAX_LENGTH[chosenKey] : undefined) ?? WHISPER_MAX_LENGTH;
+  const tooLong = length > maxLength;
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -64,7 +67,10 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
       setText("");
       setStatus({ kind: "saved", cardId: card.id });
     } catch (caught) {
-      const code = caught instanceof ApiError ? caught.code : null;
+      // A preference's key and value are the request schema's: a malformed preference is a value its key
+      // does not take (the box sends only keys the server offers).
+      const refused = caught instanceof ApiError ? caught.code : null;
+      const code = refused === "VALIDATION_ERROR" && chosenKey !== null ? "PREFERENCE_VALUE_INVALID" : refused;
       const policyKey = knownKey("whisper.policy.", code);
       const message = code === "UNSAFE_INPUT" ? t("whisper.unsafe") : policyKey ? t(policyKey) : describeError(t, caught);
       setStatus({ kind: "error", message });
@@ -129,8 +135,8 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
         )}
         <div className="form-row">
           <span id={`${inputId}-counter`} className={`counter${tooLong ? " counter--over" : ""}`}>
-            {t("whisper.counter", { n: length, max: WHISPER_MAX_LENGTH })}
-            {tooLong && ` — ${t("whisper.tooLong", { max: WHISPER_MAX_LENGTH })}`}
+            {t("whisper.counter", { n: length, max: maxLength })}
+            {tooLong && ` — ${t("whisper.tooLong", { max: maxLength })}`}
           </span>
           <button type="submit" className="button button--primary" disabled={tooLong} aria-disabled={sending}>
             {sending ? t("whisper.sending") : t("whisper.submit")}
