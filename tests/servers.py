@@ -31,7 +31,8 @@ def _as_postgres(command: list[str]) -> list[str]:
 
 
 class PostgresCluster:
-    """initdb + pg_ctl on a free loopback port, trust auth, one database `bureau`."""
+    """initdb + pg_ctl on a free loopback port, trust auth, a database `bureau` (the ledger) and a database
+    `vault` (a shared deployment's vault: its keys never in the ledger's database)."""
 
     def __init__(self) -> None:
         self.initdb, self.pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
@@ -46,6 +47,10 @@ class PostgresCluster:
     def url(self) -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/bureau"
 
+    @property
+    def vault_url(self) -> str:
+        return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/vault"
+
     def start(self) -> PostgresCluster:
         assert self.initdb and self.pg_ctl
         # Not under pytest's temp tree: that is private to root, and the server runs as `postgres`.
@@ -59,6 +64,7 @@ class PostgresCluster:
         start = [self.pg_ctl, "-D", str(data), "-o", options, "-l", str(self.base / "log"), "-w", "start"]
         subprocess.run(_as_postgres(start), check=True, capture_output=True)
         self.psql("CREATE DATABASE bureau", database="postgres")
+        self.psql("CREATE DATABASE vault", database="postgres")
         return self
 
     def psql(self, sql: str, database: str = "bureau") -> str:

@@ -18,7 +18,7 @@ from bureau.config import Settings
 from bureau.memory.compaction import Compaction
 from bureau.memory.embedders import build_embedder
 from bureau.memory.gateway import MemoryGateway
-from bureau.sealing import new_case_key
+from bureau.vault.opening import VaultLocation, create_vault
 from helpers import play_four_acts
 from live_server import LiveServer, free_port
 from search_parity import assert_search_matches_powermem, case_with_cards
@@ -83,18 +83,6 @@ def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_
         server.stop()
 
 
-class KeysInMemory:
-    """Case keys for a gateway used without a ledger: the store is what is under test here."""
-
-    def __init__(self) -> None:
-        self._keys: dict[str, bytes] = {}
-
-    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
-        if create:
-            self._keys.setdefault(case_id, new_case_key())
-        return self._keys.get(case_id)
-
-
 async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
     tmp_path_factory: pytest.TempPathFactory, seekdb_server: int
 ) -> None:
@@ -110,15 +98,18 @@ async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
         seekdb_database="bureau",
         worker_id=2,
     )
-    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=2, keys=KeysInMemory(), prepare=True)
+    gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=2, prepare=True)
+    where = tmp_path_factory.mktemp("remote-parity-vault")
+    vault = create_vault(VaultLocation(where, f"sqlite:///{where / 'vault.db'}", where / "kek"), "parity")
     await gateway.start()
-    gateway._life.compaction = Compaction(after_deletes=300)
+    gateway.life.compaction = Compaction(after_deletes=300)
     try:
         assert gateway.backend_name == "seekdb-remote"
-        case = await case_with_cards(gateway, filler=300)
-        await assert_search_matches_powermem(gateway, case)
-        assert await gateway._run(gateway._life.nearest.has_owner_index)
+        case = await case_with_cards(gateway, vault, filler=300)
+        await assert_search_matches_powermem(gateway, vault, case)
+        assert await gateway.life.run(gateway.life.statements().has_owner_index)
         await gateway.erase_case(case)
         assert await gateway.compact_if_due(), "the server refused the compaction its deletes called for"
     finally:
         await gateway.close()
+        vault.close()

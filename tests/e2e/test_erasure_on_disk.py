@@ -22,6 +22,7 @@ import httpx
 from bureau.api.deps import Services
 from disk_scan import scan
 from helpers import NewCase, ask, informant_secret_card, publish
+from live_server import vault_beside
 
 
 def marker() -> str:
@@ -66,6 +67,7 @@ async def write_unsealed_control(services: Services, text: str) -> None:
 def cli_erase(data_dir: Path, case_id: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
     command = [sys.executable, "-m", "bureau.cli", "erase", "--case", case_id, "--data-dir", str(data_dir)]
+    command += ["--vault-dir", str(vault_beside(data_dir))]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=180, check=False)
 
 

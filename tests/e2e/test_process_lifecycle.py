@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from helpers import informant_secret_card
-from live_server import LiveServer
+from live_server import LiveServer, vault_beside
 
 WHISPER = "The courier always parks behind the bakery."
 
@@ -92,11 +92,12 @@ def test_erase_and_clear_commands(tmp_path_factory: pytest.TempPathFactory, work
     finally:
         server.stop()
 
-    bad = bureau_cli("erase", "--case", "../../etc", "--data-dir", str(data), cwd=workdir)
+    at = ("--data-dir", str(data), "--vault-dir", str(vault_beside(data)))  # where the server had them
+    bad = bureau_cli("erase", "--case", "../../etc", *at, cwd=workdir)
     assert bad.returncode == 2
-    erased = bureau_cli("erase", "--case", first["case"]["id"], "--data-dir", str(data), cwd=workdir)
+    erased = bureau_cli("erase", "--case", first["case"]["id"], *at, cwd=workdir)
     assert erased.returncode == 0, erased.stderr
-    dry = bureau_cli("clear", "--data-dir", str(data), cwd=workdir)
+    dry = bureau_cli("clear", *at, cwd=workdir)
     assert dry.returncode == 0 and "2 case(s) would be erased" in dry.stdout
 
     server.start()
@@ -107,8 +108,8 @@ def test_erase_and_clear_commands(tmp_path_factory: pytest.TempPathFactory, work
     finally:
         server.stop()
 
-    cleared = bureau_cli("clear", "--confirm", "--data-dir", str(data), cwd=workdir)
+    cleared = bureau_cli("clear", "--confirm", *at, cwd=workdir)
     assert cleared.returncode == 0 and "Erased 2 case(s)" in cleared.stdout
-    empty = bureau_cli("clear", "--data-dir", str(data), cwd=workdir)
+    empty = bureau_cli("clear", *at, cwd=workdir)
     assert "0 case(s) would be erased" in empty.stdout
     assert sorted(p.name for p in workdir.iterdir()) == [".env"]

@@ -4,8 +4,10 @@ PostgreSQL ledger, all on loopback, passcodes on. Each test prints its figures."
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
+import os
 import re
 import signal
 import subprocess
@@ -74,9 +76,16 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     root = tmp_path_factory.mktemp("scale-out")
     postgres.start()
     seekdb = SeekdbServer(root / "seekdb", password="seekdb-root-pw").start()
+    kek = root / "secrets" / "bureau_vault_kek"  # what compose mounts as a secret: made by the operator
+    kek.parent.mkdir(mode=0o700)
+    kek.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    kek.chmod(0o600)
     env = {
         **seekdb.env(),
         "BUREAU_DATABASE_URL": postgres.url,
+        # The vault: a database of its own beside the ledger's, and the KEK as a file both instances read.
+        "BUREAU_VAULT_DATABASE_URL": postgres.vault_url,
+        "BUREAU_VAULT_KEK_FILE": str(kek),
         "BUREAU_OPERATOR_PASSCODE": OPERATOR,
         "BUREAU_STAGE_PASSCODE": STAGE,
         "BUREAU_TRUSTED_PROXIES": "127.0.0.1",  # each test signs in as its own client address

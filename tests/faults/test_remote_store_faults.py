@@ -20,7 +20,7 @@ from helpers import (
     refused_as_unavailable,
     wait_until,
 )
-from live_server import REPO, LiveServer
+from live_server import REPO, LiveServer, vault_beside
 from servers import SeekdbServer
 
 ANSWER_BOUND_S = 10.0  # a request to a dead store must be answered within this (no hang)
@@ -37,6 +37,7 @@ def test_a_killed_remote_seekdb_server_is_503_and_the_instance_is_ready_by_itsel
     server = LiveServer(data_dir, **env)
     try:
         setup = [sys.executable, "-m", "bureau.cli", "setup", "--data-dir", str(data_dir)]
+        setup += ["--vault-dir", str(vault_beside(data_dir))]
         done = subprocess.run(setup, cwd=REPO, env=server.environment(), capture_output=True, timeout=300)
         assert done.returncode == 0, done.stderr.decode()[-2000:]
         server.start()
