@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from bureau.config import Settings
 from bureau.game.compensation import discard_card
@@ -391,10 +391,25 @@ class Findings:
             reserved, record = await self.ledger.reserve_finding(
                 case_id, secrets.token_hex(12), claim, owner, self.lease_s, figures, assessed.eligible, grant
             )
+            if reserved and not await self._contributors_still_there(grant, assessed.eligible):
+                # A card it rests on was erased between the assessment and the reservation, before any erasure
+                # could see this finding's mapping: free the claim and assess again.
+                await self._release_quietly(record, owner)
+                continue
             if reserved:
                 return await self._run_owned(grant, record, owner)
             if loop.time() >= deadline:
                 raise FindingPendingError(max(1, round(self.lease_s / 2)))
+
+    async def _contributors_still_there(self, grant: Grant, contributions: Sequence[Contribution]) -> bool:
+        """Every card a reserved finding rests on is still its role's. From the reservation on, an erasure sees
+        the finding's mapping and withdraws it itself (ledger/finding_rows.py: withdraw_unsupported), so this
+        check, made after the reservation, closes the window between the assessment and it."""
+        for contribution in contributions:
+            role = cast(Role, contribution.role)
+            if await self.gateway.get(_reading(grant, role), contribution.card) is None:
+                return False
+        return True
 
     async def _run_owned(self, grant: Grant, record: FindingRecord, owner: str) -> FindingPromotion:
         card: StoredCard | None = None

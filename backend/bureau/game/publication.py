@@ -86,9 +86,6 @@ class Publisher:
             raise CaseNotFoundError(case_id) from exc
         except GenerationMovedError as exc:  # reset while we were publishing: the card is gone with its generation
             raise CardNotFoundError(card_id) from exc
-        except CardNotFoundError:
-            await check_case(case_id)  # an erase that began meanwhile took the card with the case: 404 the case
-            raise
 
     async def _settle(self, case_id: str, role: Role, card_id: str, grant: Grant) -> tuple[Card, bool]:
         """Read the card's publication row and act on it until the card is published, by us or by another

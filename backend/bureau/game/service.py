@@ -30,6 +30,9 @@ from bureau.game.cross_examination import CrossExamination
 from bureau.game.errors import (
     CardNotFoundError,
     CaseNotFoundError,
+    FindingNotQualifiedError,
+    FindingPendingError,
+    PublicationPendingError,
     ScenarioNotFoundError,
     UnsafeInputError,
     VersionConflictError,
@@ -405,7 +408,7 @@ class Bureau:
         or a crash, leaves them to the background loop."""
         case = await self._check_version(case_id, expected_version)
         async with self.keys.lifecycle(case_id) as grant:
-            card = await self._private_card(case, card_id)
+            card = await self._unless_erased(case_id, self._private_card(case, card_id))
             listed = [row.id for row in await self.gateway.find_by_source(grant, card.id)]
             withdrawn: list[FindingRecord] = []
             try:
@@ -457,7 +460,9 @@ class Bureau:
         if expected_version is not None:  # a conditional publish checks its own version
             await self._check_version(case_id, expected_version)
         # Otherwise the case is checked once per run of the Saga, which concurrent publishes of the card share.
-        public_card, idempotent = await self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
+        public_card, idempotent = await self._unless_erased(
+            case_id, self.publisher.publish(case_id, role, card_id, check_case=self.require_case)
+        )
         return PublicationResult(public_card=public_card, idempotent=idempotent)
 
     async def evaluate_findings(self, case_id: str, claim: str | None) -> FindingEvaluation:
@@ -465,7 +470,9 @@ class Bureau:
 
     async def promote_finding(self, case_id: str, claim: str) -> FindingPromotion:
         """`idempotent`: the claim was promoted before (the same finding card)."""
-        return await self._in_current_generation(case_id, None, lambda case: self.findings.promote(case, claim))
+        return await self._unless_erased(
+            case_id, self._in_current_generation(case_id, None, lambda case: self.findings.promote(case, claim))
+        )
 
     async def list_findings(self, case_id: str) -> FindingList:
         return await self.findings.list(await self.require_case(case_id))
@@ -495,6 +502,15 @@ class Bureau:
         return [policy_decision_view(r) for r in await self.ledger.policy_decisions(case_id, after_id, limit)]
 
     # ----- helpers -------------------------------------------------------------------------------------
+
+    async def _unless_erased(self, case_id: str, command: Awaitable[T]) -> T:
+        """A command that raced the erase of its case may meet the erase as a missing card, an unqualified
+        claim or a pending lease: what is gone is the case (404 CASE_NOT_FOUND, docs/api.md), so say that."""
+        try:
+            return await command
+        except (CardNotFoundError, FindingNotQualifiedError, FindingPendingError, PublicationPendingError):
+            await self.require_case(case_id)
+            raise
 
     async def _in_current_generation(
         self, case_id: str, expected_version: int | None, command: Callable[[CaseRecord], Awaitable[T]]
