@@ -52,14 +52,14 @@ from typing import Any
 import httpx
 import pymysql
 
+from bureau.bootstrap.runtime import MAINTENANCE_INTERVAL_S
 from bureau.config import Settings
 from bureau.game.scenario_schema import Scenario, load_builtin_scenarios
+from bureau.scope.keys import BOARD, ROLES
 from contract import OpenApiContract
 from sse_client import StreamClosed, open_sse
 
 THREADS = 64  # client threads per batch
-ROLES = ("detective", "informant", "suspect")
-BOARD = "bulletin_board"
 KINDS = ("whisper", "interrogate", "publish", "delete_card", "cross_examine", "reset", "erase", "evaluate", "promote")
 # How often each kind is drawn for a batch's ordinary commands (resets and the erase are drawn per batch).
 WEIGHTS = {
@@ -71,8 +71,8 @@ WEIGHTS = {
     "evaluate": 6,
     "promote": 8,
 }
-SCENARIOS = ("night-ferry", "safe-combination")  # night-ferry has claims that qualify: findings are promoted
-MAINTENANCE_PERIOD_S = 5.0  # the server's maintenance loop (bootstrap/runtime.py): it sweeps abandoned copies
+# Night-ferry twice as often: its claims qualify, so findings are promoted, and withdrawn by deletions.
+SCENARIOS = ("night-ferry", "night-ferry", "safe-combination")
 QUIET_SLACK_S = 10.0  # a loaded machine's margin on top of two leases and one maintenance period
 REQUEST_TIMEOUT_S = 120.0
 # Whisper texts: unique by their serial number, innocent to the screening, unrelated to any scenario claim.
@@ -791,10 +791,16 @@ class Mix:
 
 class Checker:
     """Runs batches against a fleet of servers over one data directory and checks each history. The history
-    of a batch with violations is kept as JSON under `<data dir>/chaos-histories/`."""
+    of a batch with violations is kept as JSON in `kept` (default `<data dir>/chaos-histories/`)."""
 
     def __init__(
-        self, urls: Sequence[str], data_dir: Path, seed: int, lease_s: float, log: Callable[[str], None] = print
+        self,
+        urls: Sequence[str],
+        data_dir: Path,
+        seed: int,
+        lease_s: float,
+        log: Callable[[str], None] = print,
+        kept: Path | None = None,
     ) -> None:
         self.urls, self.data_dir, self.lease_s, self.log = list(urls), data_dir, lease_s, log
         self.rng = random.Random(seed)
@@ -803,7 +809,7 @@ class Checker:
         self.scenarios = load_builtin_scenarios()
         self.supporters: dict[str, Supporters] = {}
         self.figures = Figures()
-        self.kept = data_dir / "chaos-histories"
+        self.kept = kept or data_dir / "chaos-histories"
 
     @property
     def url(self) -> str:
@@ -845,7 +851,7 @@ class Checker:
         """The snapshot and findings once board copies and finding cards agree with their sources, polled for
         at most two publish leases and a maintenance period (plus a loaded machine's slack)."""
         started = time.monotonic()
-        deadline = started + 2 * self.lease_s + MAINTENANCE_PERIOD_S + QUIET_SLACK_S
+        deadline = started + 2 * self.lease_s + MAINTENANCE_INTERVAL_S + QUIET_SLACK_S
         while True:
             snapshot = httpx.get(self.url + f"/api/cases/{case_id}", timeout=REQUEST_TIMEOUT_S).json()
             findings = httpx.get(self.url + f"/api/cases/{case_id}/findings", timeout=REQUEST_TIMEOUT_S).json()
@@ -884,7 +890,7 @@ class Checker:
         the log, snapshot and findings after it, and the violations."""
         if not found:
             return
-        self.kept.mkdir(exist_ok=True)
+        self.kept.mkdir(parents=True, exist_ok=True)
         path = self.kept / f"history-{self.figures.histories:04d}-{case.case_id}.json"
         record = {
             "case_id": case.case_id,
