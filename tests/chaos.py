@@ -186,7 +186,8 @@ class Clients:
         body: Any = None
         if response.headers.get("content-type", "").startswith("application/json"):
             body = response.json()
-        code = body["detail"].get("code") if response.status_code >= 400 and isinstance(body, dict) else None
+        detail = body.get("detail") if isinstance(body, dict) else None
+        code = detail.get("code") if response.status_code >= 400 and isinstance(detail, dict) else None
         return Answer(command, response.status_code, code, body, sent, answered)
 
     def close(self) -> None:
@@ -741,52 +742,68 @@ class Figures:
 
 @dataclass
 class Mix:
-    """Draws batches of commands from a seeded generator."""
+    """Draws batches of commands from a seed. The plan (how many commands of which kind, whether resets and an
+    erase, their order, when and to which server each goes) comes from one generator, so a seed always names
+    the same plan whatever the cases hold; the particulars (roles, questions, texts, which card, which claim),
+    drawn from the case's cards, from another."""
 
-    rng: random.Random
+    seed: int
     servers: int
     size: tuple[int, int] = (20, 40)
     reset_chance: float = 0.6
     erase_chance: float = 0.15
     qualifying_chance: float = 0.7  # a promotion names a claim that qualified on a fresh case
     serial: Iterator[int] = field(default_factory=itertools.count)
+    plan: random.Random = field(init=False)
+    pick: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.plan, self.pick = random.Random(f"plan {self.seed}"), random.Random(f"pick {self.seed}")
 
     def text(self) -> str:
-        n, r = next(self.serial), self.rng
+        n, r = next(self.serial), self.pick
         return f"Chaos note {n}: a {r.choice(_COLOURS)} {r.choice(_THINGS)} was left by the {r.choice(_PLACES)}."
 
+    def kinds(self) -> list[str]:
+        """One batch's plan: the kinds of its commands (resets and the erase included), in sending order."""
+        p = self.plan
+        size = p.randint(*self.size)
+        planned = ["reset"] * (p.choice((1, 2, 4)) if p.random() < self.reset_chance else 0)
+        planned += ["erase"] if p.random() < self.erase_chance else []
+        planned += p.choices(list(WEIGHTS), list(WEIGHTS.values()), k=max(0, size - len(planned)))
+        p.shuffle(planned)
+        return planned
+
     def batch(self, case: CaseUnderTest, qualifying: Sequence[str] = ()) -> list[Command]:
-        r, scenario, case_id = self.rng, case.scenario, case.case_id
-        size = r.randint(*self.size)
-        commands = [reset(case_id) for _ in range(r.choice((1, 2, 4)) if r.random() < self.reset_chance else 0)]
-        if r.random() < self.erase_chance:
-            commands.append(erase(case_id))
+        planned = self.kinds()
+        spread = self.plan.choice((0.0, 0.0, 0.5, 1.5))
+        timing = [(self.plan.randrange(self.servers), self.plan.uniform(0, spread)) for _ in planned]
+        commands = [self.command(kind, case, qualifying) for kind in planned]
+        return [Command(c.kind, c.method, c.path, c.body, *when) for c, when in zip(commands, timing, strict=True)]
+
+    def command(self, kind: str, case: CaseUnderTest, qualifying: Sequence[str]) -> Command:
+        r, scenario, case_id = self.pick, case.scenario, case.case_id
         spaces = case.snapshot["spaces"]
         private = [(role, c["id"]) for role in ROLES for c in spaces[role] if c["memory_type"] != "session"]
-        kinds, weights = list(WEIGHTS), list(WEIGHTS.values())
-        while len(commands) < size:
-            kind = r.choices(kinds, weights)[0]
-            role, question = r.choice(ROLES), r.choice(scenario.preset_questions)
-            if kind == "whisper" or (kind in ("publish", "delete_card") and not private):
-                commands.append(whisper(case_id, role, self.text()))
-            elif kind == "interrogate":
-                commands.append(interrogate(case_id, role, question))
-            elif kind == "publish":
-                commands.append(publish(case_id, *r.choice(private)))
-            elif kind == "delete_card":
-                commands.append(delete_card(case_id, r.choice(private)[1]))
-            elif kind == "cross_examine":
-                commands.append(cross_examine(case_id, r.sample(ROLES, r.choice((2, 3))), question))
-            elif kind == "promote" and scenario.claims:
-                likely = qualifying and r.random() < self.qualifying_chance
-                commands.append(promote(case_id, r.choice(qualifying if likely else scenario.claims)))
-            else:
-                commands.append(evaluate(case_id, r.choice([*scenario.claims, None])))
-        r.shuffle(commands)
-        spread = r.choice((0.0, 0.0, 0.5, 1.5))
-        return [
-            Command(c.kind, c.method, c.path, c.body, r.randrange(self.servers), r.uniform(0, spread)) for c in commands
-        ]
+        role, question = r.choice(ROLES), r.choice(scenario.preset_questions)
+        if kind == "reset":
+            return reset(case_id)
+        if kind == "erase":
+            return erase(case_id)
+        if kind == "whisper" or (kind in ("publish", "delete_card") and not private):
+            return whisper(case_id, role, self.text())
+        if kind == "interrogate":
+            return interrogate(case_id, role, question)
+        if kind == "publish":
+            return publish(case_id, *r.choice(private))
+        if kind == "delete_card":
+            return delete_card(case_id, r.choice(private)[1])
+        if kind == "cross_examine":
+            return cross_examine(case_id, r.sample(ROLES, r.choice((2, 3))), question)
+        if kind == "promote" and scenario.claims:
+            likely = qualifying and r.random() < self.qualifying_chance
+            return promote(case_id, r.choice(qualifying if likely else scenario.claims))
+        return evaluate(case_id, r.choice([*scenario.claims, None]))
 
 
 class Checker:
@@ -803,8 +820,7 @@ class Checker:
         kept: Path | None = None,
     ) -> None:
         self.urls, self.data_dir, self.lease_s, self.log = list(urls), data_dir, lease_s, log
-        self.rng = random.Random(seed)
-        self.mix = Mix(self.rng, len(self.urls))
+        self.mix = Mix(seed, len(self.urls))
         self.contract = Contract.of(self.urls[0])
         self.scenarios = load_builtin_scenarios()
         self.supporters: dict[str, Supporters] = {}
@@ -816,7 +832,7 @@ class Checker:
         return self.urls[0]
 
     def new_case(self, scenario_id: str | None = None) -> CaseUnderTest:
-        scenario_id = scenario_id or self.rng.choice(SCENARIOS)
+        scenario_id = scenario_id or self.mix.plan.choice(SCENARIOS)
         created = httpx.post(
             self.url + "/api/cases", json={"scenario_id": scenario_id, "language": "en"}, timeout=REQUEST_TIMEOUT_S
         )
