@@ -257,11 +257,11 @@ class Room:
         self.debouncers: list[Debounced] = []
         self.stopping = asyncio.Event()
         self.last_frame = 0.0
-        self.httpx = httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{plan.port}",
-            timeout=plan.answer_deadline_s,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
-        )
+        url = f"http://127.0.0.1:{plan.port}"
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        self.httpx = httpx.AsyncClient(base_url=url, timeout=plan.answer_deadline_s, limits=limits)
+        # Sign-ins have a client of their own: the cookies they set never reach the players' requests.
+        self.signing = httpx.AsyncClient(base_url=url, timeout=plan.answer_deadline_s)
 
     def client(self, headers: dict[str, str]) -> LeanHttp | HttpxHttp:
         if self.plan.client == "httpx":
@@ -352,7 +352,7 @@ class Room:
     # ----- setting up --------------------------------------------------------------------------------------------
 
     async def sign_in(self, number: int) -> Player:
-        headers = await session_headers(self.httpx, self.plan.passcode)
+        headers = await session_headers(self.signing, self.plan.passcode)
         return Player(number, headers, self.client(headers))
 
     async def set_up(self, number: int, gate: asyncio.Semaphore) -> Player | None:
@@ -462,6 +462,7 @@ class Room:
         for who in [presenter, *self.players]:
             who.http.close()
         await self.httpx.aclose()
+        await self.signing.aclose()
         return RoomLog(
             start=start,
             window=window,

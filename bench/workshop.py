@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import shutil
 import sqlite3
 import time
 from collections import Counter
@@ -325,37 +326,48 @@ def receive(queue: Any, timeout_s: float) -> tuple[Any, ...]:
 
 
 def measure(checkout: Checkout, plan_for: Any, players: int) -> Row:
+    """One checkout at one N on a fresh server; a RuntimeError, with the end of the server's log, if it fails."""
     server = Server(env=dict(PASSCODE_MODE), checkout=checkout)
     progress(f"{checkout.label}, {players} players: starting bureau serve in {server.data_dir}")
-    took = server.start()
     try:
+        took = server.start()
         waited = server.wait_quiet()
         progress(f"{checkout.label}: ready in {took:.1f} s, quiet after {waited:.0f} s more; one uncounted case")
         play_one_case(server)
         server.wait_quiet()
         memory = {"rss_idle": server.rss_mb(), "store_idle": server.store_rss_mb()}
         plan: Plan = plan_for(server.port, players)
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        room = context.Process(target=play_room, args=(plan, queue), daemon=True)
-        room.start()
-        try:
-            _, start, end = receive(queue, SETUP_DEADLINE_S)
-            sampled, server_cpu = watch_server(server, (start, end))
-            _, log = receive(queue, plan.play_s + plan.answer_deadline_s + 120)
-        finally:
-            room.join(timeout=30)
-            if room.is_alive():
-                room.terminate()
+        log, sampled, server_cpu = run_room(server, plan)
         commits = read_commits(server.data_dir, log.case_ids)
+    except (RuntimeError, httpx.HTTPError) as exc:
+        raise RuntimeError(f"{exc}\n--- the end of the server's log:\n{server.log_tail()[-1500:]}") from exc
     finally:
         server.stop()
+        shutil.rmtree(server.data_dir, ignore_errors=True)  # each run's store takes hundreds of MB
     row = summarise(checkout.label, plan, log, commits, memory | sampled, server_cpu)
     progress(
         f"{checkout.label}, {players} players: answer p50 {row.p50:.0f} / p99 {row.p99:.0f} ms, "
         f"stage lag p99 {row.stage_lag_p99:.0f} ms, {row.error_total} errors, RSS {row.rss_peak:.0f} MB"
     )
     return row
+
+
+def run_room(server: Server, plan: Plan) -> tuple[RoomLog, dict[str, float], float]:
+    """The room in a process of its own (forked: nothing else runs in this one yet), the server watched
+    meanwhile from here."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    room = context.Process(target=play_room, args=(plan, queue), daemon=True)
+    room.start()
+    try:
+        _, start, end = receive(queue, SETUP_DEADLINE_S)
+        sampled, server_cpu = watch_server(server, (start, end))
+        _, log = receive(queue, plan.play_s + plan.answer_deadline_s + 120)
+    finally:
+        room.join(timeout=30)
+        if room.is_alive():
+            room.terminate()
+    return log, sampled, server_cpu
 
 
 # ----- the report ------------------------------------------------------------------------------------------------
