@@ -112,7 +112,7 @@ bench-growth: $(STAMP)
 # A workshop room on one server (issue 36): N players, each with their own session and case, a console and a stage
 # stream, a question every 3 s, for each N in WORKSHOP_PLAYERS and each checkout in WORKSHOP_CHECKOUTS (`PATH` or
 # `LABEL=PATH`, space-separated; empty: this one), each on a fresh server; WORKSHOP_WINDOW measured seconds per run.
-# About 2.5 minutes per run (10 at the defaults for one checkout); not in `make bench`.
+# About 2–3 minutes per run, so 10 or more per checkout at the defaults; not in `make bench`.
 WORKSHOP_PLAYERS ?= 10,25,50,100
 WORKSHOP_WINDOW ?= 60
 WORKSHOP_CHECKOUTS ?=

@@ -349,8 +349,8 @@ def line_chart(
 ) -> Path:
     """Lines over a logarithmic y axis (latencies that span milliseconds to seconds), each point marked
     with its value, the targets as dashed horizontal lines; written to `path` as SVG."""
-    width, left, top, plot_w, plot_h = 820, 70, 40, 470, 320
-    legend_x = left + plot_w + 20
+    width, left, top, plot_w, plot_h = 840, 70, 40, 470, 320
+    legend_x = left + plot_w + 40
     height = top + plot_h + 70
     xs = sorted({x for s in series for x, _ in s.points})
     ys = [y for s in series for _, y in s.points if y > 0] + [value for _, value in targets]
@@ -383,13 +383,14 @@ def line_chart(
         f'<text transform="translate(16,{top + plot_h / 2}) rotate(-90)" text-anchor="middle">'
         f"{html.escape(y_unit)} (log scale)</text>"
     )
-    for label, value in targets:
+    target_style = 'stroke="#27ae60" stroke-width="1.5" stroke-dasharray="6,4"'
+    for i, (label, value) in enumerate(targets):
         y = y_at(value)
-        parts.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#27ae60" '
-            'stroke-width="1.5" stroke-dasharray="6,4"/>'
-        )
-        parts.append(f'<text x="{left + 4}" y="{y - 4:.1f}" fill="#27ae60">{html.escape(label)}</text>')
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" {target_style}/>')
+        parts.append(f'<text x="{left + plot_w + 4}" y="{y + 4:.1f}" font-size="10" fill="#27ae60">{value:,g}</text>')
+        y = top + 10 + (len(series) + i) * 20
+        parts.append(f'<line x1="{legend_x}" x2="{legend_x + 22}" y1="{y}" y2="{y}" {target_style}/>')
+        parts.append(f'<text x="{legend_x + 28}" y="{y + 4}" font-size="11">{html.escape(label)}</text>')
     for i, line in enumerate(series):
         dash = ' stroke-dasharray="4,3"' if line.dashed else ""
         points = " ".join(f"{x_at(x):.1f},{y_at(y):.1f}" for x, y in line.points)

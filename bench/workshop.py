@@ -129,6 +129,11 @@ class Row:
         return (self.rss_end - self.rss_idle) / self.players
 
     @property
+    def server_cpu_per_answer_ms(self) -> float:
+        """CPU of the server and its store per question answered in the window, the requests it causes included."""
+        return self.server_cores / self.answered_per_s * 1000 if self.answered_per_s else float("nan")
+
+    @property
     def store_per_case_mb(self) -> float:
         return (self.store_end - self.store_idle) / self.players
 
@@ -398,7 +403,7 @@ def details_table(rows: list[Row]) -> str:
     header = ["code", "players", "errors in the window: " + " / ".join(ERROR_KINDS), "errors outside the window"]
     header += ["publish p50 / p99 ms", "screens' refetch p50 / p99 ms", "stage lag p50 ms", "stage arrival p99 ms"]
     header += ["console lag p99 ms", "server RSS idle → end MB", "seekdb RSS idle → end MB (per case)"]
-    header += ["server CPU, cores", "room's CPU, cores", "send delay p99 ms", "setup s"]
+    header += ["server CPU, cores (ms per answer)", "room's CPU, cores", "send delay p99 ms", "setup s"]
     body = [
         [
             row.code,
@@ -412,7 +417,7 @@ def details_table(rows: list[Row]) -> str:
             f"{row.console_lag_p99:,.1f}",
             f"{row.rss_idle:,.0f} → {row.rss_end:,.0f}",
             f"{row.store_idle:,.0f} → {row.store_end:,.0f} ({row.store_per_case_mb:+.2f})",
-            f"{row.server_cores:.2f}",
+            f"{row.server_cores:.2f} ({row.server_cpu_per_answer_ms:.0f})",
             f"{row.players_cores:.2f}",
             f"{row.send_delay_p99:,.1f}",
             f"{row.setup_s:.0f}",
