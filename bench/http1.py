@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,18 +39,24 @@ class Connection:
         self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
         return self
 
+    @property
+    def is_open(self) -> bool:
+        """Connected, and not closed by the server's `Connection: close` (an idle timeout is the caller's)."""
+        return self._reader is not None and not self._reader.at_eof()
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
         self._reader = self._writer = None
 
     @staticmethod
-    def encode(method: str, path: str, host: str, body: Any = None) -> bytes:
+    def encode(method: str, path: str, host: str, body: Any = None, headers: Mapping[str, str] | None = None) -> bytes:
         """A complete request, encoded once (a benchmark sends the same one many times)."""
         payload = b"" if body is None else json.dumps(body).encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(payload)}\r\n"
         if body is not None:
             head += "Content-Type: application/json\r\n"
+        head += "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         return head.encode() + b"\r\n" + payload
 
     async def send(self, request: bytes) -> Reply:
@@ -70,7 +77,20 @@ class Connection:
         while (line := await self._reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
             headers[name.strip().lower()] = value.strip()
-        body = await self._reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            body = await self._read_chunks()
+        else:
+            body = await self._reader.readexactly(int(headers.get("content-length", "0")))
         if headers.get("connection", "").lower() == "close":
             self.close()
         return Reply(status, headers, body)
+
+    async def _read_chunks(self) -> bytes:
+        """A chunked body (a streamed response), to its last chunk and the blank line after it."""
+        assert self._reader is not None
+        body = b""
+        while size := int((await self._reader.readline()).split(b";")[0].strip() or b"0", 16):
+            body += (await self._reader.readexactly(size + 2))[:-2]
+        while (await self._reader.readline()) not in (b"\r\n", b""):
+            pass  # trailers
+        return body

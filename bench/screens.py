@@ -26,7 +26,7 @@ Received = list[tuple[int, float, float]]  # (event id, read at, arrived at), wa
 SO_TIMESTAMPNS = 35  # Linux: stamp every arriving packet (struct timespec in the ancillary data)
 
 
-class _StampedSocket(socket.socket):
+class StampedSocket(socket.socket):
     """A socket whose reads (asyncio's transport calls `recv`) keep the kernel's arrival time of the newest
     bytes read."""
 
@@ -41,8 +41,10 @@ class _StampedSocket(socket.socket):
         return data
 
 
-async def _open(port: int, path: str, cookie: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, _StampedSocket]:
-    sock = _StampedSocket(socket.AF_INET, socket.SOCK_STREAM)
+async def open_stream(
+    port: int, path: str, cookie: str
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, StampedSocket]:
+    sock = StampedSocket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.setblocking(False)
     await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
@@ -58,7 +60,7 @@ async def _open(port: int, path: str, cookie: str) -> tuple[asyncio.StreamReader
     return reader, writer, sock
 
 
-async def _frames(reader: asyncio.StreamReader, sock: _StampedSocket) -> AsyncIterator[tuple[int, float, float]]:
+async def stream_frames(reader: asyncio.StreamReader, sock: StampedSocket) -> AsyncIterator[tuple[int, float, float]]:
     """(event id, read at, arrived at) per SSE frame of a chunked response, until the server ends it."""
     buffer = b""
     while True:
@@ -76,10 +78,10 @@ async def _frames(reader: asyncio.StreamReader, sock: _StampedSocket) -> AsyncIt
 async def _screen(port: int, path: str, cookie: str, expected: int | None, ready: asyncio.Event) -> Received:
     """Read one stream: until `expected` distinct events (then a grace for duplicates), or, with None,
     until the server ends the stream (after `case.erased`)."""
-    reader, writer, sock = await _open(port, path, cookie)
+    reader, writer, sock = await open_stream(port, path, cookie)
     got: Received = []
     seen: set[int] = set()
-    frames = _frames(reader, sock)
+    frames = stream_frames(reader, sock)
     try:
         async with asyncio.timeout(READ_DEADLINE_S):
             async for frame in frames:
