@@ -69,13 +69,13 @@ def evaluate(positives: list[dict[str, str]], negatives: list[dict[str, str]]) -
     by_lang = Counter(item["lang"] for item in positives + negatives)
     print(f"screening set: {len(positives)} positives, {len(negatives)} look-alike negatives ({dict(by_lang)})")
     print(f"precision {precision:.3f}   recall {recall:.3f}   look-alikes refused {sum(refused.values())}")
-    print(f"  {'family':<18} {'evasions caught':>16} {'look-alikes refused':>20}")
+    print(f"  {'family':<22} {'evasions caught':>16} {'look-alikes refused':>20}")
     ok = True
     for name in sorted(set(tried) | set(benign), key=lambda n: (n != DIRECT, n)):
         within = tried[name] - caught[name] <= MAX_MISSED_PER_FAMILY and refused[name] == 0
         ok = ok and within
         print(
-            f"  {name:<18} {f'{caught[name]}/{tried[name]}':>16} {f'{refused[name]}/{benign[name]}':>20}"
+            f"  {name:<22} {f'{caught[name]}/{tried[name]}':>16} {f'{refused[name]}/{benign[name]}':>20}"
             f"{'' if within else '   <- over target'}"
         )
     for line in lines:
