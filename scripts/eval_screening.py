@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/eval_screening.py [--set tests/data/screening_set.yaml] [--rounds 20] [--code DIR]
 
-`--code DIR` screens with the `bureau` package found in DIR instead of this checkout's: the "before" column
-of docs/memory-policy.md is the screening before issue 26 on today's set,
+`--code DIR` screens with the `bureau` package found in DIR instead of this checkout's: the "before" columns
+of docs/memory-policy.md are the screening before issue 26 (`0fc740c`) and before issue 32 (`96dd46b`) on
+today's set,
 
     mkdir -p /tmp/before && git archive 0fc740c backend | tar -x -C /tmp/before
     .venv/bin/python scripts/eval_screening.py --code /tmp/before/backend

@@ -57,6 +57,10 @@ def has_special_token(markup: str) -> bool:
     return _SPECIAL_TOKENS.search(markup) is not None
 
 
+# A quick first look: most texts hold none of the words a header needs.
+_ROLE_WORD = re.compile(r"system|assistant|user|human|instruction|response|系统|助手|用户")
+
+
 def has_role_header(form: str) -> bool:
     """A chat role's header opening a line or a sentence of one word form (case-folded, canonical)."""
-    return _ROLE_HEADERS.search(form) is not None
+    return _ROLE_WORD.search(form) is not None and _ROLE_HEADERS.search(form) is not None

@@ -1,6 +1,6 @@
 """The labelled screening set (tests/data/screening_set.yaml): every positive of the original regression set
-raises its own reason, every evasion family (issue 26) misses at most one of its cases, has at least ten
-cases and ten look-alikes, and no look-alike is rejected. `make eval-screening` prints the table per family
+raises its own reason, every evasion family (issues 26 and 32) misses at most one of its cases, has at least
+ten cases and ten look-alikes, and no look-alike is rejected. `make eval-screening` prints the table per family
 and the cost per text."""
 
 from __future__ import annotations
