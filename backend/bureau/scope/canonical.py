@@ -146,8 +146,13 @@ _TWO_EDITS_FROM = 9
 
 
 @lru_cache(maxsize=4)
-def _misspelling_targets(vocabulary: frozenset[str]) -> tuple[str, ...]:
-    return tuple(sorted(word for word in vocabulary if len(word) >= _MISSPELT_MIN_LETTERS))
+def _misspelling_targets(vocabulary: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    """The vocabulary words a misspelling may stand for, by length."""
+    by_length: dict[int, list[str]] = {}
+    for word in sorted(vocabulary):
+        if len(word) >= _MISSPELT_MIN_LETTERS:
+            by_length.setdefault(len(word), []).append(word)
+    return {length: tuple(words) for length, words in by_length.items()}
 
 
 @lru_cache(maxsize=2048)
@@ -157,10 +162,13 @@ def _known_word(word: str) -> bool:
     return bool(lemminflect.getAllLemmas(word))
 
 
+@lru_cache(maxsize=2048)
 def _misspelling_of(word: str, vocabulary: frozenset[str]) -> str | None:
     """The vocabulary word that `word` misspells, or None."""
     edits = 1 if len(word) < _TWO_EDITS_FROM else 2
-    found = process.extractOne(word, _misspelling_targets(vocabulary), scorer=OSA.distance, score_cutoff=edits)
+    targets = _misspelling_targets(vocabulary)
+    near = [t for length in range(len(word) - edits, len(word) + edits + 1) for t in targets.get(length, ())]
+    found = process.extractOne(word, near, scorer=OSA.distance, score_cutoff=edits)
     return None if found is None or _known_word(word) else str(found[0])
 
 
@@ -265,7 +273,7 @@ def _segment(letters: str, vocabulary: frozenset[str]) -> list[str] | None:
 
 # Words run together without a space ("ignoreallpreviousinstructions": what a whisper that used zero-width
 # spaces for spaces is stored as, once the game has taken them out).
-_RUN_TOGETHER = re.compile(r"(?<![a-z])[a-z]{9,64}(?![a-z])")
+_RUN_TOGETHER = re.compile(r"(?<![a-z])[a-z]{9,280}(?![a-z])")  # 280: a whisper's length
 
 
 def _words_of_run(run: str, vocabulary: frozenset[str]) -> str:
