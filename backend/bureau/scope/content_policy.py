@@ -6,18 +6,20 @@ model packet). It returns reason codes (empty list = safe), deciding on the cano
 `canonical.py`, computed once per call; the text itself is stored as `normalise_whisper` leaves it.
 
 - personal data (`personal_data.py`, on the personal-data forms: NFKC, invisible characters removed,
-  separators between digits collapsed, [at] / [dot] restored): `phone_number` (libphonenumber, national and
-  international formats), `national_id` (Chinese resident id, US SSN, also spaced), `id_document` (passport /
-  licence / id-card numbers after their keyword, EN and ZH), `payment_card` (Luhn, however it is split),
-  `bank_account` (IBAN with its mod-97 check), `email_address` (also obfuscated and IDN), `street_address`
+  whitespace runs made one space, separators between digits collapsed, [at] / [dot] restored):
+  `phone_number` (libphonenumber, national and international formats), `national_id` (Chinese resident id,
+  US SSN, also spaced), `id_document` (passport / licence / id-card numbers after their keyword, EN and ZH),
+  `payment_card` (Luhn, however it is split), `bank_account` (IBAN with its mod-97 check), `email_address`
+  (also obfuscated and IDN), `street_address`
 - `prompt_injection`: instructions aimed at the model, as families of intent in English and Chinese
   (override, disregard, forget, new instructions, "you are now", exfiltrate the prompt or the cards), matched
-  word by word on every word form: NFKC, invisible characters removed (or a space between two words),
-  case-folded, confusables folded (a disguised misspelling read as its word), single letters joined, leet
-  folded, traditional Chinese made simplified; and the same on the reversed text and on every base64 / hex
-  run that decodes to text. Also a fake turn of the conversation (`chat_templates.py`): a chat template's
-  special token (`<|im_start|>`, `[INST]`, `<start_of_turn>` …) on the markup forms, a chat role's header
-  (`System: …`, `Assistant: …`) on the word forms
+  word by word on every word form: NFKC, invisible characters removed (the pieces of a word they cut
+  regrouped into vocabulary words), case-folded, confusables folded (a disguised misspelling read as its
+  word), single letters joined, leet folded, words run together split, traditional Chinese made simplified;
+  and the same on the reversed text and on every base64 / hex run that decodes to text. Also a fake turn of
+  the conversation (`chat_templates.py`): a chat template's special token (`<|im_start|>`, `[INST]`,
+  `<start_of_turn>` …) on the markup forms, a chat role's header (`System: …`, `Assistant: …`) on the word
+  forms
 - `configured_pattern` an operator-configured extra pattern (`ContentPolicy(extra_patterns=...)`), matched on
   the NFKC text and on its instruction form: how a pattern learnt after an incident also excludes cards that
   were stored before it existed (read policy)
