@@ -6,15 +6,20 @@ model packet). It returns reason codes (empty list = safe), deciding on the cano
 `canonical.py`, computed once per call; the text itself is stored as `normalise_whisper` leaves it.
 
 - personal data (`personal_data.py`, on the personal-data forms: NFKC, invisible characters removed,
-  separators between digits collapsed, [at] / [dot] restored): `phone_number` (libphonenumber, national and
-  international formats), `national_id` (Chinese resident id, US SSN, also spaced), `id_document` (passport /
-  licence / id-card numbers after their keyword, EN and ZH), `payment_card` (Luhn, however it is split),
-  `bank_account` (IBAN with its mod-97 check), `email_address` (also obfuscated and IDN), `street_address`
+  whitespace runs made one space, separators between digits collapsed, [at] / [dot] restored):
+  `phone_number` (libphonenumber, national and international formats), `national_id` (Chinese resident id,
+  US SSN, also spaced), `id_document` (passport / licence / id-card numbers after their keyword, EN and ZH),
+  `payment_card` (Luhn, however it is split), `bank_account` (IBAN with its mod-97 check), `email_address`
+  (also obfuscated and IDN), `street_address`
 - `prompt_injection`: instructions aimed at the model, as families of intent in English and Chinese
   (override, disregard, forget, new instructions, "you are now", exfiltrate the prompt or the cards), matched
-  word by word on every instruction form: NFKC, invisible characters removed, case-folded, confusables
-  folded, single letters joined, leet folded, traditional Chinese made simplified; and the same on the
-  reversed text and on every base64 / hex run that decodes to text
+  word by word on every word form: NFKC, invisible characters removed (the pieces of a word they cut
+  regrouped into vocabulary words), case-folded, confusables folded (a disguised misspelling read as its
+  word), single letters joined, leet folded, words run together split, traditional Chinese made simplified;
+  and the same on the reversed text and on every base64 / hex run that decodes to text. Also a fake turn of
+  the conversation (`chat_templates.py`): a chat template's special token (`<|im_start|>`, `[INST]`,
+  `<start_of_turn>` …) on the markup forms, a chat role's header (`System: …`, `Assistant: …`) on the word
+  forms
 - `configured_pattern` an operator-configured extra pattern (`ContentPolicy(extra_patterns=...)`), matched on
   the NFKC text and on its instruction form: how a pattern learnt after an incident also excludes cards that
   were stored before it existed (read policy)
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bureau.scope.canonical import instruction_forms, personal_forms
+from bureau.scope.chat_templates import has_role_header, has_special_token
 from bureau.scope.limits import CONTROL_CHARACTERS
 from bureau.scope.personal_data import DETECTORS
 
@@ -151,11 +157,6 @@ _EN_RAW_INJECTION = re.compile(
     r"\b(?:new|updated|revised|real|true|actual|changed|overriding)\s+(?:system\s+)?(?:instructions?|rules?|orders?|"
     r"directives?|prompt)\s*:"
 )
-# Tag-like markers of a fake conversation turn, matched on the text before punctuation collapsing.
-_ROLE_MARKERS = re.compile(
-    r"<\s*/?\s*(?:system|assistant|im_start|im_end)\s*>|<\|im_(?:start|end)\|>|\[/?inst\]|^#{2,}\s*(?:system|instruction)",
-    re.IGNORECASE | re.MULTILINE,
-)
 _ZH_NOT = r"(?<!不要)(?<!不能)(?<!不可)(?<!请勿)(?<!切勿)(?<!不得)(?<!没有)(?<!不会)(?<!别)(?<!勿)(?<!没)"
 _ZH_DROP = (
     r"(?:忽略|无视|忽视|不要理会|不用理会|不必理会|别理会|不理会|别管|不用管|不要管|跳过|绕过|覆盖|"
@@ -209,6 +210,7 @@ _ZH_FAMILIES = re.compile(
 def _vocabulary(source: str) -> frozenset[str]:
     """Every word the patterns spell: plain words, and a stem with its endings ("what(?:ever)?" gives what
     and whatever, "polic(?:y|ies)" gives policy and policies), each also with a plural "s"."""
+    source = re.sub(r"\\[a-zA-Z]", " ", source)  # \b, \s: escapes, not the first letter of a word
     words = set(re.findall(r"[a-z]{2,}", source))
     for stem, endings in re.findall(r"([a-z]+)\(\?:([a-z|]+)\)", source):
         words |= {stem + ending for ending in endings.split("|")}
@@ -223,8 +225,8 @@ _HAN = re.compile(r"[\u3400-\u9fff]")
 
 
 def _has_injection(form: str) -> bool:
-    """One instruction form (already case-folded and canonical) holds an instruction aimed at the model."""
-    if _ROLE_MARKERS.search(form) or _EN_RAW_INJECTION.search(_WS.sub(" ", form)):
+    """One word form (already case-folded and canonical) holds an instruction aimed at the model."""
+    if has_role_header(form) or _EN_RAW_INJECTION.search(_WS.sub(" ", form)):
         return True
     # English: punctuation and whitespace runs become one space ("ignore---all  previous\ninstructions").
     if _EN_FAMILIES.search(_WS.sub(" ", _NON_WORD.sub(" ", form)).strip()):
@@ -271,9 +273,10 @@ def screen(text: str, policy: ContentPolicy = BUILT_IN) -> list[str]:
     personal = personal_forms(text)
     found = [reason for reason, detect in DETECTORS if detect(personal)]
     forms = instruction_forms(text, _VOCABULARY)
-    if any(_has_injection(form) for form in forms):
+    if any(map(has_special_token, forms.markup)) or any(map(_has_injection, forms.words)):
         found.append(INJECTION)
-    if policy.extra_patterns and any(p.search(personal.text) or p.search(forms[0]) for p in policy.extra_patterns):
+    configured = policy.extra_patterns
+    if configured and any(p.search(personal.text) or p.search(forms.words[0]) for p in configured):
         found.append(CONFIGURED)
     return found
 
