@@ -26,23 +26,9 @@ import asyncio
 import os
 import time
 
-from harness import load_line, markdown_table, p50_ms, progress, scratch_dir, vault_beside
+from harness import grant_over, load_line, markdown_table, p50_ms, progress, scratch_dir, scratch_vault, vault_beside
 
 COMPACTION_DEADLINE_S = 300
-
-
-class Keys:
-    """Case keys without a ledger: the store is what is measured."""
-
-    def __init__(self) -> None:
-        self._keys: dict[str, bytes] = {}
-
-    async def case_key(self, case_id: str, *, create: bool = False) -> bytes | None:
-        from bureau.sealing import new_case_key
-
-        if create:
-            self._keys.setdefault(case_id, new_case_key())
-        return self._keys.get(case_id)
 
 
 async def measure(cycles: int, reads: int) -> list[list[str]]:
@@ -62,10 +48,11 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
         vault_dir=vault_beside(data),
         store_compact_after_deletes=0,
     )
-    gateway = MemoryGateway(settings, HashingEmbeddings(), keys=Keys())
+    vault = scratch_vault(settings)  # keys without a ledger: the store is what is measured
+    gateway = MemoryGateway(settings, HashingEmbeddings())
     await gateway.start()
     try:
-        nearest = gateway._life.nearest
+        nearest = gateway.life.nearest
         assert nearest is not None, "a seekdb store"
         case, other = "markers" + "a" * 6, "markers" + "b" * 6
         spaces = {
@@ -75,25 +62,28 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
             "detective, other case": MemoryScope(other, "detective", generation=""),
         }
         for scope in spaces.values():
-            await gateway._ciphers.load(scope.case_id, create=True)
             await gateway.write_many(
-                scope, [CardDraft(f"Note {i} of {scope.space}.", "note", Kind.NOTE) for i in range(3)]
+                await grant_over(vault, scope),
+                [CardDraft(f"Note {i} of {scope.space}.", "note", Kind.NOTE) for i in range(3)],
             )
 
         rows: list[list[str]] = []
 
         async def row(label: str) -> None:
             sql = {
-                name: await p50_ms(lambda s=scope: gateway._run(nearest.rows, s.user_id, [s.agent_id], 0, 500), reads)
+                name: await p50_ms(
+                    lambda s=scope: gateway.life.run(nearest.rows, s.user_id, [s.agent_id], 0, 500), reads
+                )
                 for name, scope in spaces.items()
             }
-            listed = {name: await p50_ms(lambda s=scope: gateway.list(s), reads) for name, scope in spaces.items()}
+            grants = {name: await grant_over(vault, scope, writes=False) for name, scope in spaces.items()}
+            listed = {name: await p50_ms(lambda g=grants[name]: gateway.list(g), reads) for name in spaces}
             rows.append([label, *(f"{sql[n]:.2f} / {listed[n]:.2f}" for n in spaces)])
             progress(f"{label}: measured")
 
         await row("start")
-        detective = spaces["detective"]
         for n in range(cycles):
+            detective = await grant_over(vault, spaces["detective"])  # one grant per question, as the game mints
             draft = CardDraft(
                 content=f"I was asked: question {n}?",
                 index_text=f"question {n}?",
@@ -110,23 +100,26 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
                 progress(f"{n + 1:,}/{cycles:,} session records written and trimmed")
         await row(f"after {cycles:,} written and trimmed")
 
-        gateway._life.compaction.after_deletes = 1
-        gateway._life.compaction.deleted(1)
+        gateway.life.compaction.after_deletes = 1
+        gateway.life.compaction.deleted(1)
         started = time.perf_counter()
-        before = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        before = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
         assert await gateway.compact_if_due(), "seekdb did not start a compaction"
         frozen = before
-        while frozen == before or await gateway._run(nearest.compacting):
+        while frozen == before or await gateway.life.run(nearest.compacting):
             if time.perf_counter() - started > COMPACTION_DEADLINE_S:
                 raise RuntimeError(f"the compaction did not end within {COMPACTION_DEADLINE_S} s")
             await asyncio.sleep(0.5)
-            frozen = await gateway._run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+            frozen = await gateway.life.run(
+                nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
+            )
         took = time.perf_counter() - started
         progress(f"the compaction took {took:.1f} s")
         await row(f"after a compaction ({took:.0f} s)")
         return [["", *spaces], *rows]
     finally:
         await gateway.close()
+        vault.close()
 
 
 def main() -> None:

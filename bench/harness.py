@@ -83,6 +83,24 @@ def vault_beside(data_dir: Path) -> Path:
     return data_dir.with_name(f"{data_dir.name}-vault")
 
 
+def scratch_vault(settings: Any) -> Any:
+    """A new vault where `settings` name it, for a benchmark of the store below the game (no ledger)."""
+    from bureau.bootstrap.vault_binding import location_of
+    from bureau.vault.opening import create_vault
+
+    return create_vault(location_of(settings), "bench")
+
+
+async def grant_over(vault: Any, *scopes: Any, writes: bool = True) -> Any:
+    """A grant that reads (and writes, if asked) the spaces of one case, in one generation, its keys made first:
+    what the game's keys (game/keys.py) mint for a command, for a benchmark that drives the store directly."""
+    from bureau.scope.vocabulary import Purpose
+
+    case_id, generation = scopes[0].case_id, scopes[0].generation
+    await vault.create_case(case_id, generation or "")
+    return await vault.grant(case_id, generation, Purpose.OPERATOR, reads=scopes, writes=scopes if writes else ())
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A checkout of the project whose backend a `Server` runs: with its own `.venv` when it has one,

@@ -45,12 +45,21 @@ def question_for(n: int, distinct: bool) -> str:
     return f"What is the safe combination of locker {n}?" if distinct else QUESTION
 
 
-async def fill(gateway: Any, scope: Any, count: int) -> None:
+async def fill(services: Any, case_id: str, role: str, count: int) -> None:
+    """`count` cards in one role's space of a case, written as a whisper writes them (the case's own keys)."""
     from bureau.memory.types import CardDraft
+    from bureau.scope.keys import role_scope
+    from bureau.scope.vocabulary import Purpose
 
+    generation = (await services.ledger.get_case(case_id)).generation
     drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(count)]
     for start in range(0, count, 1000):
-        await gateway.write_many(scope, drafts[start : start + 1000])
+        scope = role_scope(case_id, role, generation)
+        grant = await services.vault.grant(case_id, generation, Purpose.WHISPER, reads=[scope], writes=[scope])
+        try:
+            await services.gateway.write_many(grant, drafts[start : start + 1000])
+        finally:
+            grant.close()
 
 
 async def measure(
@@ -68,7 +77,6 @@ async def measure(
     from bureau.api.app import create_app
     from bureau.bootstrap.collector import settle_after_start
     from bureau.config import Settings
-    from bureau.scope.keys import role_scope
 
     settings = Settings(
         _env_file=None, data_dir=(data := scratch_dir("bench-")), vault_dir=vault_beside(data), memory_backend=backend
@@ -77,14 +85,15 @@ async def measure(
     rows = []
     async with app.router.lifespan_context(app):
         settle_after_start()  # the collector as `bureau serve` leaves it once ready (bootstrap/collector.py)
-        gateway = app.state.services.gateway
-        nearest = gateway._life.nearest
+        services = app.state.services
+        gateway, life = services.gateway, services.gateway.life
+        nearest = life.nearest
         if not owner_index and nearest is not None:
             from bureau.memory.seekdb_search import OWNER_INDEX
 
-            await gateway._run(nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {nearest._table}")
+            await life.run(nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {nearest._table}")
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
-        run = gateway._run
+        run = life.run
         embedder = gateway._embedder
         encode = embedder.embed_documents
         encoding = [0.0]
@@ -104,15 +113,14 @@ async def measure(
                 spent[fn.__name__].append((time.perf_counter() - started) * 1000)
                 spent[f"{fn.__name__}:encoder"].append(encoding[0] - encoded)
 
-        gateway._run = timed
+        life.run = timed  # every store call goes through it (StoreLife.run)
         embedder.embed_documents = timed_encode
         transport = httpx.ASGITransport(app=app)
         asked = 0
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=120) as http:
             if other_cards:
                 other = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
-                generation = (await app.state.services.ledger.get_case(other)).generation
-                await fill(gateway, role_scope(other, "informant", generation), other_cards)
+                await fill(services, other, "informant", other_cards)
                 progress(f"{backend}: {other_cards:,} cards of another case in the store")
 
             async def ask(case_id: str) -> float:
@@ -126,8 +134,7 @@ async def measure(
 
             for size in sizes:
                 case_id = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
-                generation = (await app.state.services.ledger.get_case(case_id)).generation
-                await fill(gateway, role_scope(case_id, "detective", generation), size)
+                await fill(services, case_id, "detective", size)
                 progress(f"{backend}: {size:,} cards in the space; asking up to {questions} questions")
                 for _ in range(5):  # warm caches
                     await ask(case_id)
@@ -152,7 +159,7 @@ async def measure(
                     return [t - e for t, e in zip(spent[name], spent[f"{name}:encoder"], strict=True)]
 
                 search = call("search")
-                persist = [w + t for w, t in zip(call("_write_many_blocking"), call("trim"), strict=False)]
+                persist = [w + t for w, t in zip(call("write_many"), call("trim"), strict=False)]
                 rest = [t - s - e - p for t, s, e, p in zip(totals, search, encoder, persist, strict=False)]
                 rows.append(
                     {

@@ -43,8 +43,21 @@ QUESTIONS = (
 ROLES = ("detective", "informant", "suspect")
 
 
-def lister(gateway: Any, scope: Any) -> Callable[[], Awaitable[Any]]:
-    return lambda: gateway.list(scope)
+def lister(services: Any, case_id: str, *spaces: str) -> Callable[[], Awaitable[Any]]:
+    """Spaces of a case listed as the operator's views list them: a grant minted per call, as per request."""
+    from bureau.scope.keys import space_scope
+    from bureau.scope.vocabulary import Purpose
+
+    async def listed() -> Any:
+        generation = (await services.ledger.get_case(case_id)).generation
+        scopes = [space_scope(case_id, space, generation) for space in spaces]
+        grant = await services.vault.grant(case_id, generation, Purpose.OPERATOR, reads=scopes)
+        try:
+            return await services.gateway.list_spaces(grant)
+        finally:
+            grant.close()
+
+    return listed
 
 
 async def measure(sizes: list[int], reads: int) -> list[list[str]]:
@@ -53,14 +66,15 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
     from bureau.api.app import create_app
     from bureau.bootstrap.collector import settle_after_start
     from bureau.config import Settings
-    from bureau.scope.keys import SPACES, MemoryScope
+    from bureau.scope.keys import SPACES
 
-    app = create_app(Settings(_env_file=None, data_dir=(data := scratch_dir("bench-parts-")), vault_dir=vault_beside(data)))
+    data = scratch_dir("bench-parts-")
+    app = create_app(Settings(_env_file=None, data_dir=data, vault_dir=vault_beside(data)))
     rows: list[list[str]] = []
     async with app.router.lifespan_context(app):
         settle_after_start()
         services = app.state.services
-        bureau, ledger, gateway = services.bureau, services.ledger, services.gateway
+        bureau, ledger = services.bureau, services.ledger
         case_id = (await bureau.create_case("safe-combination", "en")).case.id
         await bureau.cross_examine(case_id, ["informant", "suspect"], QUESTIONS[0])
         asked = 0
@@ -71,15 +85,20 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 if asked % 500 == 0:
                     progress(f"{asked:,}/{size:,} questions")
             fresh_case = (await bureau.create_case("safe-combination", "en")).case.id
+
+            async def case_view() -> Any:  # with the operator's grant, as the snapshot reads it
+                async with bureau.keys.operator(await bureau.require_case(case_id)) as grant:
+                    return await ledger.case_view(case_id, grant=grant)
+
             parts: dict[str, Callable[[], Awaitable[Any]]] = {
                 "case row": lambda: bureau.require_case(case_id),
-                **{f"list {space}": lister(gateway, MemoryScope(case_id, space)) for space in SPACES},
+                **{f"list {space}": lister(services, case_id, space) for space in SPACES},
                 # The same list for a case created just now in the same store: is a slow list the owner's own
                 # history (rows written and deleted under that case and space) or the table's?
-                "list detective, a new case": lister(gateway, MemoryScope(fresh_case, "detective")),
+                "list detective, a new case": lister(services, fresh_case, "detective"),
                 # What the snapshot reads: every space of the case in one store call.
-                "list all spaces": lambda: gateway.list_spaces([MemoryScope(case_id, space) for space in SPACES]),
-                "case view": lambda: ledger.case_view(case_id, knowledge=True),
+                "list all spaces": lister(services, case_id, *SPACES),
+                "case view": case_view,
                 "whole snapshot": lambda: bureau.snapshot(case_id),
                 "record page (50)": lambda: bureau.record_page(case_id, None, 50),
             }

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 
-from harness import load_line, markdown_table, percentile, progress, scratch_dir, vault_beside
+from harness import grant_over, load_line, markdown_table, percentile, progress, scratch_dir, vault_beside
 
 TICK_S = 0.001
 LATE_S = 0.0005  # a tick this much later than asked counts as held off
@@ -78,18 +78,19 @@ async def measure(calls: int) -> list[list[str]]:
     async with running(settings) as runtime:
         gateway = runtime.gateway
         scope = role_scope("c0ffee0000000000000000aa", "detective", "")
+        grant = await grant_over(runtime.vault, scope)  # the store below the game: a case of its own keys
         drafts = [
             CardDraft(content=f"Ledger line {i}: crates at dock {i}.", topic="dock", kind="fact") for i in range(200)
         ]
-        await gateway.write_many(scope, drafts)
+        await gateway.write_many(grant, drafts)
         kinds: list[tuple[str, Callable[[int], Awaitable[object]]]] = [
             ("control: a thread sleeps 5 ms", lambda i: asyncio.to_thread(time.sleep, 0.005)),
             ("store ping (PowerMem get_all, limit 1)", lambda i: gateway.probe()),
-            ("search one space, 200 cards (embedding + seekdb)", lambda i: gateway.search([scope], "dock?", 5)),
+            ("search one space, 200 cards (embedding + seekdb)", lambda i: gateway.search(grant, "dock?", 5)),
             (
                 "write one card (embedding + seekdb)",
                 lambda i: gateway.write(
-                    scope, CardDraft(content=f"Note {i}: a van at gate {i}.", topic="gate", kind="fact")
+                    grant, CardDraft(content=f"Note {i}: a van at gate {i}.", topic="gate", kind="fact")
                 ),
             ),
         ]

@@ -71,13 +71,16 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from bureau.config import Settings
     from bureau.memory.types import CardDraft
     from bureau.scope.keys import role_scope
+    from bureau.scope.vocabulary import Purpose
 
     store = data_dir / "seekdb"
-    settings = Settings(_env_file=None, data_dir=data_dir, memory_call_timeout_s=args.call_timeout)
+    vault_dir = data_dir.with_name(f"{data_dir.name}-vault")  # beside the data directory, never inside it
+    settings = Settings(_env_file=None, data_dir=data_dir, vault_dir=vault_dir, memory_call_timeout_s=args.call_timeout)
     app = create_app(settings)
     result: dict[str, Any] = {}
     async with app.router.lifespan_context(app):
-        gateway = app.state.services.gateway
+        services = app.state.services
+        gateway = services.gateway
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=300) as http:
             case_id = (await http.post("/api/cases", json={"scenario_id": "safe-combination"})).json()["case"]["id"]
@@ -91,7 +94,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             first = await http.post(whispers, json={"role": "detective", "text": "The van was blue."})
             result["first whisper on the full disk"] = first.status_code
             written, started, failure = 0, time.monotonic(), None
-            generation = (await app.state.services.ledger.get_case(case_id)).generation
+            generation = (await services.ledger.get_case(case_id)).generation
             scope = role_scope(case_id, "detective", generation)
             while written < args.max_cards:
                 drafts = [
@@ -99,11 +102,14 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
                     for i in range(BATCH)
                 ]
                 batch_started = time.monotonic()
+                grant = await services.vault.grant(case_id, generation, Purpose.WHISPER, reads=[scope], writes=[scope])
                 try:
-                    await gateway.write_many(scope, drafts)
+                    await gateway.write_many(grant, drafts)
                 except Exception as exc:
                     failure = exc
                     break
+                finally:
+                    grant.close()
                 written += BATCH
                 spent = time.monotonic() - batch_started
                 progress(f"  {written:,} cards written on the full disk ({spent:.1f} s for the last {BATCH})")
