@@ -33,15 +33,18 @@ RUN pip install -c constraints.txt . && pip check
 COPY --from=web /src/web/dist /app/web/dist
 
 RUN useradd --create-home --uid 10001 --user-group bureau \
-    && mkdir -p /data \
-    && chown bureau:bureau /data
+    && mkdir -p /data /vault \
+    && chown bureau:bureau /data /vault \
+    && chmod 0700 /vault
 USER bureau
 
-# Embedded seekdb, the SQLite ledger and logs live in /data. The installed package cannot find web/dist
-# relative to itself, so point at it explicitly.
+# Embedded seekdb, the SQLite ledger and logs live in /data; the keys that open them in /vault, a volume of
+# its own that no backup of /data captures (docs/operations.md#backups-and-the-vault). The installed package
+# cannot find web/dist relative to itself, so point at it explicitly.
 ENV BUREAU_DATA_DIR=/data \
+    BUREAU_VAULT_DIR=/vault \
     BUREAU_WEB_DIST=/app/web/dist
-VOLUME ["/data"]
+VOLUME ["/data", "/vault"]
 EXPOSE 8000
 
 # Ready = the memory store answers a real query now (first start takes a few seconds).

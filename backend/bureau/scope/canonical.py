@@ -239,7 +239,9 @@ def _unleet(word: str, vocabulary: frozenset[str]) -> str:
 # Three or more single letters, each followed by the same short run of separators: "i.g.n.o.r.e",
 # "i g n o r e", "i-g-n-o-r-e", "i_g_n_o_r_e". Two letters ("i.e.", "e.g.", "U.S.") are left alone, and so is
 # the letter after an apostrophe ("Don't f o l l o w" reads "don't follow", not "don'tfollow").
-_SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?<![^\W\d_]['’])[^\W\d_](?P<sep>[^\w\n]{1,3}|_)(?:[^\W\d_](?P=sep))+[^\W\d_](?![^\W\d_])")
+_SPACED_LETTERS = re.compile(
+    r"(?<![^\W\d_])(?<![^\W\d_]['’])[^\W\d_](?P<sep>[^\w\n]{1,3}|_)(?:[^\W\d_](?P=sep))+[^\W\d_](?![^\W\d_])"
+)
 _NON_LETTER = re.compile(r"[\W\d_]+")
 
 # -- traditional Chinese -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from bureau.vault.errors import (
     CaseKeysGoneError,
     GrantClosedError,
     GrantError,
+    KekError,
     LegacyCaseError,
     VaultUnavailableError,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "GrantClosedError",
     "GrantError",
     "GrantShape",
+    "KekError",
     "LegacyCaseError",
     "Vault",
     "VaultUnavailableError",

@@ -21,3 +21,8 @@ class CaseKeysGoneError(LookupError):
 
 class LegacyCaseError(LookupError):
     """The case is still sealed under one case key (an earlier version's): re-seal it first (game/reseal.py)."""
+
+
+class KekError(RuntimeError):
+    """The KEK file is missing, unreadable, malformed, or not the one the vault's keys are wrapped under. The
+    message names the path, never the key."""

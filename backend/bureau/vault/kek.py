@@ -16,10 +16,7 @@ import os
 from pathlib import Path
 
 from bureau.vault.crypto import KEY_BYTES, fingerprint, new_key
-
-
-class KekError(RuntimeError):
-    """The KEK file is missing, unreadable or malformed. The message names the path, never the key."""
+from bureau.vault.errors import KekError
 
 
 def _parse(raw: bytes, path: Path) -> bytes:

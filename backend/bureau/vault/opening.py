@@ -9,7 +9,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bureau.vault.kek import KekError, Keks, write_kek
+from bureau.vault.errors import KekError
+from bureau.vault.kek import Keks, write_kek
 from bureau.vault.store import VaultStore
 from bureau.vault.vault import Vault
 
