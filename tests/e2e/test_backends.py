@@ -72,7 +72,9 @@ def test_remote_seekdb_backend(tmp_path_factory: pytest.TempPathFactory, seekdb_
     with pytest.raises(RuntimeError, match="run `bureau setup` once"):
         server.start()
     setup = subprocess.run(
-        [*server.command()[:3], "setup", "--data-dir", str(data_dir)], env=server.environment(), capture_output=True
+        [*server.command()[:3], "setup", "--data-dir", str(data_dir), "--vault-dir", str(server.vault_dir)],
+        env=server.environment(),
+        capture_output=True,
     )
     assert setup.returncode == 0, setup.stderr.decode()[-2000:]
     server.start()

@@ -4,7 +4,9 @@ directory; a relative one once put the store in a temporary directory that vanis
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -14,7 +16,7 @@ import httpx
 import pytest
 
 from bureau.bootstrap.runtime import MAINTENANCE_INTERVAL_S
-from live_server import START_DEADLINE_S, free_port, stop_process
+from live_server import START_DEADLINE_S, free_port, open_vault_of, stop_process
 from process_tree import is_gone, seekdb_child
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,6 +83,9 @@ def test_serve_with_no_settings_keeps_its_store_in_cwd_data(workdir: Path, cases
         assert store.is_dir(), f"no store at {store}"
         assert (store / "run" / "seekdb.pid").read_text().strip() == str(seekdb)
         assert (workdir / "data" / "bureau.db").is_file()
+        vault = workdir / "vault"  # the keys beside the data, never inside it
+        assert (vault / "vault.db").is_file() and (vault / "kek").is_file()
+        assert stat.S_IMODE(vault.stat().st_mode) == 0o700 and stat.S_IMODE((vault / "kek").stat().st_mode) == 0o600
 
         # The store must still be up after the supervisor has looked at it a few times.
         watched_until = time.monotonic() + WATCH_S
@@ -119,7 +124,7 @@ def test_the_other_commands_use_the_same_data_dir(workdir: Path, cases: dict[str
     assert setup.returncode == 0, setup.stdout + setup.stderr
     preflight = bureau("preflight", cwd=workdir)
     assert preflight.returncode == 0, preflight.stdout + preflight.stderr
-    assert str(workdir / "data") in preflight.stdout
+    assert str(workdir / "data") in preflight.stdout and str(workdir / "vault") in preflight.stdout
 
     assert "Dry run: 2 case(s) would be erased" in bureau("clear", cwd=workdir).stdout
     erased = bureau("erase", "--case", cases["played"], cwd=workdir)
@@ -132,4 +137,9 @@ def test_the_other_commands_use_the_same_data_dir(workdir: Path, cases: dict[str
     assert cleared.returncode == 0, cleared.stderr
     assert "Erased 1 case(s)." in cleared.stdout
     assert "Dry run: 0 case(s)" in bureau("clear", cwd=workdir).stdout
-    assert sorted(p.name for p in workdir.iterdir()) == ["data"], "a command wrote outside ./data"
+    assert sorted(p.name for p in workdir.iterdir()) == ["data", "vault"], "a command wrote outside ./data, ./vault"
+    vault = open_vault_of(workdir / "vault")  # the one `serve` made: every command found it
+    try:
+        assert not any(asyncio.run(vault.has_keys(case_id)) for case_id in cases.values())  # erased: no key left
+    finally:
+        vault.close()
