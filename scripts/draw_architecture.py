@@ -1,10 +1,10 @@
 """Draw docs/architecture.md's pictures from the code's own imports (grimp, the graph import-linter reads).
 
-Two Mermaid pictures, written between markers in the document:
+Mermaid pictures, written between markers in the document:
 - the layers: one node per package of `bureau`, one arrow per package that imports another, labelled with how
   many module-to-module imports it stands for;
-- the memory room: its modules (the relevance package as one node), the imports between them, and which of
-  them the rest of `bureau` imports (the door).
+- a room (the memory, the vault): its modules (a subpackage as one node), the imports between them, and which
+  of them the rest of `bureau` imports (its doors).
 
 `--check` writes nothing and exits 1 when the document's pictures are not what the code draws today
 (`tests/unit/test_architecture_picture.py` runs it, so a new import that changes a picture fails until the
@@ -23,9 +23,10 @@ import grimp
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 ROOT = "bureau"
-MEMORY = "bureau.memory"
+ROOMS = ("memory", "vault")  # the packages drawn room by room
+INIT = "package"  # the node of a room's __init__.py
 # Top to bottom, as the layers contract in pyproject.toml orders them; the modules beside the layers last.
-LAYER_ORDER = ("cli", "api", "evaluation", "bootstrap", "game", "answering", "memory", "ledger", "scope")
+LAYER_ORDER = ("cli", "api", "evaluation", "bootstrap", "game", "answering", "memory", "ledger", "vault", "scope")
 
 
 def _owner(module: str, depth: int) -> str:
@@ -57,16 +58,22 @@ def layers_picture(graph: grimp.ImportGraph) -> str:
     return "\n".join(lines)
 
 
-def memory_picture(graph: grimp.ImportGraph) -> str:
-    def node(module: str) -> str:
-        inside = _short(module, MEMORY)
-        return inside.split(".")[0]  # the relevance package is one node
+def room_picture(graph: grimp.ImportGraph, room: str) -> str:
+    package = f"{ROOT}.{room}"
 
-    members = {m: node(m) for m in graph.modules if m.startswith(MEMORY + ".")}
+    def node(module: str) -> str:
+        if module == package:
+            return INIT  # what `from bureau.<room> import …` reaches: the package's own names
+        return _short(module, package).split(".")[0]  # a subpackage (memory's relevance) is one node
+
+    members = {m: node(m) for m in graph.modules if m == package or m.startswith(package + ".")}
     outside = {m: _short(_owner(m, 1), ROOT) for m in graph.modules if m.startswith(ROOT + ".") and m not in members}
     lines = ["flowchart LR"]
     for name in sorted(set(members.values())):
-        shape = f"{name}/" if _is_package(graph, f"{MEMORY}.{name}") else f"{name}.py"
+        if name == INIT:
+            shape = "__init__.py"
+        else:
+            shape = f"{name}/" if _is_package(graph, f"{package}.{name}") else f"{name}.py"
         lines.append(f"  {name}[{shape}]")
     for (source, target), _count in sorted(_crossings(graph, members).items()):
         lines.append(f"  {source} --> {target}")
@@ -97,7 +104,9 @@ def _replace(document: str, name: str, picture: str) -> str:
 def drawn(document: str) -> str:
     graph = grimp.build_graph(ROOT)
     document = _replace(document, "layers", layers_picture(graph))
-    return _replace(document, "memory", memory_picture(graph))
+    for room in ROOMS:
+        document = _replace(document, room, room_picture(graph, room))
+    return document
 
 
 def main() -> int:
@@ -112,7 +121,7 @@ def main() -> int:
             return 1
         return 0
     DOC.write_text(fresh, encoding="utf-8")
-    print(f"Drew the layers and the memory room into {DOC}")
+    print(f"Drew the layers and the rooms ({', '.join(ROOMS)}) into {DOC}")
     return 0
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The README's first command exactly as written, in this checkout: `make run` (default address, default ./data),
+# The README's first command exactly as written, in this checkout: `make run` (default address, default ./data
+# and ./vault),
 # then one short game over HTTP (scripts/smoke_game.py), then stop its whole process group and check that no
 # seekdb server is left behind. Run by .ci/run before `make test`; a failure prints the tail of the server log.
 #
-#   bash scripts/readme_smoke.sh            # needs port 8000 free and no ./data yet (it is removed afterwards)
+#   bash scripts/readme_smoke.sh   # needs port 8000 free and no ./data or ./vault yet (both removed afterwards)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,7 @@ fail() {
 store_servers() { pgrep -f -- "seekdb --base-dir=$PWD/data/seekdb" | tr '\n' ' ' || true; }
 
 [ ! -e data ] || fail "./data already exists here: the smoke needs the default data directory to start empty"
+[ ! -e vault ] || fail "./vault already exists here: the smoke needs the default vault to start empty"
 if (exec 3<>/dev/tcp/127.0.0.1/8000) 2>/dev/null; then fail "port 8000 is already taken"; fi
 
 started=$EPOCHREALTIME
@@ -51,5 +53,7 @@ server_pgid=""
 left="$(store_servers)"
 [ -z "${left// /}" ] || fail "seekdb server(s) of ./data/seekdb left after make run stopped: $left"
 [ -d data/seekdb ] || fail "the store was not in ./data/seekdb"
-rm -rf data
+[ -f vault/vault.db ] && [ -f vault/kek ] || fail "the vault was not in ./vault"
+[ ! -e data/kek ] && [ ! -e data/vault.db ] || fail "a vault file in ./data"
+rm -rf data vault
 echo "README smoke passed: make run, a short game, a clean stop (no seekdb left)"
