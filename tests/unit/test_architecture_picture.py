@@ -26,7 +26,9 @@ def test_a_stale_picture_is_redrawn() -> None:
         import draw_architecture
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    emptied = "\n".join(f"<!-- picture:{name}:{edge} -->" for name in ("layers", "memory", "vault") for edge in ("start", "end"))
+    emptied = "\n".join(
+        f"<!-- picture:{name}:{edge} -->" for name in ("layers", "memory", "vault") for edge in ("start", "end")
+    )
     fresh = draw_architecture.drawn(emptied)
     assert "game -->" in fresh and "gateway[gateway.py]" in fresh and "grants[grants.py]" in fresh
     assert "scope -->" not in fresh  # scope imports nothing of ours
