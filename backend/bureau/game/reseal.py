@@ -30,22 +30,25 @@ class Resealer:
     async def reseal(self, case_id: str) -> None:
         """Re-seal one case (concurrent first touches share one run); nothing to do for a case re-sealed."""
         lock = self._locks.setdefault(case_id, asyncio.Lock())
-        async with lock:
-            if case_id not in await asyncio.to_thread(self.vault.legacy_cases_among, [case_id]):
-                return
-            case = await self.ledger.get_case(case_id)
-            if case is None:
-                return  # keys of a case the ledger no longer has: the orphan sweep's
-            await asyncio.to_thread(self.vault.compartmentalise, case_id, case.generation)
-            grant = await self.vault.reseal_grant(case_id, case.generation)
-            try:
-                rows = await self.gateway.reseal(grant)
-                texts = await self.ledger.reseal_texts(case_id, grant)
-            finally:
-                grant.close()
-            await asyncio.to_thread(self.vault.retire_legacy, case_id)
-            log.info("re-sealed a case into its compartments (%d rows, %d texts)", rows, texts)
-        self._locks.pop(case_id, None)
+        try:
+            async with lock:
+                if case_id not in await asyncio.to_thread(self.vault.legacy_cases_among, [case_id]):
+                    return
+                case = await self.ledger.get_case(case_id)
+                if case is None:
+                    return  # keys of a case the ledger no longer has: the orphan sweep's
+                await asyncio.to_thread(self.vault.compartmentalise, case_id, case.generation)
+                grant = await self.vault.reseal_grant(case_id, case.generation)
+                try:
+                    rows = await self.gateway.reseal(grant)
+                    texts = await self.ledger.reseal_texts(case_id, grant)
+                finally:
+                    grant.close()
+                await asyncio.to_thread(self.vault.retire_legacy, case_id)
+                log.info("re-sealed a case into its compartments (%d rows, %d texts)", rows, texts)
+        finally:
+            if not lock.locked():  # the last one out: no lock is kept per case
+                self._locks.pop(case_id, None)
 
     async def reseal_all(self) -> int:
         """Every case still sealed under one key (`bureau setup`). Returns how many."""

@@ -163,6 +163,11 @@ class MemoryGateway:
         """Card ids whose derived relevance features this process holds (in memory only): for erasure checks."""
         return self._relevance.cached_card_ids()
 
+    @property
+    def texts_embedded(self) -> int:
+        """Texts this process has handed the encoder for the relevance signals (cards, questions, their words)."""
+        return self._relevance.texts_embedded
+
     def relevance_vector_cases(self) -> set[str]:
         """Cases whose embedded texts this process holds (in memory only): for erasure checks."""
         return self._relevance.cached_vector_cases()

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from datetime import datetime
 
 FULL_READ_EVERY = 20  # trims of one list between full reads (and the first trim always reads)
+CASE_CAPACITY = 4096  # cases whose lists are kept; a case dropped for a newer one just reads the store again
 
 Key = tuple[str, str | None, str]  # (user id, agent id, memory type): one space's cards of one type
 Known = tuple[datetime, int, str, str]  # (created at, numeric id, id, item): the retention's order, oldest first
@@ -27,8 +28,8 @@ class KnownCards:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # a remote store runs calls on a pool of worker threads
         # Per case (its store user id), per (space's agent id, memory type): the cards, and trims so far.
-        self._cards: dict[str, dict[tuple[str | None, str], list[Known]]] = {}
-        self._trims: dict[str, Counter[tuple[str | None, str]]] = {}
+        self._cards: OrderedDict[str, dict[tuple[str | None, str], list[Known]]] = OrderedDict()
+        self._trims: OrderedDict[str, Counter[tuple[str | None, str]]] = OrderedDict()
 
     def needs_full_read(self, key: Key) -> bool:
         """Counts a trim of `key`: does it have to read the store first?"""
@@ -36,8 +37,17 @@ class KnownCards:
         space = (agent_id, memory_type)
         with self._lock:
             trims = self._trims.setdefault(user_id, Counter())
+            self._trims.move_to_end(user_id)
             trims[space] += 1
+            self._bound()
             return space not in self._cards.get(user_id, {}) or trims[space] % FULL_READ_EVERY == 0
+
+    def _bound(self) -> None:
+        """At most CASE_CAPACITY cases, the least recently trimmed dropped first: a few ids each, so the bound
+        is about a server that lives for months, not about a room; the one dropped reads the store again."""
+        while len(self._trims) > CASE_CAPACITY:
+            user_id, _ = self._trims.popitem(last=False)
+            self._cards.pop(user_id, None)
 
     def read(self, key: Key, cards: Iterable[tuple[datetime, str, str]]) -> None:
         """Everything the store holds under `key`, as (created at, id, item)."""

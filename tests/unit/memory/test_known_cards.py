@@ -66,3 +66,17 @@ def test_an_erased_case_leaves_nothing_not_even_its_id() -> None:
     known.forget("bureau:case-a")
     assert known.user_ids() == {"bureau:case-b"}
     assert known.needs_full_read(KEY)  # starts afresh
+
+
+def test_the_cases_kept_are_bounded_and_the_least_recently_trimmed_reads_the_store_again(monkeypatch) -> None:
+    from bureau.memory import known_cards
+
+    monkeypatch.setattr(known_cards, "CASE_CAPACITY", 2)
+    known = KnownCards()
+    keys = [(f"case:{name}", "detective", "session") for name in ("a", "b", "c")]
+    for key in keys:
+        assert known.needs_full_read(key)
+        known.read(key, [(at(1), "11", "item-11")])
+    assert known.user_ids() == {"case:b", "case:c"}  # "a" was trimmed least recently: dropped
+    assert known.needs_full_read(keys[0])  # and simply read again
+    assert not known.needs_full_read(keys[2])

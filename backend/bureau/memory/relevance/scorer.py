@@ -58,6 +58,7 @@ class RelevanceScorer:
         # the erase began (it would otherwise refill the caches after they were dropped).
         self._erased: set[str] = set()
         self._lock = threading.Lock()
+        self.texts_embedded = 0  # every text handed to the encoder (a test counts what a case costs again)
 
     # -- vectors ----------------------------------------------------------------------------------------
     def vectors(self, case_id: str, texts: Iterable[str]) -> dict[str, list[float]]:
@@ -178,6 +179,7 @@ class RelevanceScorer:
             return set(self._cards)
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
+        self.texts_embedded += len(texts)
         return self._embedder.embed_documents(texts) if texts else []
 
     # -- per question -----------------------------------------------------------------------------------
