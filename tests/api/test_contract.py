@@ -170,7 +170,8 @@ async def play(game: Game, secured_server: LiveServer) -> None:
     informant = await game.ask("informant", QUESTION)
     assert "duplicate" in {miss["reason"] for miss in informant["trace"]["misses"]}
     assert (await game.ask("detective", QUESTION))["certainty"] == Certainty.KNOWN
-    # The presenter act (this server has them on): the same answer, other compartments' rows locked.
+    # The presenter act (this server has them on, and says so): the same answer, other compartments' rows locked.
+    assert (await game.call("GET", "/api/health", 200))["presenter_acts"] is True
     act = await game.call("POST", "/acts/unfiltered", 200, json={"role": "detective", "question": QUESTION})
     assert act["certainty"] == Certainty.KNOWN and act["trace"]["unfiltered"] is True
 
@@ -383,5 +384,6 @@ async def test_a_foreign_host_and_a_storage_fault_answer_the_declared_bodies(
     monkeypatch.setattr(services.vault, "grant", vault_down)
     fault = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": PORTER})
     assert (fault.status_code, code(fault)) == (503, "VAULT_UNAVAILABLE")
+    assert (await client.get("/api/health")).json()["presenter_acts"] is False
     off = await client.post(f"/api/cases/{case_id}/acts/unfiltered", json={"role": "detective", "question": QUESTION})
     assert (off.status_code, code(off)) == (403, "PRESENTER_ACTS_OFF")  # the in-process app has acts off

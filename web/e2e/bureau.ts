@@ -39,9 +39,16 @@ async function waitForHealth(baseURL: string, process: ChildProcess): Promise<vo
   throw new Error(`bureau serve did not answer /api/health within ${START_DEADLINE_MS} ms`);
 }
 
-/** One `bureau serve` process with its own port and data directory; restartable on the same ones. */
+/** A data directory's vault: its sibling `<name>-vault`, never inside it (the server refuses that: a backup of the
+ * data would carry the keys). tests/live_server.py places it the same way. */
+export function vaultBeside(dataDir: string): string {
+  return `${dataDir}-vault`;
+}
+
+/** One `bureau serve` process with its own port, data directory and vault; restartable on the same ones. */
 export class BureauServer {
   readonly baseURL: string;
+  readonly vaultDir: string;
   private process: ChildProcess | null = null;
   private starts = 0;
 
@@ -52,13 +59,15 @@ export class BureauServer {
     private readonly name: string,
   ) {
     this.baseURL = `http://127.0.0.1:${port}`;
+    this.vaultDir = vaultBeside(dataDir);
   }
 
   async start(): Promise<void> {
     mkdirSync(LOG_DIR, { recursive: true });
     this.starts += 1;
     const log = createWriteStream(join(LOG_DIR, `${this.name}-${this.starts}.log`));
-    const child = spawn(BUREAU_BIN, ["serve", "--port", String(this.port), "--data-dir", this.dataDir], {
+    const args = ["serve", "--port", String(this.port), "--data-dir", this.dataDir, "--vault-dir", this.vaultDir];
+    const child = spawn(BUREAU_BIN, args, {
       cwd: REPO_ROOT,
       env: { ...process.env, BUREAU_EMBEDDER: "local", ...this.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -101,6 +110,7 @@ export async function launchBureau(name: string, env: Record<string, string> = {
 export async function shutDownBureau(server: BureauServer): Promise<void> {
   await server.stop();
   rmSync(server.dataDir, { recursive: true, force: true });
+  rmSync(server.vaultDir, { recursive: true, force: true });
 }
 
 interface BureauFixtures {

@@ -263,6 +263,9 @@ class Health(ResponseModel):
     llm: LlmHealth
     mode: ResponderName
     access: Literal["open", "passcodes"]
+    presenter_acts: bool = Field(
+        description="the presenter act (`POST …/acts/unfiltered`) is on: BUREAU_PRESENTER_ACTS=1; the console offers it"
+    )
 
 
 class Ready(ResponseModel):

@@ -170,6 +170,28 @@ async def test_with_the_filter_and_the_recheck_both_gone_nothing_foreign_opens(
     assert secret.id not in {c.card.id for c in act.candidates}
 
 
+async def test_the_unfiltered_act_finds_what_the_ordinary_search_finds_in_every_space_it_reads(
+    gateway: MemoryGateway, services: Services
+) -> None:
+    """Each part of the act's statement meets every row of the case, the role's own among the board part's: a
+    row asked for under two compartments opens under its own (the answer must be the ordinary route's)."""
+    case = fresh_case()
+    own = await write_secret(gateway, await space(services, case, "informant"))
+    board = await write_secret(
+        gateway, await space(services, case, "bulletin_board"), "The board says the vault is shut."
+    )
+    await write_secret(gateway, await space(services, case, "suspect"), "The vault code is not 7319.")
+    ordinary = await gateway.retrieve(await space(services, case, "informant", "bulletin_board"), QUESTION, 10)
+    act = await gateway.retrieve(
+        await space(services, case, "informant", "bulletin_board"), QUESTION, 10, unfiltered=True
+    )
+    assert {c.card.id for c in ordinary.candidates} == {own.id, board.id}
+    assert [(c.card.id, c.card.content) for c in act.candidates] == [
+        (c.card.id, c.card.content) for c in ordinary.candidates
+    ]
+    assert [row.space for row in act.locked] == ["suspect"]
+
+
 async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
     gateway: MemoryGateway, services: Services
 ) -> None:

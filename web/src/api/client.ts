@@ -188,6 +188,11 @@ export const api = {
     callJson<PolicyDecisionPage>("GET", `${casePath(caseId)}/policy-decisions?after=${after}&limit=100`),
   interrogate: (caseId: string, role: Role, question: string) =>
     callJson<InterrogationResult>("POST", `${casePath(caseId)}/interrogations`, { body: { role, question } }),
+  /** The presenter act (docs/presenter-guide.md): the question asked without the space filter; the answer is the
+   * ordinary route's, the trace adds what other compartments handed back, locked. 403 PRESENTER_ACTS_OFF unless
+   * the server has it on (`Health.presenter_acts`). */
+  unfilteredAct: (caseId: string, role: Role, question: string) =>
+    callJson<InterrogationResult>("POST", `${casePath(caseId)}/acts/unfiltered`, { body: { role, question } }),
   crossExamine: (caseId: string, roles: Role[], question: string) =>
     callJson<CrossExaminationResult>("POST", `${casePath(caseId)}/cross-examinations`, { body: { roles, question } }),
   publish: (caseId: string, role: Role, cardId: string) =>

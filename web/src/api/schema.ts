@@ -1061,6 +1061,11 @@ export interface components {
              * @enum {string}
              */
             access: "open" | "passcodes";
+            /**
+             * Presenter Acts
+             * @description the presenter act (`POST …/acts/unfiltered`) is on: BUREAU_PRESENTER_ACTS=1; the console offers it
+             */
+            presenter_acts: boolean;
         };
         /**
          * HitStatus

@@ -45,6 +45,10 @@ export type PolicyDecisionPage = Schemas["PolicyDecisionPage"];
 export type TraceHit = Schemas["TraceHit"];
 export type TraceMiss = Schemas["TraceMiss"];
 export type Trace = Schemas["Trace"];
+/** The compartments whose keys a request held to read ("keys in this request"), and its purpose. */
+export type TraceGrant = Schemas["TraceGrant"];
+/** A row of another compartment the presenter act's statement handed back: its space and score, nothing else. */
+export type LockedRow = Schemas["LockedRow"];
 export type Conflict = Schemas["Conflict"];
 export type InterrogationResult = Schemas["Interrogation"];
 export type StoredAnswer = Schemas["StoredAnswer"];

@@ -376,6 +376,16 @@ export const en = {
   "cards.erase": "Erase card",
   "cards.eraseConfirm": "Erase this card for good? Its board copies go with it, and a finding it supported is withdrawn if it no longer qualifies.",
   "cards.erased": "Erased: the card is gone.",
+  "list.joiner": ", ",
+  "grant.keys": "Keys in this request: {spaces}",
+  "locked.row": "another compartment — no key in this request",
+  "xray.unfiltered": "Presenter act: asked without the space filter. Only the compartment keys stood between the {role} and the other roles.",
+  "xray.laneLocked": "locked: {n}",
+  "xray.legend.locked": "locked row of another compartment",
+  "act.toggle": "Presenter act: ask without the space filter",
+  "act.sentence": "This question runs without the space filter: only the compartment keys stand between the {role} and the other roles.",
+  "act.off": "The presenter act is off on this server.",
+  "stage.unfiltered": "Asked without the space filter: {n} rows of other compartments came back, all locked",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -757,6 +767,16 @@ export const zh: Record<MessageKey, string> = {
   "cards.erase": "删除卡片",
   "cards.eraseConfirm": "永久删除这张卡片？它在公告板上的副本会一并删除；它支持的调查结论若不再符合条件，也会被撤回。",
   "cards.erased": "已删除：卡片已不复存在。",
+  "list.joiner": "、",
+  "grant.keys": "本次请求持有的钥匙：{spaces}",
+  "locked.row": "另一个隔间——本次请求没有它的钥匙",
+  "xray.unfiltered": "演示环节：本次提问不经空间过滤。{role}与其他角色之间只隔着隔间钥匙。",
+  "xray.laneLocked": "锁定：{n}",
+  "xray.legend.locked": "另一个隔间的锁定行",
+  "act.toggle": "演示环节：不经空间过滤提问",
+  "act.sentence": "这个问题将不经空间过滤运行：{role}与其他角色之间只隔着隔间钥匙。",
+  "act.off": "此服务器未开启演示环节。",
+  "stage.unfiltered": "本次提问不经空间过滤：返回了其他隔间的 {n} 行，全部锁定",
 };
 
 export const messages = { en, zh } as const;

@@ -23,6 +23,11 @@ export function spaceName(t: Translate, space: Space): string {
   return space === BOARD ? t("space.bulletin_board") : isRole(space) ? t(`role.${space}`) : space;
 }
 
+/** Several spaces by name, as a list: "Detective, Bulletin board" (the keys a request held). */
+export function spaceList(t: Translate, spaces: readonly Space[]): string {
+  return spaces.map((space) => spaceName(t, space)).join(t("list.joiner"));
+}
+
 /** A lane or a search scope: "Detective's memory", "Bulletin board". */
 export function spaceMemoryName(t: Translate, space: Space): string {
   return space === BOARD ? t("space.bulletin_board") : t("space.memoryOf", { role: spaceName(t, space) });

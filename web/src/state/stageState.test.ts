@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StageRetrieval, StageSnapshot } from "../api/types";
-import { describeRetrieval, initialStageState, stageReducer } from "./stageState";
+import { describeRetrieval, initialStageState, lockedBySpace, stageReducer } from "./stageState";
 
 const retrieval = (overrides: Partial<StageRetrieval> = {}): StageRetrieval => ({
   role: "detective",
@@ -69,5 +69,27 @@ describe("conflicting intel on the stage", () => {
 describe("an uncertain retrieval on the stage", () => {
   it("says it found something close, not certain, when nothing counted as a hit", () => {
     expect(describeRetrieval(retrieval({ verdict: "uncertain" })).outcome).toBe("uncertain");
+  });
+});
+
+describe("lockedBySpace", () => {
+  it("groups the presenter act's locked rows by space, roles first, scores highest first", () => {
+    const act = retrieval({
+      unfiltered: true,
+      locked: [
+        { space: "suspect", score: 0.01 },
+        { space: "informant", score: 0.02 },
+        { space: "suspect", score: 0.05 },
+      ],
+    });
+    expect(lockedBySpace(act)).toEqual([
+      { space: "informant", scores: [0.02] },
+      { space: "suspect", scores: [0.05, 0.01] },
+    ]);
+  });
+
+  it("is empty for an ordinary retrieval", () => {
+    expect(lockedBySpace(retrieval())).toEqual([]);
+    expect(lockedBySpace(retrieval({ unfiltered: true, locked: [] }))).toEqual([]);
   });
 });

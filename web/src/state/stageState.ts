@@ -1,4 +1,4 @@
-import type { LiveEvent, StageRetrieval, StageSnapshot } from "../api/types";
+import { BOARD, ROLES, type LiveEvent, type Space, type StageRetrieval, type StageSnapshot } from "../api/types";
 
 export interface StageState {
   snapshot: StageSnapshot | null;
@@ -54,4 +54,20 @@ export function describeRetrieval(retrieval: StageRetrieval): RetrievalSentence 
     searchedBoard: retrieval.searched_scopes.includes("bulletin_board"),
     outcome,
   };
+}
+
+/** The presenter act's locked rows, by space in a fixed order (roles, then the board), each space's scores highest
+ * first: a lock per row on the stage. Empty unless the retrieval ran without the space filter. */
+export function lockedBySpace(retrieval: StageRetrieval): { space: Space; scores: number[] }[] {
+  if (!retrieval.unfiltered) return [];
+  const order: Space[] = [...ROLES, BOARD];
+  return order
+    .map((space) => ({
+      space,
+      scores: (retrieval.locked ?? [])
+        .filter((row) => row.space === space)
+        .map((row) => row.score)
+        .sort((a, b) => b - a),
+    }))
+    .filter((group) => group.scores.length > 0);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { hit, miss, trace } from "../test/fixtures";
-import { assignRows, buildXray, clampScore, deriveVerdict, formatScore, legendEntries, markHasLabel, type SearchedLane, type XrayLane } from "./xray";
+import { assignRows, buildLockedLane, buildXray, clampScore, deriveVerdict, formatScore, legendEntries, markHasLabel, type SearchedLane, type XrayLane } from "./xray";
 
 const searched = (lane: XrayLane | undefined): SearchedLane => {
   if (!lane?.searched) throw new Error(`lane ${lane?.space} is not searched`);
@@ -167,5 +167,68 @@ describe("deriveVerdict", () => {
       kind: "found",
       sources: ["own_memory", "board"],
     });
+  });
+});
+
+describe("the grant and the presenter act", () => {
+  const act = trace({
+    grant: { purpose: "interrogation", keys: ["detective", "bulletin_board"] },
+    unfiltered: true,
+    locked: [
+      { space: "informant", score: 0.0662 },
+      { space: "informant", score: 0.0661 },
+      { space: "suspect", score: 0.0549 },
+      { space: "informant", score: 0.0146 },
+      { space: "suspect", score: -0.0594 },
+    ],
+    misses: [miss("d1", "detective", 0.04)],
+  });
+
+  it("carries the keys of the request; a record from before grants has none", () => {
+    expect(buildXray(act).keys).toEqual(["detective", "bulletin_board"]);
+    expect(buildXray(trace()).keys).toBeNull();
+  });
+
+  it("draws each other compartment's rows as locks on its lane, one lock per shown score with its count", () => {
+    const xray = buildXray(act, { informant: 2, suspect: 2 });
+    expect(xray.unfiltered).toBe(true);
+    const [informant, suspect] = [xray.lanes[2], xray.lanes[3]];
+    if (informant?.searched !== false || suspect?.searched !== false) throw new Error("other compartments are not searched lanes");
+    expect(informant.locked?.total).toBe(3);
+    expect(informant.locked?.marks.map((mark) => [mark.space, formatScore(mark.score), mark.count])).toEqual([
+      ["informant", "0.07", 2],
+      ["informant", "0.01", 1],
+    ]);
+    // A negative score is pinned to the axis edge, like a candidate's.
+    expect(suspect.locked?.marks.map((mark) => [mark.count, mark.position, mark.clamped])).toEqual([
+      [1, 0.0549, false],
+      [1, 0, true],
+    ]);
+    // Space and score only: a lock knows nothing else about its row.
+    for (const mark of informant.locked?.marks ?? []) expect(Object.keys(mark).sort()).toEqual(["clamped", "count", "position", "row", "score", "space"]);
+    expect(legendEntries(xray)).toEqual(["miss", "locked"]);
+  });
+
+  it("keeps the ordinary lanes of an ordinary trace, even if a trace carried locked rows without the act", () => {
+    const ordinary = buildXray(trace({ locked: [{ space: "informant", score: 0.5 }] }), { informant: 2 });
+    expect(ordinary.unfiltered).toBe(false);
+    expect(ordinary.locked).toEqual([]);
+    expect(ordinary.lanes[2]).toEqual({ space: "informant", searched: false, cardCount: 2 });
+  });
+
+  it("stacks locks whose score labels would overlap, and keeps distant ones on one row", () => {
+    const lane = buildLockedLane("informant", [
+      { space: "informant", score: 0.05 },
+      { space: "informant", score: 0.04 },
+      { space: "informant", score: 0.5 },
+      { space: "detective", score: 0.05 },
+    ]);
+    expect(lane.total).toBe(3);
+    expect(lane.marks.map((mark) => [mark.score, mark.row])).toEqual([
+      [0.5, 0],
+      [0.05, 1],
+      [0.04, 0],
+    ]);
+    expect(lane.rowCount).toBe(2);
   });
 });

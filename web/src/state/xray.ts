@@ -1,4 +1,4 @@
-import { BOARD, ROLES, type Role, type Space, type Trace } from "../api/types";
+import { BOARD, ROLES, type LockedRow, type Role, type Space, type Trace } from "../api/types";
 
 /** How a candidate is drawn. Every miss reason the chart has no glyph of its own for is an `excluded` mark
  * labelled with its reason (expired, failed validation, not evidence by type, owner mismatch, duplicate, …). */
@@ -40,11 +40,31 @@ export interface SearchedLane {
   rowCount: number;
 }
 
-/** A space the role may not search: drawn greyed with how many cards it holds, never what they say. */
+/** A space the role may not search: drawn greyed with how many cards it holds, never what they say. In the
+ * presenter act (an unfiltered trace) it is another compartment instead, with what it handed back, locked. */
 export interface UnsearchedLane {
   space: Space;
   searched: false;
   cardCount: number;
+  locked?: LockedLane;
+}
+
+/** Rows of another compartment that came back and no key in the request opened: a lock each at its score
+ * (rows showing the same score share one lock, with their count). Space and score: nothing else exists here. */
+export interface LockedLane {
+  marks: LockMark[];
+  /** How many rows came back (the sum of the marks' counts). */
+  total: number;
+  rowCount: number;
+}
+
+export interface LockMark {
+  space: Space;
+  score: number;
+  count: number;
+  position: number;
+  clamped: boolean;
+  row: number;
 }
 
 export type XrayLane = SearchedLane | UnsearchedLane;
@@ -64,6 +84,11 @@ export type XrayVerdict =
 export interface Xray {
   role: Role;
   lanes: XrayLane[];
+  /** The spaces whose keys the request held to read ("keys in this request"); null in records from before grants. */
+  keys: Space[] | null;
+  /** The presenter act: asked without the space filter (other compartments' rows came back, locked). */
+  unfiltered: boolean;
+  locked: LockedRow[];
   context: ContextGroup | null;
   threshold: number;
   borderlineFloor: number;
@@ -75,6 +100,8 @@ export interface Xray {
 
 /** Axis distance a bare mark occupies; a second mark closer than this moves up a row. */
 export const MARK_GAP = 0.035;
+/** Axis distance a lock with its score (and count: "0.07 ×4") beside it occupies. */
+export const LOCK_GAP = 0.12;
 /** Axis distance a mark with a text label beside it occupies. */
 export const LABELLED_MARK_GAP = 0.15;
 /** Scores this close to a cut point are shown to three decimals: rounding must never make a miss look like a hit. */
@@ -209,14 +236,41 @@ export function deriveVerdict(trace: Trace): XrayVerdict {
   };
 }
 
+/** The locks of one other compartment: rows that show the same score (two decimals) share a lock. */
+export function buildLockedLane(space: Space, rows: readonly LockedRow[]): LockedLane {
+  const groups = new Map<string, { score: number; count: number }>();
+  for (const row of rows) {
+    if (row.space !== space) continue;
+    const shown = formatScore(row.score);
+    const group = groups.get(shown);
+    if (group) group.count += 1;
+    else groups.set(shown, { score: row.score, count: 1 });
+  }
+  const placed = [...groups.values()].sort((a, b) => b.score - a.score).map((group) => ({ ...group, ...clampScore(group.score) }));
+  const rowsOf = assignRows(placed.map(({ position }) => ({ position, span: LOCK_GAP })));
+  const marks = placed.map((group, index): LockMark => ({ space, ...group, row: rowsOf[index] ?? 0 }));
+  return {
+    marks,
+    total: marks.reduce((sum, mark) => sum + mark.count, 0),
+    rowCount: marks.length === 0 ? 1 : Math.max(...marks.map((mark) => mark.row)) + 1,
+  };
+}
+
 /** `cardCounts`: how many (non-session) cards each space holds, for the greyed lanes of unsearched spaces. */
 export function buildXray(trace: Trace, cardCounts: Partial<Record<Space, number>> = {}): Xray {
   const searched = new Set<Space>([...trace.searched_scopes, ...trace.hits.map((h) => h.space), ...trace.misses.map((m) => m.space)]);
+  const unfiltered = trace.unfiltered === true;
+  const locked = unfiltered ? (trace.locked ?? []) : [];
   return {
     role: trace.role,
-    lanes: laneOrder(trace).map((space): XrayLane =>
-      searched.has(space) ? buildSearchedLane(space, trace) : { space, searched: false, cardCount: cardCounts[space] ?? 0 },
-    ),
+    keys: trace.grant?.keys ?? null,
+    unfiltered,
+    locked,
+    lanes: laneOrder(trace).map((space): XrayLane => {
+      if (searched.has(space)) return buildSearchedLane(space, trace);
+      const lane: UnsearchedLane = { space, searched: false, cardCount: cardCounts[space] ?? 0 };
+      return unfiltered ? { ...lane, locked: buildLockedLane(space, locked) } : lane;
+    }),
     context: contextGroup(trace),
     threshold: trace.threshold,
     borderlineFloor: trace.borderline_floor,
@@ -239,6 +293,7 @@ export type LegendEntry =
   | "filtered_unsafe"
   | "excluded"
   | "context"
+  | "locked"
   | "not_searched";
 
 export function legendEntries(xray: Xray): LegendEntry[] {
@@ -250,7 +305,8 @@ export function legendEntries(xray: Xray): LegendEntry[] {
     else present.add(mark.kind);
   }
   if (xray.context) present.add("context");
-  if (xray.lanes.some((lane) => !lane.searched)) present.add("not_searched");
-  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "uncertain", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "not_searched"];
+  if (xray.lanes.some((lane) => !lane.searched && (lane.locked?.total ?? 0) > 0)) present.add("locked");
+  if (xray.lanes.some((lane) => !lane.searched && lane.locked === undefined)) present.add("not_searched");
+  const order: LegendEntry[] = ["hit_own", "hit_board", "borderline_confirmed", "miss", "uncertain", "borderline_rejected", "duplicate", "filtered_unsafe", "excluded", "context", "locked", "not_searched"];
   return order.filter((entry) => present.has(entry));
 }

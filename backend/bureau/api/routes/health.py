@@ -31,6 +31,7 @@ async def health(svc: ServicesDep) -> Health:
         llm=LlmHealth(**llm_status(svc.settings, svc.responder)),
         mode=effective_mode(svc.settings, svc.responder),
         access="passcodes" if svc.settings.passcodes_enabled else "open",
+        presenter_acts=svc.settings.presenter_acts,
     )
 
 

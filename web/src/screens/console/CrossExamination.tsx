@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent } from "react";
 import { ApiError } from "../../api/client";
 import { ROLES, type CrossExaminationResult, type Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
+import { GrantKeys } from "../../components/GrantKeys";
 import { useI18n } from "../../i18n/I18n";
 import { LIMITS } from "../../api/rules";
 
@@ -99,6 +100,7 @@ export function CrossExaminationOutcome({ result }: { result: CrossExaminationRe
           <li key={r.role}>
             <span className={`badge badge--${r.certainty}`}>{t(r.certainty === "known" ? "certainty.known" : "certainty.unknown")}</span>{" "}
             <strong>{t(`role.${r.role}`)}</strong>: {r.answer}
+            <GrantKeys grant={r.trace.grant} className="cross-exam__keys" />
           </li>
         ))}
       </ul>

@@ -83,4 +83,48 @@ describe("<MemoryXray>", () => {
     const copyZh = screen.getByTestId("xray-lane-bulletin_board").querySelector('[data-card-id="copy"]');
     expect(copyZh?.textContent).toContain("重复：同一内容已计入");
   });
+
+  it("names the keys the request held, in the interface language", () => {
+    const asked = trace({ grant: { purpose: "interrogation", keys: ["detective", "bulletin_board"] } });
+    renderWithI18n(<MemoryXray role="detective" trace={asked} />);
+    expect(screen.getByTestId("grant-keys").textContent).toContain("Keys in this request: Detective, Bulletin board");
+    cleanup();
+    renderWithI18n(
+      <FixedLanguage language="zh">
+        <MemoryXray role="detective" trace={asked} />
+      </FixedLanguage>,
+    );
+    expect(screen.getByTestId("grant-keys").textContent).toContain("本次请求持有的钥匙：侦探、公告板");
+  });
+
+  it("draws the presenter act's locked rows on the other compartments' lanes: space and score, nothing else", () => {
+    const act = trace({
+      grant: { purpose: "interrogation", keys: ["detective", "bulletin_board"] },
+      unfiltered: true,
+      locked: [
+        { space: "informant", score: 0.0662 },
+        { space: "informant", score: 0.0662 },
+        { space: "suspect", score: 0.0549 },
+      ],
+      misses: [miss("d1", "detective", 0.04)],
+    });
+    renderWithI18n(<MemoryXray role="detective" cardCounts={{ informant: 2, suspect: 2 }} trace={act} />);
+    expect(screen.getByTestId("xray-unfiltered").textContent).toContain("asked without the space filter");
+    const informant = screen.getByTestId("xray-lane-informant");
+    expect(informant.getAttribute("data-locked")).toBe("2");
+    expect(informant.textContent).toContain("locked: 2");
+    expect(informant.textContent).toContain("another compartment — no key in this request");
+    expect(informant.textContent).not.toContain("not searched");
+    const locks = screen.getAllByTestId("xray-lock");
+    expect(locks.map((lock) => [lock.getAttribute("data-space"), lock.getAttribute("data-count")])).toEqual([
+      ["informant", "2"],
+      ["suspect", "1"],
+    ]);
+    expect(locks[0]?.querySelector("title")?.textContent).toBe("Informant · 0.07 ×2 · another compartment — no key in this request");
+    const rows = screen.getAllByTestId("xray-locked-row");
+    expect(rows.map((row) => row.getAttribute("data-space"))).toEqual(["informant", "informant", "suspect"]);
+    expect(rows[0]?.textContent).toBe("Informant's memory—0.07 another compartment — no key in this request—");
+    const legend = [...screen.getByTestId("xray-legend").querySelectorAll("[data-entry]")].map((entry) => entry.getAttribute("data-entry"));
+    expect(legend).toEqual(["miss", "locked"]);
+  });
 });

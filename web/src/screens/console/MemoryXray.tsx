@@ -1,9 +1,11 @@
-import { useId, useRef } from "react";
+import { useId, useRef, type ReactNode } from "react";
 import { BOARD, type Role, type Space, type Trace } from "../../api/types";
 import { isMessageKey } from "../../i18n/strings";
 import type { Translate } from "../../i18n/translate";
 import { useI18n } from "../../i18n/I18n";
 import { spaceMemoryName, spaceName, useTopicLabel } from "../../labels/labels";
+import { GrantKeys } from "../../components/GrantKeys";
+import { LockIcon } from "../../components/LockIcon";
 import { useElementWidth } from "../../components/useElementWidth";
 import {
   buildXray,
@@ -11,6 +13,8 @@ import {
   legendEntries,
   markHasLabel,
   type LegendEntry,
+  type LockedLane,
+  type LockMark,
   type SearchedLane,
   type UnsearchedLane,
   type Xray,
@@ -32,6 +36,8 @@ const AXIS_HEIGHT = 34;
 const TICKS = [0, 0.25, 0.5, 0.75, 1];
 /** Labels of marks right of this point go on their left, so they stay inside the chart. */
 const LABEL_FLIP_AT = 0.78;
+/** Room under the locks of a locked lane. */
+const LOCK_MARGIN = 6;
 
 /** Horizontal geometry at the chart's real pixel width, so labels keep their CSS size at any screen width. */
 interface Axis {
@@ -56,7 +62,9 @@ function axisFor(width: number): Axis {
 
 function laneHeight(lane: XrayLane, axis: Axis): number {
   const extra = axis.compact ? COMPACT_NAME_HEIGHT : 0;
-  return (lane.searched ? LANE_HEIGHT + (lane.rowCount - 1) * ROW_STEP : UNSEARCHED_LANE_HEIGHT) + extra;
+  if (lane.searched) return LANE_HEIGHT + (lane.rowCount - 1) * ROW_STEP + extra;
+  const locks = lane.locked ? lane.locked.rowCount * ROW_STEP + LOCK_MARGIN : 0;
+  return UNSEARCHED_LANE_HEIGHT + locks + extra;
 }
 
 function scopesText(t: Translate, scopes: Space[]): string {
@@ -208,11 +216,66 @@ function Searched({ lane, top, isOwnSpace, axis, cuts }: { lane: SearchedLane; t
   );
 }
 
+/** A padlock drawn in the chart at (x, y). */
+function LockGlyph({ x, y }: { x: number; y: number }) {
+  return (
+    <g className="xray-mark xray-mark--locked">
+      <rect x={x - 6} y={y - 2} width={12} height={9} rx={1.5} />
+      <path d={`M${x - 3.5} ${y - 2}V${y - 5}a3.5 3.5 0 0 1 7 0V${y - 2}`} className="xray-mark__shackle" />
+    </g>
+  );
+}
+
+/** Another compartment in the presenter act: its name, what it is, and a lock at the score of each row it handed
+ * back (its space and score: the request holds no key to anything else). */
+function Locked({ lane, locked, top, axis }: { lane: UnsearchedLane; locked: LockedLane; top: number; axis: Axis }) {
+  const { t } = useI18n();
+  const name = spaceName(t, lane.space);
+  const note = besideName(axis, top);
+  const height = laneHeight(lane, axis);
+  const baseline = top + height - LOCK_MARGIN - ROW_STEP / 2 - 4;
+  return (
+    <g data-testid={`xray-lane-${lane.space}`} data-searched="false" data-locked={locked.total} className="xray-lane-group--locked">
+      <rect x={0} y={top} width={axis.width} height={height} className="xray-lane xray-lane--locked" />
+      <LaneName t={t} space={lane.space} top={top + (axis.compact ? 18 : 22)} />
+      <text
+        x={axis.compact ? axis.width - 12 : 12}
+        y={top + (axis.compact ? 18 : 40)}
+        textAnchor={axis.compact ? "end" : "start"}
+        className="xray-lane__count"
+      >
+        {t("xray.laneLocked", { n: locked.total })}
+      </text>
+      <text x={note.x} y={note.y} className="xray-lane__locked">
+        {t("locked.row")}
+      </text>
+      {locked.marks.map((mark) => (
+        <LockedMark key={mark.score} mark={mark} name={name} x={axis.xFor(mark.position)} y={baseline - mark.row * ROW_STEP} />
+      ))}
+    </g>
+  );
+}
+
+function LockedMark({ mark, name, x, y }: { mark: LockMark; name: string; x: number; y: number }) {
+  const { t } = useI18n();
+  const shown = `${formatScore(mark.score)}${mark.count > 1 ? ` ×${mark.count}` : ""}`;
+  return (
+    <g data-testid="xray-lock" data-space={mark.space} data-score={mark.score} data-count={mark.count}>
+      <title>{`${name} · ${shown} · ${t("locked.row")}`}</title>
+      <LockGlyph x={x} y={y} />
+      <text x={x + 10} y={y + 6} className="xray-mark__label xray-mark__label--locked">
+        {shown}
+      </text>
+    </g>
+  );
+}
+
 /** A space the role may not search: greyed, with a count of what is there and never the content. */
 function Unsearched({ lane, top, axis }: { lane: UnsearchedLane; top: number; axis: Axis }) {
   const { t } = useI18n();
   const owner = spaceName(t, lane.space);
   const text = besideName(axis, top);
+  if (lane.locked) return <Locked lane={lane} locked={lane.locked} top={top} axis={axis} />;
   return (
     <g data-testid={`xray-lane-${lane.space}`} data-searched="false" className="xray-lane-group--unsearched">
       <rect x={0} y={top} width={axis.width} height={laneHeight(lane, axis)} className="xray-lane xray-lane--unsearched" />
@@ -308,7 +371,7 @@ function ScoreChart({ xray, labelId }: { xray: Xray; labelId: string }) {
   );
 }
 
-const LEGEND: Record<LegendEntry, { glyph: string; tone: string }> = {
+const LEGEND: Record<LegendEntry, { glyph: ReactNode; tone: string }> = {
   hit_own: { glyph: "●", tone: "own" },
   hit_board: { glyph: "●", tone: "board" },
   borderline_confirmed: { glyph: "◎", tone: "own" },
@@ -319,6 +382,7 @@ const LEGEND: Record<LegendEntry, { glyph: string; tone: string }> = {
   filtered_unsafe: { glyph: "✕", tone: "miss" },
   excluded: { glyph: "✕", tone: "miss" },
   context: { glyph: "○", tone: "miss" },
+  locked: { glyph: <LockIcon />, tone: "locked" },
   not_searched: { glyph: "▭", tone: "miss" },
 };
 
@@ -342,13 +406,19 @@ function formatSignals(signals: Record<string, number>): string {
     .join(" · ");
 }
 
+type TableRow =
+  | ((Trace["hits"][number] & { reason: null }) | (Trace["misses"][number] & { status: null }))
+  | { locked: true; space: Space; score: number; index: number };
+
 function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
   const { t } = useI18n();
   const topicLabel = useTopicLabel();
   const cuts = [xray.threshold];
-  const rows = [...trace.hits.map((hit) => ({ ...hit, reason: null as string | null })), ...trace.misses.map((miss) => ({ ...miss, status: null }))].sort(
-    (a, b) => b.score - a.score,
-  );
+  const rows: TableRow[] = [
+    ...trace.hits.map((hit) => ({ ...hit, reason: null })),
+    ...trace.misses.map((miss) => ({ ...miss, status: null })),
+    ...xray.locked.map((row, index) => ({ locked: true as const, space: row.space, score: row.score, index })),
+  ].sort((a, b) => b.score - a.score);
   return (
     <details className="xray__details">
       <summary>{t("xray.tableCaption")}</summary>
@@ -365,21 +435,34 @@ function CandidateTable({ xray, trace }: { xray: Xray; trace: Trace }) {
             </tr>
           </thead>
           <tbody>
-            {rows.map((row) => (
-              <tr key={`${row.space}-${row.card_id}`}>
-                <td>{spaceMemoryName(t, row.space)}</td>
-                <td>{topicLabel(row.topic)}</td>
-                <td>{formatScore(row.score, cuts)}</td>
-                <td>
-                  {row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}
-                  {row.rule && <span data-testid="xray-rule"> · {ruleText(t, row.rule)}</span>}
-                </td>
-                <td className="xray__signals">{formatSignals(row.signals ?? {})}</td>
-                <td>
-                  <code>{row.card_id}</code>
-                </td>
-              </tr>
-            ))}
+            {rows.map((row) =>
+              "locked" in row ? (
+                <tr key={`locked-${row.index}`} data-testid="xray-locked-row" data-space={row.space}>
+                  <td>{spaceMemoryName(t, row.space)}</td>
+                  <td>—</td>
+                  <td>{formatScore(row.score, cuts)}</td>
+                  <td>
+                    <LockIcon /> {t("locked.row")}
+                  </td>
+                  <td />
+                  <td>—</td>
+                </tr>
+              ) : (
+                <tr key={`${row.space}-${row.card_id}`}>
+                  <td>{spaceMemoryName(t, row.space)}</td>
+                  <td>{topicLabel(row.topic)}</td>
+                  <td>{formatScore(row.score, cuts)}</td>
+                  <td>
+                    {row.reason ? reasonText(t, row.reason) : t(row.status === "borderline_confirmed" ? "kind.borderline_confirmed" : "kind.hit")}
+                    {row.rule && <span data-testid="xray-rule"> · {ruleText(t, row.rule)}</span>}
+                  </td>
+                  <td className="xray__signals">{formatSignals(row.signals ?? {})}</td>
+                  <td>
+                    <code>{row.card_id}</code>
+                  </td>
+                </tr>
+              ),
+            )}
           </tbody>
         </table>
       </div>
@@ -421,6 +504,12 @@ export function MemoryXray({ trace, role, cardCounts = {}, title }: MemoryXrayPr
             <p className="xray__searched">{t("xray.searched", { role: t(`role.${xray.role}`), scopes: scopesText(t, trace.searched_scopes) })}</p>
           )}
           <VerdictLine xray={xray} verdict={xray.verdict} />
+          {xray.unfiltered && (
+            <p className="xray__unfiltered" data-testid="xray-unfiltered">
+              <LockIcon /> {t("xray.unfiltered", { role: t(`role.${xray.role}`) })}
+            </p>
+          )}
+          <GrantKeys grant={trace.grant} className="xray__keys" />
         </div>
         <ul className="xray__facts">
           <li className="xray__latency" data-testid="xray-latency">

@@ -58,6 +58,9 @@ function CaseConsole({ caseId }: { caseId: string }) {
   const [freshCardId, setFreshCardId] = useState<string | null>(null);
   const [memoryPolicy, setMemoryPolicy] = useState<MemoryPolicy | null>(null);
   const [whisperAttempts, setWhisperAttempts] = useState(0);
+  /** The presenter act: offered when the server has it on; asked only while the presenter's switch is on. */
+  const [actsOffered, setActsOffered] = useState(false);
+  const [actOn, setActOn] = useState(false);
   const noteRecordEvent = useRef<(event: LiveEvent) => void>(() => undefined);
   const { connection, missing, scheduleRefetch, discardPendingFetches } = useLiveSnapshot({
     load: () => api.getCase(caseId),
@@ -73,6 +76,7 @@ function CaseConsole({ caseId }: { caseId: string }) {
 
   useEffect(() => {
     api.memoryPolicy().then(setMemoryPolicy, () => undefined); // without it the box uses the server's default type
+    api.health().then((health) => setActsOffered(health.presenter_acts), () => undefined); // without it: no act
   }, []);
 
   const snapshot = state.snapshot;
@@ -160,7 +164,17 @@ function CaseConsole({ caseId }: { caseId: string }) {
   async function ask(question: string): Promise<void> {
     beginAction();
     const role = selectedRole;
-    const result = await api.interrogate(caseId, role, question);
+    const unfiltered = actsOffered && actOn;
+    let result;
+    try {
+      result = unfiltered ? await api.unfilteredAct(caseId, role, question) : await api.interrogate(caseId, role, question);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "PRESENTER_ACTS_OFF") {
+        setActsOffered(false); // turned off since this console loaded: the switch goes
+        setActOn(false);
+      }
+      throw error;
+    }
     discardPendingFetches();
     dispatch({ type: "answer-received", role, result });
     scheduleRefetch();
@@ -240,7 +254,12 @@ function CaseConsole({ caseId }: { caseId: string }) {
             <p className="notice" role="status" aria-live="polite" data-testid="notice">
               {notice}
             </p>
-            <QuestionComposer role={selectedRole} presets={snapshot.scenario.preset_questions} ask={ask} />
+            <QuestionComposer
+              role={selectedRole}
+              presets={snapshot.scenario.preset_questions}
+              ask={ask}
+              act={actsOffered ? { on: actOn, onChange: setActOn } : undefined}
+            />
             <AnswerCard answer={answer} cards={cardsById} />
             <MemoryXray trace={answer?.trace ?? null} role={selectedRole} cardCounts={cardCounts} />
             <CrossExamination presets={snapshot.scenario.preset_questions} crossExamine={crossExamine} />

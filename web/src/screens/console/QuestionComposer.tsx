@@ -3,15 +3,24 @@ import { ApiError } from "../../api/client";
 import { LIMITS } from "../../api/rules";
 import type { Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
+import { LockIcon } from "../../components/LockIcon";
 import { useI18n } from "../../i18n/I18n";
+
+/** The presenter act's switch: offered only when the server has the act on (`Health.presenter_acts`). */
+export interface PresenterActSwitch {
+  on: boolean;
+  onChange: (on: boolean) => void;
+}
 
 interface QuestionComposerProps {
   role: Role;
   presets: string[];
   ask: (question: string) => Promise<void>;
+  /** Absent when the server does not offer the act. */
+  act?: PresenterActSwitch;
 }
 
-export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) {
+export function QuestionComposer({ role, presets, ask, act }: QuestionComposerProps) {
   const { t } = useI18n();
   const inputId = useId();
   const [question, setQuestion] = useState("");
@@ -31,8 +40,8 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
     try {
       await ask(question.trim());
     } catch (caught) {
-      const unsafe = caught instanceof ApiError && caught.code === "UNSAFE_INPUT";
-      setError(unsafe ? t("ask.unsafe") : describeError(t, caught));
+      const code = caught instanceof ApiError ? caught.code : null;
+      setError(code === "UNSAFE_INPUT" ? t("ask.unsafe") : code === "PRESENTER_ACTS_OFF" ? t("act.off") : describeError(t, caught));
     } finally {
       setAsking(false);
     }
@@ -55,7 +64,7 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
             aria-describedby={`${inputId}-status`}
             onChange={(event) => setQuestion(event.target.value)}
           />
-          <button type="submit" className="button button--primary" aria-disabled={asking}>
+          <button type="submit" className={act?.on ? "button button--primary button--act" : "button button--primary"} aria-disabled={asking}>
             {asking ? t("ask.asking") : t("ask.submit")}
           </button>
         </div>
@@ -66,6 +75,19 @@ export function QuestionComposer({ role, presets, ask }: QuestionComposerProps) 
                 {preset}
               </button>
             ))}
+          </div>
+        )}
+        {act && (
+          <div className={act.on ? "act-switch act-switch--on" : "act-switch"}>
+            <label className="act-switch__label">
+              <input type="checkbox" role="switch" checked={act.on} aria-describedby={act.on ? `${inputId}-act` : undefined} onChange={(event) => act.onChange(event.target.checked)} />{" "}
+              {t("act.toggle")}
+            </label>
+            {act.on && (
+              <p id={`${inputId}-act`} className="act-switch__sentence" data-testid="act-sentence">
+                <LockIcon /> {t("act.sentence", { role: roleName })}
+              </p>
+            )}
           </div>
         )}
         <p id={`${inputId}-status`} role="alert" className="form-error">

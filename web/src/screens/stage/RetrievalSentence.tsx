@@ -1,6 +1,7 @@
 import type { StageRetrieval } from "../../api/types";
 import { useI18n } from "../../i18n/I18n";
 import { describeRetrieval } from "../../state/stageState";
+import { LockedRows } from "./LockedRows";
 
 export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | null }) {
   const { t } = useI18n();
@@ -19,7 +20,7 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
         ? "found stage-retrieval--conflicting"
         : "found";
   // Remounts (and so re-animates) whenever a new retrieval lands.
-  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}-${sentence.outcome}`;
+  const identity = `${retrieval.role}-${retrieval.verdict}-${retrieval.duration_ms}-${retrieval.public_hits.length}-${retrieval.private_hit_count}-${sentence.outcome}-${retrieval.locked?.length ?? "filtered"}`;
   // The live region stays mounted; only its content is replaced, so screen readers announce each retrieval.
   return (
     <div aria-live="polite">
@@ -33,6 +34,7 @@ export function RetrievalSentence({ retrieval }: { retrieval: StageRetrieval | n
         <span className="stage-retrieval__arrow"> → </span>
         <span className="stage-retrieval__outcome">{t(`stage.outcome.${sentence.outcome}`)}</span>
       </p>
+      <LockedRows key={`locked-${identity}`} retrieval={retrieval} />
     </div>
   );
 }
