@@ -153,14 +153,16 @@ async def test_with_the_filter_and_the_recheck_both_gone_a_role_still_finds_its_
     gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The statement without its filter hands the informant's row to the board's part of the search too, where
-    it does not open: its own part must still open it (the grant's key lookups are by compartment and item)."""
+    it does not open: its own part must still open it (the grant's key lookups are by compartment and item). So
+    must the presenter act's, whose parts all fetch every space."""
     case = fresh_case()
     secret = await write_secret(gateway, await space(services, case, "informant"))
     drop_the_space_filter(gateway, monkeypatch)
     skip_the_recheck(monkeypatch)
-    grant = await space(services, case, "informant", "bulletin_board")  # a fresh request: no key loaded yet
-    retrieval = await gateway.retrieve(grant, QUESTION, 10)
-    assert [(c.card.id, c.card.space) for c in retrieval.candidates] == [(secret.id, "informant")]
+    for unfiltered in (False, True):
+        grant = await space(services, case, "informant", "bulletin_board")  # a fresh request: no key loaded yet
+        retrieval = await gateway.retrieve(grant, QUESTION, 10, unfiltered=unfiltered)
+        assert [(c.card.id, c.card.space) for c in retrieval.candidates] == [(secret.id, "informant")], unfiltered
 
 
 async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
