@@ -1,7 +1,8 @@
 """A planted filter bug (issue 33.4), independently of the presenter act: the store statement forgets the space
-filter and the scope re-check is switched off, then the isolation matrix is played through the ordinary routes,
-in process, on the real store, ledger and vault. Only the compartments' keys and bases stand between a role
-and the other roles' cards.
+filter and the rows' space marker is not looked at again (the gateway's re-check and the game's audience check,
+which reads the same marker, both skipped: tests/planted_bugs.py), then the isolation matrix is played through
+the ordinary routes, in process, on the real store, ledger and vault. Only the compartments' keys and bases
+stand between a role and the other roles' cards.
 
 Played: 4 scenarios x 2 languages x 3 roles x every preset question (interrogations); every preset question
 cross-examined with the three roles; the findings (evaluate, then promote what qualifies). Every command runs
@@ -11,10 +12,16 @@ Asserted, with the bug planted (and, as a baseline, without):
   (operator payload and stage projection), record entry (JSON and Markdown exports), log line or model prompt
   of the role, nor among the cards the responder is handed;
 - certainty, evidence, answer and trace the control's, question by question;
-- the foreign rows did come back, locked (`locked_rows_seen` grows), and the re-check dropped none (it is off).
+- the foreign rows did come back, locked (`locked_rows_seen` grows), and the re-check dropped none (it is off);
+  with the filter intact, no row came back locked.
 
 The same test with one key and one basis for every space of a case fails (`layout` "one key per case", a
-strict xfail): the compartments' own keys are what makes it pass.
+strict xfail): the compartments' own keys are what makes it pass. Its first failure, on the first question:
+"safe-combination/en detective asked 'What is the safe combination?': the answer: the detective was shown
+another role's text 'The safe combination is 0427.', card id ..., topic 'safe_combination', ...".
+
+The model prompt is the role voice's own (`system_prompt` + `render_prompt` of the plan it would make), built
+from every request the responder gets: the in-process app answers in evidence mode, and no model is called.
 """
 
 from __future__ import annotations
@@ -118,7 +125,7 @@ def outcome(result: dict[str, Any], card: Callable[[str], tuple[str, str]]) -> d
         "hits": [(card(h["card_id"]), h["status"]) for h in trace["hits"]],
         "misses": sorted((m["space"], m["topic"], m["memory_type"], m["reason"]) for m in trace["misses"]),
         "fallback": trace["fallback_reason"],
-        "conflicts": trace["conflicts"],
+        "conflicts": [(c["topic"], [card(i) for i in c["card_ids"]]) for c in trace["conflicts"]],
         "dropped": trace["owner_mismatch_dropped"],
     }
 
