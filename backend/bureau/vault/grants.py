@@ -54,8 +54,8 @@ class _Items:
 
     def __init__(self) -> None:
         self.keys: dict[str, tuple[str, bytes]] = {}  # item id -> (compartment, data key)
-        # (compartment, item id) asked and not found there: never asked again. Per compartment: an unfiltered
-        # search asks for one row under every compartment it reads, and only its own may open it.
+        # (compartment, item id) asked and not found there: never asked again. By pair, not by item: a filter
+        # bug can hand the same row to two parts of one search, and its own part must still open it.
         self.missing: set[tuple[str, str]] = set()
         self.new: list[tuple[str, str, bytes]] = []  # (item id, compartment, wrapped) not yet in the vault
         self.lock = threading.Lock()
@@ -187,7 +187,7 @@ class Grant:
     def _stored(self, compartment: str) -> str:
         """The vault's name of a compartment: the record's is its generation's (a reset replaces its key)."""
         if compartment != RECORD:
-            return compartment
+            return self._keyring.key_name(compartment)
         if self.generation is None:
             raise GrantError("the record is one generation's")
         return record_compartment(self.generation)
@@ -249,7 +249,7 @@ class Grant:
         once for every candidate, after the store has answered. Compartments the grant does not read are
         skipped: their rows stay locked. A key filed under another compartment than the one asked is refused."""
         self._check()
-        asked: dict[str, set[str]] = {}  # item id -> the compartments it was asked under
+        asked: dict[str, set[str]] = {}  # item id -> the compartments it is asked under
         with self._items.lock:
             for compartment, item_ids in wanted.items():
                 if not self._readable(compartment):
@@ -263,14 +263,16 @@ class Grant:
         with self._items.lock:
             for item_id, compartments in asked.items():
                 row = found.get(item_id)
-                for compartment in compartments:
+                for compartment in sorted(compartments):
                     if row is None or row.compartment != self._stored(compartment):
                         self._items.missing.add((compartment, item_id))
                         continue
                     try:
-                        self._items.keys[item_id] = (compartment, crypto.unwrap(self._key(compartment), row.wrapped))
+                        key = crypto.unwrap(self._key(compartment), row.wrapped)
                     except crypto.OpenError:
                         self._items.missing.add((compartment, item_id))
+                        continue
+                    self._items.keys[item_id] = (compartment, key)
 
     def open(self, compartment: str, sealed: str) -> str | None:
         """The text, if it is an item of `compartment` sealed under its own key and the grant reads that

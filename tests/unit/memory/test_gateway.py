@@ -7,7 +7,6 @@ import asyncio
 import secrets
 import threading
 import time
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +17,7 @@ from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
 from bureau.vault import Grant
 from helpers import grant_of
+from planted_bugs import drop_the_space_filter, skip_the_recheck
 
 SECRET = "The vault code is 7319."
 QUESTION = "What is the vault code?"
@@ -95,27 +95,6 @@ async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: 
     assert found.score == pytest.approx(expected, abs=1e-3)
 
 
-def drop_the_space_filter(gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plant the leak other memory systems shipped: a store statement that forgets the space filter."""
-    nearest = gateway.life.nearest
-    if nearest is not None:  # seekdb: the gateway's own statement (memory/seekdb_search.py)
-        real_nearest = nearest.search
-
-        def buggy_nearest(queries, limit):
-            return real_nearest([replace(q, agent_id=None) for q in queries], limit)
-
-        monkeypatch.setattr(nearest, "search", buggy_nearest)
-        return
-    storage = gateway.life.client().storage
-    real_search = storage.search_memories
-
-    def buggy_search(**kwargs):  # as PowerMem does without agent_id
-        kwargs["agent_id"] = None
-        return real_search(**kwargs)
-
-    monkeypatch.setattr(storage, "search_memories", buggy_search)
-
-
 async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
     gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,7 +137,7 @@ async def test_with_the_filter_and_the_recheck_both_gone_nothing_foreign_opens(
     case = fresh_case()
     secret = await write_secret(gateway, await space(services, case, "informant"))
     drop_the_space_filter(gateway, monkeypatch)
-    monkeypatch.setattr(type(gateway._scoped._cards), "matches", lambda self, scope, row: True)
+    skip_the_recheck(monkeypatch)
     before = gateway.locked_rows_seen
     retrieval = await gateway.retrieve(await space(services, case, "detective"), QUESTION, 10)
     assert retrieval.candidates == [] and retrieval.excluded == []
@@ -190,6 +169,22 @@ async def test_the_unfiltered_act_finds_what_the_ordinary_search_finds_in_every_
         (c.card.id, c.card.content) for c in ordinary.candidates
     ]
     assert [row.space for row in act.locked] == ["suspect"]
+
+
+async def test_with_the_filter_and_the_recheck_both_gone_a_role_still_finds_its_own_cards(
+    gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement without its filter hands the informant's row to the board's part of the search too, where
+    it does not open: its own part must still open it (the grant's key lookups are by compartment and item). So
+    must the presenter act's, whose parts all fetch every space."""
+    case = fresh_case()
+    secret = await write_secret(gateway, await space(services, case, "informant"))
+    drop_the_space_filter(gateway, monkeypatch)
+    skip_the_recheck(monkeypatch)
+    for unfiltered in (False, True):
+        grant = await space(services, case, "informant", "bulletin_board")  # a fresh request: no key loaded yet
+        retrieval = await gateway.retrieve(grant, QUESTION, 10, unfiltered=unfiltered)
+        assert [(c.card.id, c.card.space) for c in retrieval.candidates] == [(secret.id, "informant")], unfiltered
 
 
 async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
