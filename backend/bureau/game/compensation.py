@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 from bureau.game.errors import CaseNotFoundError
 from bureau.game.keys import Keys
@@ -15,6 +16,9 @@ from bureau.scope.keys import BOARD, RECORD, SPACES
 from bureau.vault import Grant, VaultUnavailableError
 
 log = logging.getLogger("bureau.game")
+# Longer than any reset takes between opening its generation and committing it: its grant lives 5 minutes at
+# most (vault/grants.py: GRANT_LIFETIME_S), so a generation this old that is not the case's is over.
+SUPERSEDED_GRACE = timedelta(minutes=10)
 
 
 def _deleting(grant: Grant, space: str) -> Grant:
@@ -52,18 +56,30 @@ async def discard_many(
             await discard_card(gateway, ledger, grant, space, card.id, reason)
 
 
-async def discard_superseded(gateway: MemoryGateway, ledger: Ledger, keys: Keys, case_id: str, generation: str) -> int:
-    """Delete every card of the case that is not of `generation`, in every space, however many, and the
-    record keys of every other generation: what a reset replaced, and what commands that began before it
-    wrote (reads never see them; this frees the store and destroys their keys). Returns how many were found."""
+async def discard_superseded(
+    gateway: MemoryGateway, ledger: Ledger, keys: Keys, case_id: str, current: str, replaced: str | None = None
+) -> int:
+    """Delete what generations other than `current` left, in every space, however many, and their record keys:
+    the `replaced` one's (a reset just replaced it: its cards, and what commands that began before the reset
+    wrote into it), and any other's older than the grace (a reset that died between its steps). A younger
+    generation that is not the case's may be a reset's still writing its opening cards before its commit:
+    it is never touched (deleting it would empty the case that reset is about to commit). Reads never see any
+    of them; this frees the store and destroys their keys. Returns how many cards were found."""
+    cutoff = datetime.now(UTC) - SUPERSEDED_GRACE
     found = 0
     async with keys.lifecycle(case_id) as grant:
         listed = await gateway.rows(grant)
         for space in SPACES:
-            stale = [row for row in listed[space] if row.generation != generation]
+            stale = [
+                row
+                for row in listed[space]
+                if row.generation != current and (row.generation == replaced or row.created_at < cutoff)
+            ]
             found += len(stale)
             await discard_many(gateway, ledger, grant, space, stale, "reset")
-    await keys.vault.retire_generations(case_id, keep=generation)
+    if replaced is not None and replaced != current:
+        await keys.vault.retire_generation(case_id, replaced)
+    await keys.vault.retire_stale_generations(case_id, current, older_than=SUPERSEDED_GRACE)
     return found
 
 

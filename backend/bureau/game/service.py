@@ -293,7 +293,8 @@ class Bureau:
                     reset_to=generation,
                 )
             except GenerationMovedError:
-                await self._undo(grant, written)
+                await self._undo(grant, written)  # another reset came first: the case is at its start already
+                await self.keys.vault.retire_generation(case_id, generation)  # never committed: its key goes
                 return await self.snapshot(case_id)
             except BaseException as exc:
                 await self._undo(grant, written)
@@ -302,7 +303,7 @@ class Bureau:
                 if isinstance(exc, CaseMissingError):
                     raise CaseNotFoundError(case_id) from exc
                 raise
-        await discard_superseded(self.gateway, self.ledger, self.keys, case_id, generation)
+        await discard_superseded(self.gateway, self.ledger, self.keys, case_id, generation, replaced=case.generation)
         return await self.snapshot(case_id)
 
     async def erase(self, case_id: str) -> None:

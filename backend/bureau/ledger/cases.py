@@ -45,6 +45,7 @@ from bureau.ledger.transactions import (
 )
 from bureau.scope.keys import BOARD, RECORD
 from bureau.scope.vocabulary import CaseStatus, EventType, RecordKind
+from bureau.vault.errors import GenerationRetiredError
 from bureau.vault.grants import Grant
 
 LOADING, ACTIVE, ERASING = CaseStatus.LOADING, CaseStatus.ACTIVE, CaseStatus.ERASING
@@ -216,7 +217,10 @@ class CaseLedger(KnowledgeLedger):
 
         def seal() -> None:  # on the ledger's thread, outside the transaction (its key goes into the vault)
             if record is not None and not sealed:
-                sealed.append(seal_body(grant, record))
+                try:
+                    sealed.append(seal_body(grant, record))
+                except GenerationRetiredError as exc:  # another process's reset retired its record key
+                    raise GenerationMovedError(case_id) from exc
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
             row = session.get(CaseRow, case_id, with_for_update=True)

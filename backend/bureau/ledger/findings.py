@@ -33,10 +33,11 @@ from bureau.ledger.finding_rows import (
 )
 from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
 from bureau.ledger.models import FindingRow, FindingSupportRow
-from bureau.ledger.transactions import LedgerConflictError, LedgerError, aware, utcnow
+from bureau.ledger.transactions import GenerationMovedError, LedgerConflictError, LedgerError, aware, utcnow
 from bureau.scope.keys import RECORD
 from bureau.scope.support import Contribution, qualifies
 from bureau.scope.vocabulary import FindingState
+from bureau.vault.errors import GenerationRetiredError
 from bureau.vault.grants import Grant
 from bureau.vault.items import new_item_id
 
@@ -70,7 +71,10 @@ class FindingLedger(CaseLedger):
 
         def seal() -> None:  # on the ledger's thread, before the transaction: the key goes into the vault first
             if not sealed:
-                sealed.append(grant.seal(RECORD, claim_item, json.dumps(claim, ensure_ascii=False)))
+                try:
+                    sealed.append(grant.seal(RECORD, claim_item, json.dumps(claim, ensure_ascii=False)))
+                except GenerationRetiredError as exc:  # a reset since the promotion began retired the record
+                    raise GenerationMovedError(case_id) from exc
                 grant.store_new_keys()
 
         def insert(session: Session) -> FindingRecord:

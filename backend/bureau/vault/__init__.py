@@ -6,6 +6,7 @@ the memory layer and the ledger open and seal rows only through the grant passed
 
 from bureau.vault.errors import (
     CaseKeysGoneError,
+    GenerationRetiredError,
     GrantClosedError,
     GrantError,
     KekError,
@@ -17,6 +18,7 @@ from bureau.vault.vault import Vault
 
 __all__ = [
     "CaseKeysGoneError",
+    "GenerationRetiredError",
     "Grant",
     "GrantClosedError",
     "GrantError",

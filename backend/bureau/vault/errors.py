@@ -15,6 +15,12 @@ class GrantClosedError(GrantError):
     """The grant's request is over."""
 
 
+class GenerationRetiredError(GrantError):
+    """The record key of the generation the grant was minted for is gone: a later reset retired it (one made
+    before its generation committed, and retired only once a newer one had). The command began before that
+    reset: the ledger says so as a generation moved, and the command runs again in the case's new one."""
+
+
 class CaseKeysGoneError(LookupError):
     """The vault holds no key of this case: it was erased (or never existed here). Its data is gone."""
 

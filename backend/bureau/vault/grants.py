@@ -23,7 +23,7 @@ import numpy as np
 from bureau.scope.keys import PSEUDONYMS, RECORD, MemoryScope
 from bureau.scope.vocabulary import Purpose
 from bureau.vault import crypto
-from bureau.vault.errors import GrantClosedError, GrantError
+from bureau.vault.errors import GenerationRetiredError, GrantClosedError, GrantError
 from bureau.vault.keyring import CaseKeys, Keyring, record_compartment
 from bureau.vault.legacy import LegacyCase, is_v1
 from bureau.vault.store import VaultStore
@@ -197,6 +197,8 @@ class Grant:
         key = self._case_keys.keys.get(name)
         if key is None:
             key = self._keyring.reloaded(self.case_id).keys.get(name)  # made by another process since cached
+        if key is None and compartment == RECORD:
+            raise GenerationRetiredError(self.case_id)  # a reset since the command began retired it
         if key is None:
             raise GrantError("the case has no key for that compartment")
         return key

@@ -154,6 +154,14 @@ class VaultStore:
         with self._transaction() as connection:
             return [WrappedKey(c, bytes(w), k) for c, w, k in connection.execute(stmt)]
 
+    def compartment_ages(self, case_id: str) -> dict[str, datetime]:
+        """When each compartment key of a case was made (the retirement of a record key waits on it)."""
+        stmt = select(compartment_keys.c.compartment, compartment_keys.c.created_at).where(
+            compartment_keys.c.case_id == case_id
+        )
+        with self._transaction() as connection:
+            return {c: made if made.tzinfo else made.replace(tzinfo=UTC) for c, made in connection.execute(stmt)}
+
     def add_compartments(self, case_id: str, keys: Sequence[WrappedKey]) -> None:
         """Insert the keys a case lacks; one it has already is kept (idempotent, safe across processes)."""
         now = datetime.now(UTC)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator, Iterable, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from bureau.scope.keys import PSEUDONYMS, SPACES, MemoryScope, case_scopes
 from bureau.scope.vocabulary import Purpose
@@ -101,17 +101,30 @@ class Vault:
         """A reset is about to commit `generation`: its record gets a key of its own."""
         await asyncio.to_thread(self._add_keys, case_id, {record_compartment(generation): crypto.new_key()})
 
-    async def retire_generations(self, case_id: str, keep: str) -> None:
-        """Every record key of the case but `keep`'s, and every item it wrapped: the record a reset forgot (and
-        what commands that lost to the reset sealed) stops opening, in every copy."""
-        await asyncio.to_thread(self._retire, case_id, record_compartment(keep))
+    async def retire_generation(self, case_id: str, generation: str) -> None:
+        """One generation's record key and every item it wrapped: the record a reset replaced (with what
+        commands that lost to it sealed) stops opening, in every copy. Only ever a generation known to be over:
+        the one a committed reset replaced, or the one a reset that lost had opened."""
+        await asyncio.to_thread(self._retire, case_id, [record_compartment(generation)])
 
-    def _retire(self, case_id: str, keep: str) -> None:
-        stale = [k.compartment for k in self.store.compartments(case_id) if _is_record(k.compartment)]
-        for name in stale:
-            if name != keep:
-                self.store.drop_compartment(case_id, name)
-                self.store.drop_compartment_items(case_id, name)
+    async def retire_stale_generations(self, case_id: str, current: str, older_than: timedelta) -> None:
+        """Record keys of generations other than `current` made longer ago than `older_than`: what a reset
+        that died between its steps left. A younger one may be a reset's still in flight, and is kept."""
+        await asyncio.to_thread(self._retire_stale, case_id, record_compartment(current), older_than)
+
+    def _retire_stale(self, case_id: str, current: str, older_than: timedelta) -> None:
+        cutoff = datetime.now(UTC) - older_than
+        ages = self.store.compartment_ages(case_id)
+        self._retire(
+            case_id, [name for name, made in ages.items() if _is_record(name) and name != current and made < cutoff]
+        )
+
+    def _retire(self, case_id: str, names: Sequence[str]) -> None:
+        if not names:
+            return
+        for name in names:
+            self.store.drop_compartment(case_id, name)
+            self.store.drop_compartment_items(case_id, name)
         self.keyring.forget(case_id)
         self.store.checkpoint()
 
