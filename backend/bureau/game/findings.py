@@ -38,6 +38,7 @@ from bureau.ledger.repository import (
     CaseRecord,
     FindingFigures,
     FindingRecord,
+    GenerationMovedError,
     Ledger,
     PendingEvent,
 )
@@ -378,6 +379,7 @@ class Findings:
                 continue
             assessed = await self.assess(case, grant, claim, await self.ledger.case_record(case_id, grant))
             if not assessed.qualifies:
+                await self._unless_reset(case)
                 raise FindingNotQualifiedError("not qualified")
             owner = secrets.token_hex(8)
             figures = FindingFigures(
@@ -400,6 +402,13 @@ class Findings:
                 return await self._run_owned(grant, record, owner)
             if loop.time() >= deadline:
                 raise FindingPendingError(max(1, round(self.lease_s / 2)))
+
+    async def _unless_reset(self, case: CaseRecord) -> None:
+        """A claim judged on the cards of a generation a reset has replaced since (they are being deleted) says
+        nothing about the case: the promotion runs again in the new generation (GenerationMovedError)."""
+        now = await self.ledger.get_case(case.id)
+        if now is not None and now.generation != case.generation:
+            raise GenerationMovedError(case.id)
 
     async def _contributors_still_there(self, grant: Grant, contributions: Sequence[Contribution]) -> bool:
         """Every card a reserved finding rests on is still its role's. From the reservation on, an erasure sees

@@ -57,3 +57,26 @@ async def test_the_cleanup_leaves_a_younger_generation_alone_and_sweeps_an_old_o
     await discard_superseded(services.gateway, services.ledger, bureau.keys, case_id, current)
     cards, records = await generations(services, case_id)
     assert cards == {current} and records == {record_compartment(current)}
+
+
+async def test_a_promotion_judged_on_cards_a_reset_replaced_runs_again_in_the_new_generation(
+    new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reset lands between the promotion's grant and its assessment: the claim is judged first on the old
+    generation's cards (gone by then), found unsupported, and that is not the answer: the case was reset, not
+    refuted. It runs again, and the new generation's opening cards support it."""
+    case_id = (await new_case("night-ferry", "en"))["case"]["id"]
+    findings = services.bureau.findings
+    real = findings.assess
+    reset: list[bool] = []
+
+    async def reset_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not reset:
+            reset.append(True)
+            await services.bureau.reset(case_id)
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(findings, "assess", reset_first)
+    promoted = await services.bureau.promote_finding(case_id, "The grey van left the harbour at midnight.")
+    assert reset and promoted.card.content == "The grey van left the harbour at midnight."
+    assert promoted.finding.state == "ready"
