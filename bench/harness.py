@@ -6,6 +6,7 @@ No plotting library is a dependency of the project, so the charts are plain SVG 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import atexit
 import contextlib
@@ -134,6 +135,20 @@ class Checkout:
         """Where the `bureau` package that a server of this checkout imports lives (checked, not assumed)."""
         code = "import bureau, pathlib; print(pathlib.Path(bureau.__file__).resolve().parents[1])"
         return Path(_output([str(self.python), "-c", code], PYTHONPATH=str(self.backend)))
+
+
+def parse_checkout(text: str) -> Checkout:
+    """`PATH` or `LABEL=PATH`: a checkout of the project (it must hold backend/bureau); for `--checkout`."""
+    label, _, path = text.rpartition("=")
+    checkout = Checkout(Path(path).expanduser().resolve(), label)
+    if not (checkout.backend / "bureau" / "__init__.py").exists():
+        raise argparse.ArgumentTypeError(f"{path}: not a checkout of the project (no backend/bureau)")
+    return checkout
+
+
+def named(checkout: Checkout) -> Checkout:
+    """The checkout with its label completed by its commit: `main @ 96dd46b`, `wt-x @ 1a2b3c4+` (uncommitted)."""
+    return Checkout(checkout.path, f"{checkout.label or checkout.path.name} @ {checkout.commit()}")
 
 
 def _output(command: list[str], **env: str) -> str:

@@ -25,10 +25,9 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
-from harness import Checkout, Server, load_line, markdown_table, percentile, progress
+from harness import REPO, Checkout, Server, load_line, markdown_table, parse_checkout, percentile, progress
 
 SIZE = 1_000
 ROLES = ("detective", "informant", "suspect")
@@ -163,17 +162,14 @@ def measure(server: Server, whispers: int, questions: int, reads: int) -> dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkout", action="append", default=[], help="LABEL=PATH (repeatable)")
+    parser.add_argument("--checkout", action="append", type=parse_checkout, default=[], help="LABEL=PATH (repeatable)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds per checkout, alternating")
     parser.add_argument("--whispers", type=int, default=60)
     parser.add_argument("--questions", type=int, default=40)
     parser.add_argument("--reads", type=int, default=40)
     parser.add_argument("--cases", type=int, default=50, help="cases for the first-touch measurement")
     args = parser.parse_args()
-    checkouts = [
-        Checkout(Path(path).resolve(), label)
-        for label, _, path in (spec.partition("=") if "=" in spec else ("this", "=", spec) for spec in args.checkout)
-    ] or [Checkout(Path(__file__).resolve().parents[1], "this")]
+    checkouts = args.checkout or [Checkout(REPO, "this")]
     progress(f"load before: {load_line()}")
     touched = {c.label: first_touch(c, args.cases) for c in checkouts}
     results: dict[str, list[dict[str, float]]] = {c.label: [] for c in checkouts}

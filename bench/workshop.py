@@ -59,6 +59,8 @@ from harness import (
     line_chart,
     load_line,
     markdown_table,
+    named,
+    parse_checkout,
     percentile,
     progress,
     session_headers,
@@ -148,20 +150,6 @@ def parse_players(text: str) -> list[int]:
     if not counts or counts[0] < 1:
         raise argparse.ArgumentTypeError("a comma-separated list of player counts, each at least 1")
     return counts
-
-
-def parse_checkout(text: str) -> Checkout:
-    """`PATH` or `LABEL=PATH`: a checkout of the project (it must hold backend/bureau)."""
-    label, _, path = text.rpartition("=")
-    checkout = Checkout(Path(path).expanduser().resolve(), label)
-    if not (checkout.backend / "bureau" / "__init__.py").exists():
-        raise argparse.ArgumentTypeError(f"{path}: not a checkout of the project (no backend/bureau)")
-    return checkout
-
-
-def named(checkout: Checkout) -> Checkout:
-    """The checkout with its label completed by its commit: `main @ 96dd46b`, `wt-x @ 1a2b3c4+` (uncommitted)."""
-    return Checkout(checkout.path, f"{checkout.label or checkout.path.name} @ {checkout.commit()}")
 
 
 # ----- the figures -----------------------------------------------------------------------------------------------
