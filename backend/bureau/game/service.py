@@ -159,7 +159,13 @@ class Bureau:
         return found
 
     async def require_case(self, case_id: str) -> CaseRecord:
-        return _in_play(case_id, await self.ledger.get_case(case_id))
+        """The case, in play, with its keys in the vault: a case whose keys are gone was erased (here, or after
+        the copy of the data this server runs on was taken) and answers 404 on every route, content-free ones
+        included; nothing makes keys for it again (a reset would)."""
+        case = _in_play(case_id, await self.ledger.get_case(case_id))
+        if not await self.keys.vault.has_keys(case_id):
+            raise CaseNotFoundError(case_id)
+        return case
 
     async def stage_state(self, case_id: str) -> StageState:
         """What the stage may see: each role's card count (listed, never opened), the board's cards and the
