@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -58,11 +59,11 @@ async def _rows(data_dir: Path, case_ids: list[str]) -> dict[str, list[dict[str,
         await gateway.close()
 
 
-def stored_rows(data_dir: Path, case_ids: list[str], env: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """The probe, run in its own process with `env` (a server's `BUREAU_*`-free environment)."""
+def stored_rows(data_dir: Path, case_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The probe, run in its own process, with no `BUREAU_*` setting of the developer's."""
     result = subprocess.run(
         [sys.executable, __file__, str(data_dir), *case_ids],
-        env=env,
+        env={k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")},
         capture_output=True,
         text=True,
         timeout=300,

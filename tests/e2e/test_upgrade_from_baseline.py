@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -188,10 +187,6 @@ def kept(old: Any, new: Any, where: str = "") -> list[str]:
     return [] if old == new else [where]
 
 
-def no_settings() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("BUREAU_")}
-
-
 def open_the_vault(vault_dir: Path) -> Vault:
     vault = open_vault(VaultLocation(vault_dir, f"sqlite:///{vault_dir / 'vault.db'}", vault_dir / "kek"))
     assert vault is not None
@@ -224,7 +219,7 @@ def test_a_data_dir_of_the_old_main_keeps_working_with_its_keys_moved_out_and_re
         before = {name: seen(http, case_id) for name, case_id in cases.items()}
     old_keys = ledger.case_keys()
     assert set(old_keys) == set(cases.values()) and not vault_dir.exists()  # the old code's keys, in the ledger
-    stored_before = stored_rows(data, list(cases.values()), no_settings())
+    stored_before = stored_rows(data, list(cases.values()))
     assert {row["text"] for rows in stored_before.values() for row in rows} == {"sealed:v1"}
 
     # Killed in the middle of the first re-seal: the keys had moved out of the ledger already.
@@ -285,7 +280,7 @@ def test_a_data_dir_of_the_old_main_keeps_working_with_its_keys_moved_out_and_re
     )
 
     # Every store row sealed under a key of its own (its source too), every key in the vault, no old key left.
-    stored = stored_rows(data, list(cases.values()), no_settings())
+    stored = stored_rows(data, list(cases.values()))
     for case_id in cases.values():  # each card re-sealed in place, its id kept (session records come and go)
         kept_ids = {row["id"] for row in stored_before[case_id] if row["memory_type"] != "session"}
         assert kept_ids <= {row["id"] for row in stored[case_id]}
