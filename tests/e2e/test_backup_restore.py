@@ -80,8 +80,6 @@ class Deployment:
         self.backup = root / "backup"
         self.postgres = postgres
         self.ledger_database = "bureau"
-        if postgres is not None:
-            postgres.psql("CREATE DATABASE vault", database="postgres")  # the vault's database of its own
 
     def url(self, database: str) -> str:
         assert self.postgres is not None
@@ -90,6 +88,7 @@ class Deployment:
     def env(self) -> dict[str, str]:
         if self.postgres is None:
             return {}
+        # The vault in a database of its own (PostgresCluster's `vault`), its KEK in the vault directory.
         return {"BUREAU_DATABASE_URL": self.url(self.ledger_database), "BUREAU_VAULT_DATABASE_URL": self.url("vault")}
 
     def server(self) -> LiveServer:
