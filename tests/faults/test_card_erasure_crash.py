@@ -59,9 +59,9 @@ def test_a_card_erasure_killed_after_its_commit_destroys_the_keys_when_the_serve
             assert len(card_items) == 2 and len(copy_items) == 1, (card_items, copy_items)  # a copy names no source
             with pytest.raises(httpx.TransportError):  # killed after the commit: no answer at all
                 http.delete(f"/api/cases/{case_id}/cards/{card['id']}")
-        assert server.process.wait(timeout=60) == -signal.SIGKILL
+            assert server.process.wait(timeout=60) == -signal.SIGKILL
+            server.process = None  # killed: nothing left to stop
         assert "killing this process at card erasure step after_card_erasure_commit" in server.log_text()
-        server.process = None
 
         # What the crash left: the erasure committed with its tasks; not one key destroyed.
         tasks = cleanup_tasks(tmp_path, case_id)
@@ -90,6 +90,7 @@ def test_a_card_erasure_killed_after_its_commit_destroys_the_keys_when_the_serve
         assert (again.status_code, again.json()["detail"]["code"]) == (404, "CARD_NOT_FOUND")
         assert set(vault.store.items(case_id, own | board)) == own | board  # the opening cards' keys are kept
     finally:
+        server.stop()  # when the test failed before the kill
         vault.close()
 
     rows = stored_rows(tmp_path, [case_id])[case_id]
