@@ -138,7 +138,7 @@ class Settings(BaseSettings):
     heartbeat_s: float = Field(default=15.0, gt=0)
 
     # Fault injection for the crash tests only (tests/faults/): kill this process with SIGKILL when the
-    # publish Saga reaches the named step. Refused outside BUREAU_ENV=test.
+    # publish Saga, a card's erasure or a re-seal reaches the named step. Refused outside BUREAU_ENV=test.
     test_kill_at: str = ""
     # The presenter act (docs/presenter-guide.md): one question run without the space filter and the scope
     # re-check, in front of an audience. Off by default; refused in production.

@@ -1,11 +1,15 @@
 """The README's path exactly as a newcomer meets it: `bureau serve` with no settings at all, from an empty working
-directory, so the data directory is the relative default `./data`. Every other test passes an absolute data
-directory; a relative one once put the store in a temporary directory that vanished seconds after "ready"."""
+directory, so the data directory is the relative default `./data` and the vault `./vault` beside it. Every other
+test passes an absolute data directory; a relative one once put the store in a temporary directory that vanished
+seconds after "ready". Then the data directory refuses to start without its own vault (docs/operations.md,
+"The vault")."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -16,8 +20,13 @@ import httpx
 import pytest
 
 from bureau.bootstrap.runtime import MAINTENANCE_INTERVAL_S
+from bureau.vault.crypto import new_key
+from bureau.vault.kek import read_kek
+from bureau.vault.opening import VaultLocation, create_vault
+from disk_scan import scan_bytes
 from live_server import START_DEADLINE_S, free_port, open_vault_of, stop_process
 from process_tree import is_gone, seekdb_child
+from vault_keys import encodings
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "scripts" / "smoke_game.py"
@@ -115,10 +124,64 @@ def test_serve_with_no_settings_keeps_its_store_in_cwd_data(workdir: Path, cases
     assert is_gone(seekdb), "the seekdb server outlived bureau serve"
     assert "reopening" not in log.read_text(), log.read_text()[-3000:]
 
+    # The vault: ./vault beside ./data, not in it; its KEK nowhere in the data.
+    data, vault = workdir / "data", workdir / "vault"
+    assert sorted(p.name for p in workdir.iterdir()) == ["data", "vault"]
+    assert not vault.resolve().is_relative_to(data.resolve())
+    assert scan_bytes(data, encodings({"KEK": read_kek(vault / "kek")})) == {}
+
+
+def refused(workdir: Path, *args: str) -> str:
+    """`bureau serve` from `workdir` with no settings but `args`: it must refuse to start (exit 2) before it
+    listens; what it said."""
+    done = bureau("serve", "--port", str(free_port()), *args, cwd=workdir)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stderr
+
+
+def test_the_data_dir_refuses_to_start_without_its_own_vault(workdir: Path, cases: dict[str, str]) -> None:
+    """A missing vault, another vault, a missing or wrong KEK, a vault inside the data: each refused, naming the
+    data and the vault, and nothing made in their place (the server never makes new keys for old data)."""
+    assert len(cases) == 2, "the serve test did not run"
+    data, vault, away = workdir / "data", workdir / "vault", workdir.parent / f"{workdir.name}-vault-away"
+    kek = vault / "kek"
+    vault.rename(away)
+    try:
+        said = refused(workdir)
+        assert str(data) in said and str(vault) in said and "missing" in said, said
+        assert not vault.exists(), "a vault was made for data sealed with another"
+
+        other = create_vault(VaultLocation(vault, f"sqlite:///{vault / 'vault.db'}", kek), "another-vault-id")
+        other.close()
+        said = refused(workdir)
+        assert str(data) in said and str(vault) in said and "another-vault-id" in said, said
+    finally:
+        shutil.rmtree(vault, ignore_errors=True)
+        away.rename(vault)
+
+    own_kek = kek.read_bytes()
+    kek.unlink()
+    try:
+        said = refused(workdir)
+        assert str(data) in said and str(kek) in said and "missing" in said, said
+        kek.write_bytes(base64.b64encode(new_key()) + b"\n")  # a KEK, but not this vault's
+        said = refused(workdir)
+        assert str(data) in said and str(kek) in said and "not the key" in said, said
+    finally:
+        kek.unlink(missing_ok=True)
+        kek.write_bytes(own_kek)
+        kek.chmod(0o600)
+
+    said = refused(workdir, "--vault-dir", "data/vault")
+    assert str(data) in said and str(data / "vault") in said and "inside the data directory" in said, said
+    assert not (data / "vault").exists()
+    assert sorted(p.name for p in workdir.iterdir()) == ["data", "vault"]
+
 
 def test_the_other_commands_use_the_same_data_dir(workdir: Path, cases: dict[str, str]) -> None:
-    """setup, preflight, erase and clear, run with no settings from the same directory, find the store and the
-    ledger that `serve` made there (the test above left two cases in them)."""
+    """setup, preflight, erase and clear, run with no settings from the same directory, find the store, the
+    ledger and the vault that `serve` made there (the first test left two cases in them; the refused starts
+    changed nothing)."""
     assert len(cases) == 2, "the serve test did not run"
     setup = bureau("setup", cwd=workdir)
     assert setup.returncode == 0, setup.stdout + setup.stderr

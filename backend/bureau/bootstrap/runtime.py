@@ -21,7 +21,8 @@ from bureau.bootstrap.phases import Phase, Startup
 from bureau.bootstrap.vault_binding import bind_vault
 from bureau.config import Settings, UnsafeSettingsError
 from bureau.game.publication import SAGA_STEPS
-from bureau.game.service import Bureau
+from bureau.game.reseal import RESEAL_STEPS
+from bureau.game.service import ERASURE_STEPS, Bureau
 from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger, LedgerConflictError
 from bureau.memory.embedders import build_embedder
@@ -103,20 +104,27 @@ async def open_runtime(settings: Settings, startup: Startup | None = None, *, pr
 
 
 def _inject_faults(bureau: Bureau, settings: Settings) -> None:
-    """Test settings only (the settings refuse it elsewhere): die by SIGKILL at one step of the publish Saga,
-    as a crash would, with no clean-up of any kind."""
+    """Test settings only (the settings refuse it elsewhere): die by SIGKILL at one step of the publish Saga, of
+    a card's erasure or of a re-seal, as a crash would, with no clean-up of any kind."""
     step = settings.test_kill_at
     if not step:
         return
-    if step not in SAGA_STEPS:
-        raise UnsafeSettingsError(f"BUREAU_TEST_KILL_AT must be one of {', '.join(SAGA_STEPS)}")
+    kinds = {
+        **dict.fromkeys(SAGA_STEPS, "publish"),
+        **dict.fromkeys(ERASURE_STEPS, "card erasure"),
+        **dict.fromkeys(RESEAL_STEPS, "re-seal"),
+    }
+    if step not in kinds:
+        raise UnsafeSettingsError(f"BUREAU_TEST_KILL_AT must be one of {', '.join(kinds)}")
 
     def kill_at(reached: str) -> None:
         if reached == step:
-            log.warning("test fault: killing this process at publish step %s", step)
+            log.warning("test fault: killing this process at %s step %s", kinds[step], step)
             os.kill(os.getpid(), signal.SIGKILL)
 
     bureau.publisher.fault = kill_at
+    bureau.fault = kill_at
+    bureau.resealer.fault = kill_at
 
 
 async def close_runtime(runtime: Runtime) -> None:

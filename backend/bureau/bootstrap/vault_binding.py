@@ -36,7 +36,7 @@ async def bind_vault(settings: Settings, ledger: Ledger) -> Vault:
     try:
         return await _bind(settings, ledger)
     except KekError as exc:  # a missing, malformed or foreign KEK: a setting to fix, not a crash
-        raise VaultBindingError(f"Refusing to start: {exc}.") from None
+        raise VaultBindingError(f"Refusing to start: the vault of the data in {settings.data_dir}: {exc}.") from None
 
 
 async def _bind(settings: Settings, ledger: Ledger) -> Vault:

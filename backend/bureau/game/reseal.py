@@ -13,11 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from bureau.game.publication import FaultHook
 from bureau.ledger.repository import Ledger
 from bureau.memory.gateway import MemoryGateway
 from bureau.vault import CaseKeysGoneError, Vault
 
 log = logging.getLogger("bureau")
+# Test seam (like the publish Saga's): the store's rows re-sealed, the ledger's texts and the old key not yet.
+RESEAL_STEPS = ("after_store_reseal",)
 
 
 class Resealer:
@@ -26,6 +29,7 @@ class Resealer:
         self.ledger = ledger
         self.vault = vault
         self._locks: dict[str, asyncio.Lock] = {}
+        self.fault: FaultHook = lambda step: None
 
     async def reseal(self, case_id: str) -> None:
         """Re-seal one case (concurrent first touches share one run); nothing to do for a case re-sealed."""
@@ -41,6 +45,7 @@ class Resealer:
                 grant = await self.vault.reseal_grant(case_id, case.generation)
                 try:
                     rows = await self.gateway.reseal(grant)
+                    self.fault("after_store_reseal")
                     texts = await self.ledger.reseal_texts(case_id, grant)
                 finally:
                     grant.close()

@@ -42,7 +42,7 @@ from bureau.game.inputs import checked_text
 from bureau.game.interrogation import Interrogation
 from bureau.game.keys import Keys
 from bureau.game.knowledge import step_of
-from bureau.game.publication import Publisher
+from bureau.game.publication import FaultHook, Publisher
 from bureau.game.reseal import Resealer
 from bureau.game.retention import RetentionSweeper
 from bureau.game.scenario_schema import Scenario, load_builtin_scenarios
@@ -96,6 +96,8 @@ _WHISPER_KIND = {
 
 EXPORT_PAGE = 200  # entries an export reads from the ledger at a time
 RECORD_PAGE_MAX, RECORD_PAGE_DEFAULT = 200, 50  # a page of `/record` (the timeline asks for the default)
+# Test seam (like the publish Saga's): a card's erasure committed, with its cleanup tasks, none carried out yet.
+ERASURE_STEPS = ("after_card_erasure_commit",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +134,9 @@ class Bureau:
         self.ledger = ledger
         self.settings, self.responder = settings, responder
         self.scenarios = load_builtin_scenarios()
-        self.keys = Keys(vault, Resealer(gateway, ledger, vault))
+        self.resealer = Resealer(gateway, ledger, vault)
+        self.keys = Keys(vault, self.resealer)
+        self.fault: FaultHook = lambda step: None
         self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, self.keys)
         self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo, self.keys)
         self.publisher = Publisher(gateway, ledger, self.keys, settings.publication_lease_s)
@@ -159,7 +163,13 @@ class Bureau:
         return found
 
     async def require_case(self, case_id: str) -> CaseRecord:
-        return _in_play(case_id, await self.ledger.get_case(case_id))
+        """The case, in play, with its keys in the vault: a case whose keys are gone was erased (here, or after
+        the copy of the data this server runs on was taken) and answers 404 on every route, content-free ones
+        included; nothing makes keys for it again (a reset would)."""
+        case = _in_play(case_id, await self.ledger.get_case(case_id))
+        if not await self.keys.vault.has_keys(case_id):
+            raise CaseNotFoundError(case_id)
+        return case
 
     async def stage_state(self, case_id: str) -> StageState:
         """What the stage may see: each role's card count (listed, never opened), the board's cards and the
@@ -431,6 +441,7 @@ class Bureau:
                 raise CardNotFoundError(card_id) from exc  # a reset took the card away first
             except VersionMismatchError as exc:
                 raise VersionConflictError(await self.snapshot(case_id)) from exc
+        self.fault("after_card_erasure_commit")
         await self._carry_out(tasks)
         await self.findings.remove_withdrawn(case_id, withdrawn)
 

@@ -3,6 +3,7 @@ rows of each space. The callers (the gateway) re-check every row against the sco
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
@@ -144,11 +145,27 @@ def rewrite_row(store: Any, row_id: str, sealed: str, metadata: dict[str, Any], 
     """Replace a row's text, metadata and vector in place, keeping its id (a card id the ledger refers to)."""
     vector_store = store.storage.vector_store
     digest = hashlib.md5(sealed.encode(), usedforsecurity=False).hexdigest()
-    if getattr(vector_store, "obvector", None) is not None:
-        vector_store.update(int(row_id), vector=vector, payload={"data": sealed, "metadata": metadata, "hash": digest})
+    client = getattr(vector_store, "obvector", None)
+    if client is not None:
+        with _no_index_refresh(client):
+            vector_store.update(
+                int(row_id), vector=vector, payload={"data": sealed, "metadata": metadata, "hash": digest}
+            )
         return
     existing = vector_store.get(int(row_id))
     if existing is None or existing.payload is None:
         raise MemoryUnavailableError("a row to re-seal vanished")
     payload = {**existing.payload, "data": sealed, "metadata": metadata, "hash": digest}
     vector_store.update(int(row_id), vector=vector, payload=payload)
+
+
+@contextlib.contextmanager
+def _no_index_refresh(client: Any) -> Iterator[None]:
+    """PowerMem's update ends with pyobvector's vector index refresh (`CALL dbms_index_manager.refresh()`), which
+    took about 10 s a row on embedded seekdb: a re-seal of a case's few rows ran past the store call's deadline.
+    Inserts never refresh (the index takes rows in as they are written), so a rewrite does not either."""
+    client._flush_seekdb_index = lambda: None  # shadows the method on this client only, for this one call
+    try:
+        yield
+    finally:
+        del client._flush_seekdb_index

@@ -86,7 +86,8 @@ class Vault:
         )
 
     async def _case_keys(self, case_id: str) -> CaseKeys:
-        return await asyncio.to_thread(self.keyring.case, case_id)  # a cache hit costs no vault read
+        cached = self.keyring.cached(case_id)  # a cache hit costs no vault read and no thread
+        return cached if cached is not None else await asyncio.to_thread(self.keyring.case, case_id)
 
     # ----- the keys' lifecycle ---------------------------------------------------------------------------
 
