@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.embeddings import Embeddings
 
@@ -32,6 +32,7 @@ from bureau.scope.vocabulary import StoreFault
 from bureau.vault.grants import Grant, ResealGrant
 
 log = logging.getLogger("bureau.memory")
+RESEAL_PAGE = 200  # rows per store call of a re-seal (about 6 ms each on a quiet machine: ~1 s a call)
 T = TypeVar("T")
 
 
@@ -282,8 +283,13 @@ class MemoryGateway:
         await self._run(self._scoped.delete_many, grant, space, list(cards))
 
     async def reseal(self, grant: ResealGrant) -> int:
-        """Re-seal the case's rows an earlier version wrote into their compartments (game/reseal.py)."""
-        return await self._run(self._scoped.reseal, grant)
+        """Re-seal the case's rows an earlier version wrote into their compartments (game/reseal.py), a page of
+        RESEAL_PAGE rows per store call: a large case never runs one call past the store's deadline."""
+        resealed, after = 0, cast(int | None, 0)
+        while after is not None:
+            done, after = await self._run(self._scoped.reseal, grant, after, RESEAL_PAGE)
+            resealed += done
+        return resealed
 
     async def erase_case(self, case_id: str) -> None:
         """Remove every row of a case, in every space (role spaces and board copies alike), at any size, and

@@ -356,11 +356,13 @@ class ScopedStore:
 
         store_rows.delete_ids(self._life.client(), user_id, agent_id, card_ids, deleted)
 
-    def reseal(self, grant: ResealGrant, batch: int = 200) -> int:
-        """Every row of the case an earlier version wrote (`sealed:v1:` under the case key, or plaintext from
-        before sealing) re-sealed into its space's compartment: its text and named source under keys of their
-        own, its vector (the old rotation undone) in the space's basis, its id kept. Rows sealed already are
-        left as they are, so a re-seal that crashed is simply run again. Returns how many were re-sealed."""
+    def reseal(self, grant: ResealGrant, after: int, limit: int) -> tuple[int, int | None]:
+        """The case's rows with ids above `after`, up to `limit` of them, that an earlier version wrote
+        (`sealed:v1:` under the case key, or plaintext from before sealing), re-sealed into their space's
+        compartment: text and named source under keys of their own, vector (the old rotation undone) in the
+        space's basis, id kept. Rows sealed already are left as they are, so a re-seal that crashed is simply
+        run again. One store call per page (each within the store's deadline, however large the case).
+        Returns (how many were re-sealed, the id to go on after, or None at the end)."""
         by_agent = {scope.agent_id: scope for scope in grant.write_scopes}
         case_user = grant.write_scopes[0].user_id
         pending: list[tuple[str, str, dict[str, Any], list[float]]] = []
@@ -375,7 +377,11 @@ class ScopedStore:
             pending.clear()
 
         nearest = None if self._backend == "sqlite" else self._life.statements()
-        for row in store_rows.raw_rows(self._life.client(), nearest, case_user):
+        scanned, last = 0, after
+        for row in store_rows.raw_rows(self._life.client(), nearest, case_user, after):
+            if scanned == limit:
+                break
+            scanned, last = scanned + 1, int(row["id"])
             scope = by_agent.get(str(row.get("agent_id")))
             text, vector = str(row.get("memory") or ""), row.get("vector")
             plain = grant.open_legacy(text)
@@ -395,10 +401,8 @@ class ScopedStore:
             sealed = grant.seal(scope.space, item, plain)
             rotated = grant.rotate(scope.space, grant.plain_vector(text, vector)).tolist()
             pending.append((str(row["id"]), sealed, metadata, rotated))
-            if len(pending) >= batch:
-                flush()
         flush()
-        return done
+        return done, (last if scanned == limit else None)
 
     def erase(self, user_id: str) -> None:
         """Every row of a case (its keys are gone already: the vault destroyed them first)."""

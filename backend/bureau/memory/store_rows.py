@@ -121,11 +121,10 @@ def nearest_hits(
     ]
 
 
-def raw_rows(store: Any, nearest: NearestCards | None, user_id: str) -> Iterator[dict[str, Any]]:
-    """Every row of one owner with its stored vector, in id order, a page at a time: what a re-seal rewrites
-    (keys: id, memory, metadata, user_id, agent_id, vector)."""
+def raw_rows(store: Any, nearest: NearestCards | None, user_id: str, after: int = 0) -> Iterator[dict[str, Any]]:
+    """Every row of one owner with its stored vector whose id is above `after`, in id order, a page at a time:
+    what a re-seal rewrites (keys: id, memory, metadata, user_id, agent_id, vector)."""
     if nearest is not None:
-        after = 0
         while True:
             page = nearest.rows_with_vectors(user_id, after, _PAGE_SIZE)
             yield from page
@@ -133,7 +132,9 @@ def raw_rows(store: Any, nearest: NearestCards | None, user_id: str) -> Iterator
                 return
             after = int(page[-1]["id"])
     vector_store = store.storage.vector_store
-    for row in rows(store, user_id):
+    for row in sorted(rows(store, user_id), key=lambda r: int(r["id"])):
+        if int(row["id"]) <= after:
+            continue
         found = vector_store.connection.execute(
             f"SELECT vector FROM {vector_store.collection_name} WHERE id = ?",  # noqa: S608 (a configured identifier)
             (int(row["id"]),),
