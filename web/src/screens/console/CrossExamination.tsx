@@ -1,8 +1,8 @@
-import { useId, useState, type FormEvent } from "react";
-import { ApiError } from "../../api/client";
+import { useId, useState } from "react";
 import { ROLES, type CrossExaminationResult, type Role } from "../../api/types";
-import { describeError } from "../../components/describeError";
 import { GrantKeys } from "../../components/GrantKeys";
+import { TextForm } from "../../components/TextForm";
+import { explainRefusal, useSubmission } from "../../components/useSubmission";
 import { useI18n } from "../../i18n/I18n";
 import { LIMITS } from "../../api/rules";
 
@@ -17,73 +17,47 @@ export function CrossExamination({ presets, crossExamine }: CrossExaminationProp
   const id = useId();
   const [roles, setRoles] = useState<Role[]>(["informant", "suspect"]);
   const [question, setQuestion] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const submission = useSubmission({ explain: (caught) => explainRefusal(t, caught, { UNSAFE_INPUT: "ask.unsafe" }) });
   const [result, setResult] = useState<CrossExaminationResult | null>(null);
 
   function toggle(role: Role) {
     setRoles((current) => (current.includes(role) ? current.filter((r) => r !== role) : ROLES.filter((r) => r === role || current.includes(r))));
   }
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (roles.length < 2) {
-      setError(t("cross.pickTwo"));
-      return;
-    }
-    if (question.trim() === "") {
-      setError(t("ask.empty"));
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      setResult(await crossExamine(roles, question.trim()));
-    } catch (caught) {
-      const unsafe = caught instanceof ApiError && caught.code === "UNSAFE_INPUT";
-      setError(unsafe ? t("ask.unsafe") : describeError(t, caught));
-    } finally {
-      setBusy(false);
-    }
+  function submit() {
+    if (roles.length < 2) submission.refuse(t("cross.pickTwo"));
+    else if (question.trim() === "") submission.refuse(t("ask.empty"));
+    else void submission.run(async () => setResult(await crossExamine(roles, question.trim())));
   }
+
+  const rolePicker = (
+    <fieldset className="form-row">
+      <legend>{t("cross.roles")}</legend>
+      {ROLES.map((role) => (
+        <label key={role} className="chip">
+          <input type="checkbox" checked={roles.includes(role)} onChange={() => toggle(role)} /> {t(`role.${role}`)}
+        </label>
+      ))}
+    </fieldset>
+  );
 
   return (
     <section className="panel cross-exam" aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>{t("cross.heading")}</h2>
       <p className="muted">{t("cross.intro")}</p>
-      <form onSubmit={submit} className="stacked-form">
-        <fieldset className="form-row">
-          <legend>{t("cross.roles")}</legend>
-          {ROLES.map((role) => (
-            <label key={role} className="chip">
-              <input type="checkbox" checked={roles.includes(role)} onChange={() => toggle(role)} /> {t(`role.${role}`)}
-            </label>
-          ))}
-        </fieldset>
-        <label htmlFor={`${id}-question`}>{t("cross.question")}</label>
-        <div className="form-row">
-          <input
-            id={`${id}-question`}
-            type="text"
-            className="grow"
-            maxLength={LIMITS.crossExaminationQuestion}
-            value={question}
-            list={`${id}-presets`}
-            onChange={(event) => setQuestion(event.target.value)}
-          />
-          <button type="submit" className="button button--primary" disabled={busy}>
-            {busy ? t("cross.asking") : t("cross.submit")}
-          </button>
-        </div>
-        <datalist id={`${id}-presets`}>
-          {presets.map((preset) => (
-            <option key={preset} value={preset} />
-          ))}
-        </datalist>
-        <p role="alert" className="form-error">
-          {error}
-        </p>
-      </form>
+      <TextForm
+        id={`${id}-question`}
+        label={t("cross.question")}
+        value={question}
+        onChange={setQuestion}
+        maxLength={LIMITS.crossExaminationQuestion}
+        suggestions={presets}
+        submission={submission}
+        onSubmit={submit}
+        submitLabel={t("cross.submit")}
+        busyLabel={t("cross.asking")}
+        before={rolePicker}
+      />
       {result && <CrossExaminationOutcome result={result} />}
     </section>
   );

@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useId, useState, type FormEvent } from "react";
-import { ApiError } from "../../api/client";
+import { useCallback, useEffect, useId, useState } from "react";
 import { LIMITS } from "../../api/rules";
 import type { ClaimEvaluation, Finding, FindingContributor, FindingEvaluation, FindingPromotion } from "../../api/types";
-import { describeError } from "../../components/describeError";
+import { TextForm } from "../../components/TextForm";
+import { explainRefusal, useSubmission } from "../../components/useSubmission";
 import { useI18n } from "../../i18n/I18n";
 import type { Translate } from "../../i18n/translate";
 import { vocabulary } from "../../labels/cardMeta";
@@ -16,13 +16,16 @@ interface FindingsPanelProps {
   list: () => Promise<{ findings: Finding[] }>;
 }
 
+const REFUSALS = { UNSAFE_INPUT: "findings.unsafe", FINDING_NOT_QUALIFIED: "findings.notQualified", FINDING_PENDING: "findings.pending" } as const;
+
 /** The fifth act: a claim in the operator's words, checked for independent support (docs/findings.md). */
 export function FindingsPanel({ claims, refreshKey, evaluate, promote, list }: FindingsPanelProps) {
   const { t } = useI18n();
   const id = useId();
   const [claim, setClaim] = useState("");
-  const [busy, setBusy] = useState<"evaluate" | "promote" | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // "submit" evaluates (the claim typed, or proposals); "promote" puts a qualifying claim on the board.
+  const submission = useSubmission<"promote">({ explain: (caught) => explainRefusal(t, caught, REFUSALS) });
+  const busy = submission.busy !== null;
   const [result, setResult] = useState<FindingEvaluation | null>(null);
   const [findings, setFindings] = useState<Finding[]>([]);
 
@@ -34,80 +37,46 @@ export function FindingsPanel({ claims, refreshKey, evaluate, promote, list }: F
   }, [list]);
   useEffect(reload, [reload, refreshKey]);
 
-  function failed(caught: unknown) {
-    if (caught instanceof ApiError && caught.code === "UNSAFE_INPUT") setError(t("findings.unsafe"));
-    else if (caught instanceof ApiError && caught.code === "FINDING_NOT_QUALIFIED") setError(t("findings.notQualified"));
-    else if (caught instanceof ApiError && caught.code === "FINDING_PENDING") setError(t("findings.pending"));
-    else setError(describeError(t, caught));
+  function run(given: string | undefined) {
+    void submission.run(async () => setResult(await evaluate(given)));
   }
 
-  async function run(given: string | undefined) {
-    setBusy("evaluate");
-    setError(null);
-    try {
-      setResult(await evaluate(given));
-    } catch (caught) {
-      failed(caught);
-    } finally {
-      setBusy(null);
-    }
+  function submit() {
+    if (claim.trim() === "") submission.refuse(t("findings.empty"));
+    else run(claim.trim());
   }
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (claim.trim() === "") {
-      setError(t("findings.empty"));
-      return;
-    }
-    await run(claim.trim());
-  }
-
-  async function promoteClaim(text: string) {
-    setBusy("promote");
-    setError(null);
-    try {
+  function promoteClaim(text: string) {
+    void submission.run(async () => {
       await promote(text);
       setResult(await evaluate(text));
       reload();
-    } catch (caught) {
-      failed(caught);
-    } finally {
-      setBusy(null);
-    }
+    }, "promote");
   }
+
+  const propose = (
+    <button type="button" className="button" disabled={busy} onClick={() => run(undefined)}>
+      {t("findings.propose")}
+    </button>
+  );
 
   return (
     <section className="panel findings" aria-labelledby={`${id}-heading`} data-testid="findings-panel">
       <h2 id={`${id}-heading`}>{t("findings.heading")}</h2>
       <p className="muted">{t("findings.intro")}</p>
-      <form onSubmit={submit} className="stacked-form">
-        <label htmlFor={`${id}-claim`}>{t("findings.claim")}</label>
-        <div className="form-row">
-          <input
-            id={`${id}-claim`}
-            type="text"
-            className="grow"
-            maxLength={LIMITS.claim}
-            value={claim}
-            list={`${id}-claims`}
-            onChange={(event) => setClaim(event.target.value)}
-          />
-          <button type="submit" className="button button--primary" disabled={busy !== null}>
-            {busy === "evaluate" ? t("findings.evaluating") : t("findings.evaluate")}
-          </button>
-          <button type="button" className="button" disabled={busy !== null} onClick={() => void run(undefined)}>
-            {t("findings.propose")}
-          </button>
-        </div>
-        <datalist id={`${id}-claims`}>
-          {claims.map((preset) => (
-            <option key={preset} value={preset} />
-          ))}
-        </datalist>
-        <p role="alert" className="form-error">
-          {error}
-        </p>
-      </form>
+      <TextForm
+        id={`${id}-claim`}
+        label={t("findings.claim")}
+        value={claim}
+        onChange={setClaim}
+        maxLength={LIMITS.claim}
+        suggestions={claims}
+        submission={submission}
+        onSubmit={submit}
+        submitLabel={t("findings.evaluate")}
+        busyLabel={t("findings.evaluating")}
+        actions={propose}
+      />
       {result && (
         <div aria-live="polite" data-testid="findings-evaluation">
           {result.claims.length === 0 && <p className="muted">{t("findings.noProposals")}</p>}
@@ -115,8 +84,8 @@ export function FindingsPanel({ claims, refreshKey, evaluate, promote, list }: F
             <ClaimResult
               key={evaluated.claim}
               evaluated={evaluated}
-              busy={busy !== null}
-              onPromote={() => void promoteClaim(evaluated.claim)}
+              busy={busy}
+              onPromote={() => promoteClaim(evaluated.claim)}
               onUse={() => setClaim(evaluated.claim)}
             />
           ))}

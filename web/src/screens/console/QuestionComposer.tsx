@@ -1,9 +1,9 @@
-import { useId, useState, type FormEvent } from "react";
-import { ApiError } from "../../api/client";
+import { useId, useState } from "react";
 import { LIMITS } from "../../api/rules";
 import type { Role } from "../../api/types";
-import { describeError } from "../../components/describeError";
 import { LockIcon } from "../../components/LockIcon";
+import { TextForm } from "../../components/TextForm";
+import { explainRefusal, useSubmission } from "../../components/useSubmission";
 import { useI18n } from "../../i18n/I18n";
 
 /** The presenter act's switch: offered only when the server has the act on (`Health.presenter_acts`). */
@@ -24,50 +24,32 @@ export function QuestionComposer({ role, presets, ask, act }: QuestionComposerPr
   const { t } = useI18n();
   const inputId = useId();
   const [question, setQuestion] = useState("");
-  const [asking, setAsking] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const submission = useSubmission({ explain: (caught) => explainRefusal(t, caught, { UNSAFE_INPUT: "ask.unsafe", PRESENTER_ACTS_OFF: "act.off" }) });
   const roleName = t(`role.${role}`);
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (asking) return;
-    if (question.trim() === "") {
-      setError(t("ask.empty"));
-      return;
-    }
-    setAsking(true);
-    setError(null);
-    try {
-      await ask(question.trim());
-    } catch (caught) {
-      const code = caught instanceof ApiError ? caught.code : null;
-      setError(code === "UNSAFE_INPUT" ? t("ask.unsafe") : code === "PRESENTER_ACTS_OFF" ? t("act.off") : describeError(t, caught));
-    } finally {
-      setAsking(false);
-    }
+  function submit() {
+    if (question.trim() === "") submission.refuse(t("ask.empty"));
+    else void submission.run(() => ask(question.trim()));
   }
 
   return (
     <section className="panel" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>{t("ask.heading", { role: roleName })}</h2>
-      <form onSubmit={submit} className="stacked-form">
-        <label htmlFor={inputId} className="visually-hidden">
-          {t("ask.label")}
-        </label>
-        <div className="form-row">
-          <input
-            id={inputId}
-            type="text"
-            className="grow"
-            maxLength={LIMITS.question}
-            value={question}
-            aria-describedby={`${inputId}-status`}
-            onChange={(event) => setQuestion(event.target.value)}
-          />
-          <button type="submit" className={act?.on ? "button button--primary button--act" : "button button--primary"} aria-disabled={asking}>
-            {asking ? t("ask.asking") : t("ask.submit")}
-          </button>
-        </div>
+      <TextForm
+        id={inputId}
+        label={t("ask.label")}
+        labelHidden
+        value={question}
+        onChange={setQuestion}
+        maxLength={LIMITS.question}
+        described
+        submission={submission}
+        onSubmit={submit}
+        submitLabel={t("ask.submit")}
+        busyLabel={t("ask.asking")}
+        submitClassName={act?.on ? "button button--primary button--act" : "button button--primary"}
+        keepsFocusWhileBusy
+      >
         {presets.length > 0 && (
           <div className="presets" role="group" aria-label={t("ask.presets")}>
             {presets.map((preset) => (
@@ -90,10 +72,7 @@ export function QuestionComposer({ role, presets, ask, act }: QuestionComposerPr
             )}
           </div>
         )}
-        <p id={`${inputId}-status`} role="alert" className="form-error">
-          {error}
-        </p>
-      </form>
+      </TextForm>
     </section>
   );
 }

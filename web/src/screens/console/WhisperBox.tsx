@@ -1,7 +1,9 @@
-import { useId, useState, type FormEvent } from "react";
+import { useId, useState } from "react";
 import { ApiError } from "../../api/client";
 import type { Card, MemoryPolicy, Role } from "../../api/types";
 import { describeError } from "../../components/describeError";
+import { TextForm } from "../../components/TextForm";
+import { useSubmission } from "../../components/useSubmission";
 import { useI18n } from "../../i18n/I18n";
 import { en, type MessageKey } from "../../i18n/strings";
 import { LIMITS, PREFERENCE_LIMITS } from "../../api/rules";
@@ -28,8 +30,6 @@ export function knownKey(prefix: string, name: string | null): MessageKey | null
   return key in en ? (key as MessageKey) : null;
 }
 
-type WhisperStatus = { kind: "idle" } | { kind: "saved"; cardId: string } | { kind: "error"; message: string };
-
 export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
   const { t } = useI18n();
   const inputId = useId();
@@ -39,24 +39,31 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
   const [preferenceKey, setPreferenceKey] = useState<string | null>(null);
   const chosenType = memoryType ?? policy?.default_type ?? null;
   const chosenKey = chosenType === PREFERENCE ? (preferenceKey ?? policy?.preference_keys[0] ?? null) : null;
-  const [sending, setSending] = useState(false);
-  const [status, setStatus] = useState<WhisperStatus>({ kind: "idle" });
+  const [savedCardId, setSavedCardId] = useState<string | null>(null);
+  // The line says what was saved as well as what failed; it stays until the text is edited.
+  const submission = useSubmission({ explain, clearsOnAttempt: false });
   const roleName = t(`role.${role}`);
   const length = whisperLength(text);
   // A preference's value has its key's own limit; the server counts as the counter does.
   const maxLength = (chosenKey !== null ? PREFERENCE_MAX_LENGTH[chosenKey] : undefined) ?? WHISPER_MAX_LENGTH;
   const tooLong = length > maxLength;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (sending) return;
+  function explain(caught: unknown): string {
+    // A preference's key and value are the request schema's: a malformed preference is a value its key
+    // does not take (the box sends only keys the server offers).
+    const refused = caught instanceof ApiError ? caught.code : null;
+    const code = refused === "VALIDATION_ERROR" && chosenKey !== null ? "PREFERENCE_VALUE_INVALID" : refused;
+    const policyKey = knownKey("whisper.policy.", code);
+    return code === "UNSAFE_INPUT" ? t("whisper.unsafe") : policyKey ? t(policyKey) : describeError(t, caught);
+  }
+
+  function submit() {
     if (length === 0) {
-      setStatus({ kind: "error", message: t("whisper.empty") });
+      submission.refuse(t("whisper.empty"));
       return;
     }
     if (tooLong) return;
-    setSending(true);
-    try {
+    void submission.run(async () => {
       const toldBy = source.trim();
       const typed = policy && chosenType;
       const card = toldBy
@@ -65,36 +72,39 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
           ? await whisper(text.trim(), chosenType, chosenKey ?? undefined)
           : await whisper(text.trim());
       setText("");
-      setStatus({ kind: "saved", cardId: card.id });
-    } catch (caught) {
-      // A preference's key and value are the request schema's: a malformed preference is a value its key
-      // does not take (the box sends only keys the server offers).
-      const refused = caught instanceof ApiError ? caught.code : null;
-      const code = refused === "VALIDATION_ERROR" && chosenKey !== null ? "PREFERENCE_VALUE_INVALID" : refused;
-      const policyKey = knownKey("whisper.policy.", code);
-      const message = code === "UNSAFE_INPUT" ? t("whisper.unsafe") : policyKey ? t(policyKey) : describeError(t, caught);
-      setStatus({ kind: "error", message });
-    } finally {
-      setSending(false);
-    }
+      setSavedCardId(card.id);
+    });
+  }
+
+  function edit(value: string) {
+    setText(value);
+    setSavedCardId(null);
+    submission.refuse(null);
   }
 
   return (
     <section className="panel" aria-labelledby={`${inputId}-heading`}>
       <h2 id={`${inputId}-heading`}>{t("whisper.heading", { role: roleName })}</h2>
-      <form onSubmit={submit} className="stacked-form">
-        <label htmlFor={inputId}>{t("whisper.label")}</label>
-        <textarea
-          id={inputId}
-          rows={2}
-          value={text}
-          aria-invalid={tooLong || status.kind === "error"}
-          aria-describedby={`${inputId}-counter ${inputId}-status`}
-          onChange={(event) => {
-            setText(event.target.value);
-            if (status.kind !== "idle") setStatus({ kind: "idle" });
-          }}
-        />
+      <TextForm
+        id={inputId}
+        label={t("whisper.label")}
+        value={text}
+        onChange={edit}
+        rows={2}
+        described
+        invalid={tooLong || submission.error !== null}
+        counter={{
+          text: t("whisper.counter", { n: length, max: maxLength }) + (tooLong ? ` — ${t("whisper.tooLong", { max: maxLength })}` : ""),
+          over: tooLong,
+        }}
+        submission={submission}
+        onSubmit={submit}
+        submitLabel={t("whisper.submit")}
+        busyLabel={t("whisper.sending")}
+        keepsFocusWhileBusy
+        disabled={tooLong}
+        notice={savedCardId === null ? null : t("whisper.saved", { id: savedCardId, role: roleName })}
+      >
         <div className="form-row">
           <label htmlFor={`${inputId}-source`}>{t("whisper.source")}</label>
           <input
@@ -110,14 +120,14 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
           <div className="form-row">
             <label htmlFor={`${inputId}-type`}>{t("whisper.memoryType")}</label>
             <select id={`${inputId}-type`} value={chosenType} onChange={(event) => setMemoryType(event.target.value)}>
-                {policy.writable_types.map((type) => (
-                  <option key={type} value={type}>
-                    {(() => {
-                      const label = knownKey("memoryType.", type);
-                      return label ? t(label) : type;
-                    })()}
-                  </option>
-                ))}
+              {policy.writable_types.map((type) => (
+                <option key={type} value={type}>
+                  {(() => {
+                    const label = knownKey("memoryType.", type);
+                    return label ? t(label) : type;
+                  })()}
+                </option>
+              ))}
             </select>
             {chosenType === PREFERENCE && chosenKey && (
               <>
@@ -133,20 +143,7 @@ export function WhisperBox({ role, whisper, policy = null }: WhisperBoxProps) {
             )}
           </div>
         )}
-        <div className="form-row">
-          <span id={`${inputId}-counter`} className={`counter${tooLong ? " counter--over" : ""}`}>
-            {t("whisper.counter", { n: length, max: maxLength })}
-            {tooLong && ` — ${t("whisper.tooLong", { max: maxLength })}`}
-          </span>
-          <button type="submit" className="button button--primary" disabled={tooLong} aria-disabled={sending}>
-            {sending ? t("whisper.sending") : t("whisper.submit")}
-          </button>
-        </div>
-        <p id={`${inputId}-status`} role={status.kind === "error" ? "alert" : "status"} className={status.kind === "error" ? "form-error" : "form-ok"}>
-          {status.kind === "error" && status.message}
-          {status.kind === "saved" && t("whisper.saved", { id: status.cardId, role: roleName })}
-        </p>
-      </form>
+      </TextForm>
     </section>
   );
 }
