@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
-from bureau.ledger.record import INTERROGATION, RecordEntry, read_entries, read_entries_by_id
+from bureau.ledger.record import INTERROGATION, AnyRow, Reader, RecordEntry, open_bodies, read_bodies, read_entries
 from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
 from bureau.vault.grants import Grant
 
@@ -116,26 +116,57 @@ def refold_knowledge(session: Session, case_id: str, step_of: StepOf, grant: Gra
     session.flush()
 
 
-def read_knowledge(session: Session, case_id: str, grant: Grant | None) -> KnowledgeState:
-    """The maintained state as it is: a handful of rows per role, whatever the record's length; each latest
-    answer's text from its entry's body (one more read of at most one entry per role)."""
-    rows = list(session.scalars(select(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id)))
-    bodies = {e.id: e.body for e in read_entries_by_id(session, case_id, [r.entry_id for r in rows], grant)}
+_answers = LatestAnswerRow.__table__.c
+_cells = KnowledgeCellRow.__table__.c
+LATEST_ANSWERS = select(_answers.role, _answers.entry_id, _answers.summary, _answers.asked_at).where(
+    _answers.case_id == bindparam("case_id")
+)
+CELLS = select(_cells.role, _cells.fact_id, _cells.cell).where(_cells.case_id == bindparam("case_id"))
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeRows:
+    """The maintained state as stored: its latest answers' texts still sealed (a view opens them together with
+    its other texts, in one vault statement)."""
+
+    answers: list[AnyRow]
+    cells: list[AnyRow]
+    bodies: dict[int, str]  # entry id -> its sealed body
+
+
+def read_knowledge_rows(reader: Reader, case_id: str) -> KnowledgeRows:
+    """A handful of rows per role, whatever the record's length; each latest answer's text is its entry's body
+    (one more read of at most one entry per role)."""
+    answers = list(reader.execute(LATEST_ANSWERS, {"case_id": case_id}))
+    bodies = read_bodies(reader, case_id, [row.entry_id for row in answers])
+    cells = list(reader.execute(CELLS, {"case_id": case_id}))
+    return KnowledgeRows(answers, cells, bodies)
+
+
+def knowledge_state(rows: KnowledgeRows, opened: dict[int, dict[str, Any]]) -> KnowledgeState:
+    """The matrix and latest answers from their rows and the opened bodies (by entry id; {} what did not open)."""
     answers = {
         row.role: LatestAnswer(
             row.role,
             row.entry_id,
             dict(row.summary),
-            str(bodies.get(row.entry_id, {}).get("answer", "")),
+            str(opened.get(row.entry_id, {}).get("answer", "")),
             aware(row.asked_at),
         )
-        for row in rows
+        for row in rows.answers
     }
     # A role that was asked has a row of the matrix, even when no answer of it spoke to a fact.
     knowledge: dict[str, dict[str, str]] = {role: {} for role in answers}
-    for cell in session.scalars(select(KnowledgeCellRow).where(KnowledgeCellRow.case_id == case_id)):
+    for cell in rows.cells:
         knowledge.setdefault(cell.role, {})[cell.fact_id] = cell.cell
     return KnowledgeState(knowledge, answers)
+
+
+def read_knowledge(reader: Reader, case_id: str, grant: Grant | None) -> KnowledgeState:
+    """The maintained state as it is, its latest answers' texts opened through `grant`."""
+    rows = read_knowledge_rows(reader, case_id)
+    ids = list(rows.bodies)
+    return knowledge_state(rows, dict(zip(ids, open_bodies(grant, [rows.bodies[i] for i in ids]), strict=True)))
 
 
 def is_folded(session: Session, case_id: str) -> bool:
