@@ -259,7 +259,7 @@ def summarise_profile(raw: Path) -> list[tuple[str, float]]:
 
 def profiler(pyspy: Path, pid: int, out: Path) -> Callable[[], Callable[[], list[tuple[str, float]]]]:
     def start() -> Callable[[], list[tuple[str, float]]]:
-        command = [str(pyspy), "record", "-p", str(pid), "-r", "200", "--gil", "--nonblocking", "-f", "raw"]
+        command = [str(pyspy), "record", "-p", str(pid), "-r", "200", "--gil", "--threads", "--nonblocking", "-f", "raw"]
         process = subprocess.Popen([*command, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
         time.sleep(1.0)  # py-spy attaches
 

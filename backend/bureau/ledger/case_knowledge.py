@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
+from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow, table
 from bureau.ledger.record import INTERROGATION, AnyRow, Reader, RecordEntry, open_bodies, read_bodies, read_entries
 from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
 from bureau.vault.grants import Grant
@@ -52,6 +52,38 @@ class KnowledgeState:
     answers: dict[str, LatestAnswer] = field(default_factory=dict)
 
 
+_answer_table, _cell_table = table(LatestAnswerRow), table(KnowledgeCellRow)
+_answers, _cells = _answer_table.c, _cell_table.c
+ROLE_CELLS = select(_cells.fact_id, _cells.cell).where(
+    _cells.case_id == bindparam("case_id"), _cells.role == bindparam("role")
+)
+INSERT_CELL = insert(_cell_table)
+UPDATE_CELL = (  # bind names other than the columns': an UPDATE reserves those for its SET clause
+    update(_cell_table)
+    .where(
+        _cells.case_id == bindparam("b_case_id"),
+        _cells.role == bindparam("b_role"),
+        _cells.fact_id == bindparam("b_fact_id"),
+    )
+    .values(cell=bindparam("b_cell"))
+)
+HAS_ANSWER = select(_answers.role).where(_answers.case_id == bindparam("case_id"), _answers.role == bindparam("role"))
+INSERT_ANSWER = insert(_answer_table)
+UPDATE_ANSWER = (
+    update(_answer_table)
+    .where(_answers.case_id == bindparam("b_case_id"), _answers.role == bindparam("b_role"))
+    .values(
+        entry_id=bindparam("b_entry_id"),
+        summary=bindparam("b_summary"),
+        answer=bindparam("b_answer"),
+        asked_at=bindparam("b_asked_at"),
+    )
+)
+LATEST_ANSWERS = select(_answers.role, _answers.entry_id, _answers.summary, _answers.asked_at).where(
+    _answers.case_id == bindparam("case_id")
+)
+CELLS = select(_cells.role, _cells.fact_id, _cells.cell).where(_cells.case_id == bindparam("case_id"))
+
 # The game's step for one interrogation entry of the record (None: the entry names no role), and the steps of
 # a scenario (by scenario id and language).
 StepOf = Callable[[RecordEntry], AnswerStep | None]
@@ -59,23 +91,26 @@ StepsFor = Callable[[str, str], StepOf]
 
 
 def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime, step: AnswerStep) -> None:
-    """One interrogation committed: its cells replace the role's old ones, its answer the role's last."""
-    for fact_id, cell in step.cells.items():
-        row = session.get(KnowledgeCellRow, (case_id, step.role, fact_id))
-        if row is None:
-            session.add(KnowledgeCellRow(case_id=case_id, role=step.role, fact_id=fact_id, cell=cell))
-        else:
-            row.cell = cell
-    answer = session.get(LatestAnswerRow, (case_id, step.role))
-    if answer is None:
-        session.add(
-            LatestAnswerRow(
-                case_id=case_id, role=step.role, entry_id=entry_id, summary=step.summary, answer="", asked_at=asked_at
-            )
-        )
+    """One interrogation committed: its cells replace the role's old ones, its answer the role's last. The
+    role's rows read once, then only what changed written (no ORM objects: this runs in every question's
+    commit)."""
+    key = {"case_id": case_id, "role": step.role}
+    held: dict[str, str] = {fact_id: cell for fact_id, cell in session.execute(ROLE_CELLS, key)}
+    added = [{**key, "fact_id": fact_id, "cell": cell} for fact_id, cell in step.cells.items() if fact_id not in held]
+    changed = [
+        {**key, "fact_id": fact_id, "cell": cell}
+        for fact_id, cell in step.cells.items()
+        if fact_id in held and held[fact_id] != cell
+    ]
+    if added:
+        session.execute(INSERT_CELL, added)
+    if changed:
+        session.execute(UPDATE_CELL, [{f"b_{name}": value for name, value in cell.items()} for cell in changed])
+    answer = {**key, "entry_id": entry_id, "summary": step.summary, "answer": "", "asked_at": asked_at}
+    if session.execute(HAS_ANSWER, key).first() is None:
+        session.execute(INSERT_ANSWER, answer)
     else:
-        answer.entry_id, answer.summary, answer.answer, answer.asked_at = entry_id, step.summary, "", asked_at
-    session.flush()
+        session.execute(UPDATE_ANSWER, {f"b_{name}": value for name, value in answer.items()})
 
 
 def forget_knowledge(session: Session, case_id: str) -> None:
@@ -114,14 +149,6 @@ def refold_knowledge(session: Session, case_id: str, step_of: StepOf, grant: Gra
         for role, (entry, step) in latest.items()
     )
     session.flush()
-
-
-_answers = LatestAnswerRow.__table__.c
-_cells = KnowledgeCellRow.__table__.c
-LATEST_ANSWERS = select(_answers.role, _answers.entry_id, _answers.summary, _answers.asked_at).where(
-    _answers.case_id == bindparam("case_id")
-)
-CELLS = select(_cells.role, _cells.fact_id, _cells.cell).where(_cells.case_id == bindparam("case_id"))
 
 
 @dataclass(frozen=True, slots=True)

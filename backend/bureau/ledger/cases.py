@@ -24,9 +24,9 @@ from bureau.ledger.case_knowledge import (
 from bureau.ledger.cleanups import CleanupIntent, CleanupTask, add_intents, task_of
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.event_records import EventRecord, PendingEvent
-from bureau.ledger.events import append_event, append_events, event_record
+from bureau.ledger.events import append_event, append_events
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
-from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
+from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow, table
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import (
     CROSS_EXAMINATION,
@@ -83,7 +83,7 @@ class CaseView:
     knowledge: KnowledgeState | None
 
 
-_cases = CaseRow.__table__.c
+_cases = table(CaseRow).c
 CASE_BY_ID = select(
     _cases.id,
     _cases.scenario_id,
@@ -284,9 +284,9 @@ class CaseLedger(KnowledgeLedger):
                 if record.kind == INTERROGATION:
                     self._step_forward(session, row, entry)
             found = extra(session) if extra is not None else None
-            rows = append_events(session, case_id, [*events, *(found or ())], new_version)  # flushes
+            appended = append_events(session, case_id, [*events, *(found or ())], new_version)
             # The ORM update above has already set the loaded row's new version (and status): no re-read.
-            return case_record(row), [event_record(r) for r in rows]
+            return case_record(row), appended
 
         try:
             case, committed = await self._run(work, before=seal)
@@ -319,7 +319,7 @@ class CaseLedger(KnowledgeLedger):
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
                 return None
-            return event_record(append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0))
+            return append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0)
 
         erased = await self._run(work)
         if not await asyncio.to_thread(checkpoint_wal, self.engine):

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Row, bindparam, delete, func, select
+from sqlalchemy import Connection, Row, bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow
-from bureau.ledger.transactions import TransactionRunner
+from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow, table
+from bureau.ledger.transactions import TransactionRunner, inserted_id
 from bureau.scope.keys import RECORD
 from bureau.scope.vocabulary import RecordKind
 from bureau.vault.grants import Grant
@@ -96,28 +96,28 @@ def _item(sealed: str) -> str | None:
 def append_entry(
     session: Session, case_id: str, draft: RecordDraft, body: SealedBody, created_at: datetime
 ) -> RecordEntry:
-    """Append one entry (its body sealed beforehand, `seal_body`) and return it as read back, body open."""
-    row = RecordEntryRow(
-        case_id=case_id,
-        kind=draft.kind,
-        roles=list(draft.roles),
-        audience=draft.audience,
-        summary=draft.summary,
-        body=body.text,
-        body_item=body.item,
-        created_at=created_at,
-    )
-    session.add(row)
-    session.flush()  # its id: the maintained latest answer points at it
+    """Append one entry (its body sealed beforehand, `seal_body`) and return it as read back, body open. One
+    INSERT, no ORM object: its id is what the maintained latest answer points at."""
+    values = {
+        "case_id": case_id,
+        "kind": draft.kind,
+        "roles": list(draft.roles),
+        "audience": draft.audience,
+        "summary": draft.summary,
+        "body": body.text,
+        "body_item": body.item,
+        "created_at": created_at,
+    }
+    entry_id = inserted_id(session.execute(INSERT_ENTRY, values))
     roles, summary, opened = list(draft.roles), dict(draft.summary), dict(draft.body)
-    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, opened, created_at)
+    return RecordEntry(entry_id, case_id, draft.kind, roles, draft.audience, summary, opened, created_at)
 
 
 def forget_entries(session: Session, case_id: str) -> None:
     session.execute(delete(RecordEntryRow).where(RecordEntryRow.case_id == case_id))
 
 
-_entries_table = RecordEntryRow.__table__.c
+_entries_table = table(RecordEntryRow).c
 # An entry as every reader reads it: columns, never an ORM object (rows from a session or a plain connection).
 ENTRY_COLUMNS = (
     _entries_table.id,
@@ -139,6 +139,7 @@ LAST_OF_KIND = (
 BODIES_BY_ID = select(_entries_table.id, _entries_table.body).where(
     _entries_table.case_id == bindparam("case_id"), _entries_table.id.in_(bindparam("ids", expanding=True))
 )
+INSERT_ENTRY = insert(table(RecordEntryRow))
 Reader = Session | Connection  # a read runs on an ORM session or on a plain connection alike
 AnyRow = Row[*tuple[Any, ...]]  # a row of columns, read by their names
 

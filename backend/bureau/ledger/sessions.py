@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import SessionRow
+from bureau.ledger.models import SessionRow, table
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
 
 ACTIVE_CHECK_BATCH = 500  # session hashes per IN (...) list
-_sessions = SessionRow.__table__.c
+_sessions = table(SessionRow).c
 # Every request of a signed-in screen reads its session: one statement, built once.
 SESSION_BY_TOKEN = select(
     _sessions.token_hash,

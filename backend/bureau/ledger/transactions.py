@@ -72,6 +72,14 @@ def affected(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
+def inserted_id(result: Result[Any]) -> int:
+    """The primary key an INSERT of one row made."""
+    key = cast(CursorResult[Any], result).inserted_primary_key
+    if key is None or key[0] is None:
+        raise LedgerError("the database returned no id for the row")
+    return int(key[0])
+
+
 # SQLite result codes (the primary code is the low byte of an extended one) and PostgreSQL SQLSTATEs.
 _SQLITE_FAULTS = {5: LedgerFault.BUSY, 6: LedgerFault.BUSY, 8: LedgerFault.READ_ONLY, 13: LedgerFault.FULL}
 _SQLITE_IOERR_WRITE = 778  # write() itself failed: a read-only filesystem (EROFS), an immutable file, a bad disk
