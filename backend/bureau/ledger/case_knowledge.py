@@ -204,12 +204,13 @@ class KnowledgeLedger(TransactionRunner):
     # Set by the game (`Bureau`): the steps of a case's scenario.
     knowledge_steps: StepsFor | None = None
 
-    def _step_forward(self, session: Session, case: CaseRow, entry: RecordEntry) -> None:
-        """An interrogation entry was appended to a case: apply its step, in the same transaction."""
+    def _step_forward(self, session: Session, case: AnyRow, entry: RecordEntry) -> None:
+        """An interrogation entry was appended to a case (`case`: its row as the command read it): apply its
+        step, in the same transaction."""
         if not case.knowledge_folded:
             return  # folded whole on its next read
         if self.knowledge_steps is None:
-            case.knowledge_folded = False
+            session.execute(update(table(CaseRow)).where(table(CaseRow).c.id == case.id).values(knowledge_folded=False))
             return
         step = self.knowledge_steps(case.scenario_id, case.language)(entry)
         if step is not None:

@@ -95,6 +95,7 @@ CASE_BY_ID = select(
     _cases.knowledge_folded,
     _cases.record_entries,
 ).where(_cases.id == bindparam("case_id"))
+CASE_FOR_UPDATE = CASE_BY_ID.with_for_update()  # a command's read of its case, under the row's lock
 
 
 def case_record(row: CaseRow | AnyRow) -> CaseRecord:
@@ -259,7 +260,7 @@ class CaseLedger(KnowledgeLedger):
                     raise GenerationMovedError(case_id) from exc
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
-            row = session.get(CaseRow, case_id, with_for_update=True)
+            row = session.execute(CASE_FOR_UPDATE, {"case_id": case_id}).first()  # columns: no ORM object
             if row is None or row.status == ERASING:
                 raise CaseMissingError(case_id)  # an erase has begun: in-flight commands must undo, not commit
             if expected_version is not None and row.version != expected_version:
@@ -267,7 +268,7 @@ class CaseLedger(KnowledgeLedger):
             if generation is not None and (row.generation or "") != generation:
                 raise GenerationMovedError(case_id)  # a reset came first: what the command wrote is gone
             new_version = row.version + 1
-            stmt = update(CaseRow).where(CaseRow.id == case_id, CaseRow.version == row.version)
+            stmt = update(table(CaseRow)).where(_cases.id == case_id, _cases.version == row.version)
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
@@ -285,8 +286,14 @@ class CaseLedger(KnowledgeLedger):
                     self._step_forward(session, row, entry)
             found = extra(session) if extra is not None else None
             appended = append_events(session, case_id, [*events, *(found or ())], new_version)
-            # The ORM update above has already set the loaded row's new version (and status): no re-read.
-            return case_record(row), appended
+            # The case as this transaction leaves it, from the row read under its lock and what it changed.
+            changed = replace(
+                case_record(row),
+                version=new_version,
+                status=row.status if status is None else status,
+                generation=(row.generation or "") if reset_to is None else reset_to,
+            )
+            return changed, appended
 
         try:
             case, committed = await self._run(work, before=seal)
