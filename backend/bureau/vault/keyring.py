@@ -58,13 +58,18 @@ class Keyring:
         self.loads = 0  # vault reads made to fill the cache (tests count them: no per-request reload)
         self.basis_builds = 0
 
-    def case(self, case_id: str) -> CaseKeys:
-        """The case's keys, from the cache or the vault. CaseKeysGoneError when the vault has none."""
+    def cached(self, case_id: str) -> CaseKeys | None:
+        """The case's keys if they are cached (no vault read: safe on the event loop), else None."""
         with self._lock:
             found = self._cases.get(case_id)
             if found is not None:
                 self._cases.move_to_end(case_id)
-                return found
+            return found
+
+    def case(self, case_id: str) -> CaseKeys:
+        """The case's keys, from the cache or the vault. CaseKeysGoneError when the vault has none."""
+        if (found := self.cached(case_id)) is not None:
+            return found
         rows = self._store.compartments(case_id)
         if not rows:
             raise CaseKeysGoneError(case_id)

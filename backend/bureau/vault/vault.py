@@ -86,7 +86,9 @@ class Vault:
         )
 
     async def _case_keys(self, case_id: str) -> CaseKeys:
-        return await asyncio.to_thread(self.keyring.case, case_id)  # a cache hit costs no vault read
+        """A cache hit on the event loop (every request of a live case); a miss reads the vault on a thread."""
+        cached = self.keyring.cached(case_id)
+        return cached if cached is not None else await asyncio.to_thread(self.keyring.case, case_id)
 
     # ----- the keys' lifecycle ---------------------------------------------------------------------------
 
