@@ -177,8 +177,8 @@ class Bureau:
         view = await self.ledger.case_view(case_id)
         case = _in_play(case_id, view.case)
         async with self.keys.stage(case) as grant:
-            counted = await self.gateway.rows(grant)
-            board = (await self.gateway.list_spaces(grant))[BOARD]
+            counted, cards = await self.gateway.listing(grant)  # one statement: the counts and the board
+        board = cards[BOARD]
         counts: dict[str, int] = {
             role: sum(1 for row in counted[role] if may_be_evidence(row.memory_type)) for role in ROLES
         }

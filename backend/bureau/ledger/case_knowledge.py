@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow
-from bureau.ledger.record import INTERROGATION, RecordEntry, read_entries, read_entries_by_id
+from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow, table
+from bureau.ledger.record import INTERROGATION, AnyRow, Reader, RecordEntry, open_bodies, read_bodies, read_entries
 from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
 from bureau.vault.grants import Grant
 
@@ -52,6 +52,38 @@ class KnowledgeState:
     answers: dict[str, LatestAnswer] = field(default_factory=dict)
 
 
+_answer_table, _cell_table = table(LatestAnswerRow), table(KnowledgeCellRow)
+_answers, _cells = _answer_table.c, _cell_table.c
+ROLE_CELLS = select(_cells.fact_id, _cells.cell).where(
+    _cells.case_id == bindparam("case_id"), _cells.role == bindparam("role")
+)
+INSERT_CELL = insert(_cell_table)
+UPDATE_CELL = (  # bind names other than the columns': an UPDATE reserves those for its SET clause
+    update(_cell_table)
+    .where(
+        _cells.case_id == bindparam("b_case_id"),
+        _cells.role == bindparam("b_role"),
+        _cells.fact_id == bindparam("b_fact_id"),
+    )
+    .values(cell=bindparam("b_cell"))
+)
+HAS_ANSWER = select(_answers.role).where(_answers.case_id == bindparam("case_id"), _answers.role == bindparam("role"))
+INSERT_ANSWER = insert(_answer_table)
+UPDATE_ANSWER = (
+    update(_answer_table)
+    .where(_answers.case_id == bindparam("b_case_id"), _answers.role == bindparam("b_role"))
+    .values(
+        entry_id=bindparam("b_entry_id"),
+        summary=bindparam("b_summary"),
+        answer=bindparam("b_answer"),
+        asked_at=bindparam("b_asked_at"),
+    )
+)
+LATEST_ANSWERS = select(_answers.role, _answers.entry_id, _answers.summary, _answers.asked_at).where(
+    _answers.case_id == bindparam("case_id")
+)
+CELLS = select(_cells.role, _cells.fact_id, _cells.cell).where(_cells.case_id == bindparam("case_id"))
+
 # The game's step for one interrogation entry of the record (None: the entry names no role), and the steps of
 # a scenario (by scenario id and language).
 StepOf = Callable[[RecordEntry], AnswerStep | None]
@@ -59,23 +91,26 @@ StepsFor = Callable[[str, str], StepOf]
 
 
 def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime, step: AnswerStep) -> None:
-    """One interrogation committed: its cells replace the role's old ones, its answer the role's last."""
-    for fact_id, cell in step.cells.items():
-        row = session.get(KnowledgeCellRow, (case_id, step.role, fact_id))
-        if row is None:
-            session.add(KnowledgeCellRow(case_id=case_id, role=step.role, fact_id=fact_id, cell=cell))
-        else:
-            row.cell = cell
-    answer = session.get(LatestAnswerRow, (case_id, step.role))
-    if answer is None:
-        session.add(
-            LatestAnswerRow(
-                case_id=case_id, role=step.role, entry_id=entry_id, summary=step.summary, answer="", asked_at=asked_at
-            )
-        )
+    """One interrogation committed: its cells replace the role's old ones, its answer the role's last. The
+    role's rows read once, then only what changed written (no ORM objects: this runs in every question's
+    commit)."""
+    key = {"case_id": case_id, "role": step.role}
+    held: dict[str, str] = {fact_id: cell for fact_id, cell in session.execute(ROLE_CELLS, key)}
+    added = [{**key, "fact_id": fact_id, "cell": cell} for fact_id, cell in step.cells.items() if fact_id not in held]
+    changed = [
+        {**key, "fact_id": fact_id, "cell": cell}
+        for fact_id, cell in step.cells.items()
+        if fact_id in held and held[fact_id] != cell
+    ]
+    if added:
+        session.execute(INSERT_CELL, added)
+    if changed:
+        session.execute(UPDATE_CELL, [{f"b_{name}": value for name, value in cell.items()} for cell in changed])
+    answer = {**key, "entry_id": entry_id, "summary": step.summary, "answer": "", "asked_at": asked_at}
+    if session.execute(HAS_ANSWER, key).first() is None:
+        session.execute(INSERT_ANSWER, answer)
     else:
-        answer.entry_id, answer.summary, answer.answer, answer.asked_at = entry_id, step.summary, "", asked_at
-    session.flush()
+        session.execute(UPDATE_ANSWER, {f"b_{name}": value for name, value in answer.items()})
 
 
 def forget_knowledge(session: Session, case_id: str) -> None:
@@ -116,26 +151,49 @@ def refold_knowledge(session: Session, case_id: str, step_of: StepOf, grant: Gra
     session.flush()
 
 
-def read_knowledge(session: Session, case_id: str, grant: Grant | None) -> KnowledgeState:
-    """The maintained state as it is: a handful of rows per role, whatever the record's length; each latest
-    answer's text from its entry's body (one more read of at most one entry per role)."""
-    rows = list(session.scalars(select(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id)))
-    bodies = {e.id: e.body for e in read_entries_by_id(session, case_id, [r.entry_id for r in rows], grant)}
+@dataclass(frozen=True, slots=True)
+class KnowledgeRows:
+    """The maintained state as stored: its latest answers' texts still sealed (a view opens them together with
+    its other texts, in one vault statement)."""
+
+    answers: list[AnyRow]
+    cells: list[AnyRow]
+    bodies: dict[int, str]  # entry id -> its sealed body
+
+
+def read_knowledge_rows(reader: Reader, case_id: str) -> KnowledgeRows:
+    """A handful of rows per role, whatever the record's length; each latest answer's text is its entry's body
+    (one more read of at most one entry per role)."""
+    answers = list(reader.execute(LATEST_ANSWERS, {"case_id": case_id}))
+    bodies = read_bodies(reader, case_id, [row.entry_id for row in answers])
+    cells = list(reader.execute(CELLS, {"case_id": case_id}))
+    return KnowledgeRows(answers, cells, bodies)
+
+
+def knowledge_state(rows: KnowledgeRows, opened: dict[int, dict[str, Any]]) -> KnowledgeState:
+    """The matrix and latest answers from their rows and the opened bodies (by entry id; {} what did not open)."""
     answers = {
         row.role: LatestAnswer(
             row.role,
             row.entry_id,
             dict(row.summary),
-            str(bodies.get(row.entry_id, {}).get("answer", "")),
+            str(opened.get(row.entry_id, {}).get("answer", "")),
             aware(row.asked_at),
         )
-        for row in rows
+        for row in rows.answers
     }
     # A role that was asked has a row of the matrix, even when no answer of it spoke to a fact.
     knowledge: dict[str, dict[str, str]] = {role: {} for role in answers}
-    for cell in session.scalars(select(KnowledgeCellRow).where(KnowledgeCellRow.case_id == case_id)):
+    for cell in rows.cells:
         knowledge.setdefault(cell.role, {})[cell.fact_id] = cell.cell
     return KnowledgeState(knowledge, answers)
+
+
+def read_knowledge(reader: Reader, case_id: str, grant: Grant | None) -> KnowledgeState:
+    """The maintained state as it is, its latest answers' texts opened through `grant`."""
+    rows = read_knowledge_rows(reader, case_id)
+    ids = list(rows.bodies)
+    return knowledge_state(rows, dict(zip(ids, open_bodies(grant, [rows.bodies[i] for i in ids]), strict=True)))
 
 
 def is_folded(session: Session, case_id: str) -> bool:
@@ -146,12 +204,13 @@ class KnowledgeLedger(TransactionRunner):
     # Set by the game (`Bureau`): the steps of a case's scenario.
     knowledge_steps: StepsFor | None = None
 
-    def _step_forward(self, session: Session, case: CaseRow, entry: RecordEntry) -> None:
-        """An interrogation entry was appended to a case: apply its step, in the same transaction."""
+    def _step_forward(self, session: Session, case: AnyRow, entry: RecordEntry) -> None:
+        """An interrogation entry was appended to a case (`case`: its row as the command read it): apply its
+        step, in the same transaction."""
         if not case.knowledge_folded:
             return  # folded whole on its next read
         if self.knowledge_steps is None:
-            case.knowledge_folded = False
+            session.execute(update(table(CaseRow)).where(table(CaseRow).c.id == case.id).values(knowledge_folded=False))
             return
         step = self.knowledge_steps(case.scenario_id, case.language)(entry)
         if step is not None:

@@ -11,25 +11,35 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.case_knowledge import KnowledgeLedger, KnowledgeState, forget_knowledge, read_knowledge
+from bureau.ledger.case_knowledge import (
+    KnowledgeLedger,
+    KnowledgeState,
+    forget_knowledge,
+    knowledge_state,
+    read_knowledge_rows,
+)
 from bureau.ledger.cleanups import CleanupIntent, CleanupTask, add_intents, task_of
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.event_records import EventRecord, PendingEvent
-from bureau.ledger.events import append_event, append_events, event_record
+from bureau.ledger.events import append_event, append_events
 from bureau.ledger.finding_rows import FindingRecord, forget_findings, withdraw_unsupported, withdrawn_events
-from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow
+from bureau.ledger.models import CaseRow, CleanupTaskRow, EventRow, PublicationRow, table
 from bureau.ledger.policy_audit import PolicyDecision, append_decisions
 from bureau.ledger.record import (
+    CROSS_EXAMINATION,
     INTERROGATION,
+    AnyRow,
     RecordDraft,
     RecordEntry,
     SealedBody,
     append_entry,
+    entry_of,
     forget_entries,
-    read_entries,
+    open_bodies,
+    read_last,
     read_page,
     redact_card,
     seal_body,
@@ -44,7 +54,7 @@ from bureau.ledger.transactions import (
     utcnow,
 )
 from bureau.scope.keys import BOARD, RECORD
-from bureau.scope.vocabulary import CaseStatus, EventType, RecordKind
+from bureau.scope.vocabulary import CaseStatus, EventType
 from bureau.vault.errors import GenerationRetiredError
 from bureau.vault.grants import Grant
 
@@ -73,7 +83,22 @@ class CaseView:
     knowledge: KnowledgeState | None
 
 
-def case_record(row: CaseRow) -> CaseRecord:
+_cases = table(CaseRow).c
+CASE_BY_ID = select(
+    _cases.id,
+    _cases.scenario_id,
+    _cases.language,
+    _cases.status,
+    _cases.version,
+    _cases.created_at,
+    _cases.generation,
+    _cases.knowledge_folded,
+    _cases.record_entries,
+).where(_cases.id == bindparam("case_id"))
+CASE_FOR_UPDATE = CASE_BY_ID.with_for_update()  # a command's read of its case, under the row's lock
+
+
+def case_record(row: CaseRow | AnyRow) -> CaseRecord:
     return CaseRecord(
         row.id, row.scenario_id, row.language, row.status, row.version, aware(row.created_at), row.generation or ""
     )
@@ -104,28 +129,40 @@ class CaseLedger(KnowledgeLedger):
         return await self._run(work)
 
     async def get_case(self, case_id: str) -> CaseRecord | None:
-        def work(session: Session) -> CaseRecord | None:
-            row = session.get(CaseRow, case_id)
+        def work(connection: Connection) -> CaseRecord | None:
+            row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
             return case_record(row) if row else None
 
-        return await self._read(work)
+        return await self._read_rows(work)
 
     async def case_view(self, case_id: str, *, grant: Grant | None = None) -> CaseView:
         """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
         X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with a
         `grant` that reads the record (the operator's), their texts and the maintained matrix and latest
-        answers (a case not folded yet is folded first). Without one, content-free: what the stage may see."""
+        answers (a case not folded yet is folded first), every text opened in one vault statement. Without one,
+        content-free: what the stage may see."""
 
-        def work(session: Session) -> CaseView:
-            row = session.get(CaseRow, case_id)
+        def work(connection: Connection) -> CaseView:
+            row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
             if row is None:
                 return CaseView(None, None, None, None)
-            last = read_entries(session, case_id, kind=RecordKind.INTERROGATION, last=True, grant=grant)
-            joint = read_entries(session, case_id, kind=RecordKind.CROSS_EXAMINATION, last=True, grant=grant)
-            known = read_knowledge(session, case_id, grant) if grant is not None and row.knowledge_folded else None
-            return CaseView(case_record(row), last[0] if last else None, joint[0] if joint else None, known)
+            newest = [read_last(connection, case_id, kind) for kind in (INTERROGATION, CROSS_EXAMINATION)]
+            known = read_knowledge_rows(connection, case_id) if grant is not None and row.knowledge_folded else None
+            answer_ids = list(known.bodies) if known is not None else []
+            sealed = [entry.body if entry is not None else "" for entry in newest]
+            if known is not None:
+                sealed += [known.bodies[i] for i in answer_ids]
+            opened = open_bodies(grant, sealed)  # every text of the view, its keys in one vault statement
+            last, joint = (
+                entry_of(entry, body) if entry is not None else None
+                for entry, body in zip(newest, opened[: len(newest)], strict=True)
+            )
+            knowledge = None
+            if known is not None:
+                knowledge = knowledge_state(known, dict(zip(answer_ids, opened[len(newest) :], strict=True)))
+            return CaseView(case_record(row), last, joint, knowledge)
 
-        view = await self._read(work)
+        view = await self._read_rows(work)
         if grant is not None and view.case is not None and view.knowledge is None:
             return replace(view, knowledge=await self.case_knowledge(case_id, grant))
         return view
@@ -136,14 +173,14 @@ class CaseLedger(KnowledgeLedger):
         """The case, and a page of its record as the timeline shows it, newest first: the `limit` entries below
         `before`, and how many entries the record holds (the timeline numbers its rows from it). One read."""
 
-        def work(session: Session) -> tuple[CaseRecord | None, list[RecordEntry], int]:
-            row = session.get(CaseRow, case_id)
+        def work(connection: Connection) -> tuple[CaseRecord | None, list[RecordEntry], int]:
+            row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
             if row is None:
                 return None, [], 0
-            entries = read_page(session, case_id, before=before, after=None, limit=limit, grant=grant)
+            entries = read_page(connection, case_id, before=before, after=None, limit=limit, grant=grant)
             return case_record(row), entries, row.record_entries or 0
 
-        return await self._read(work)
+        return await self._read_rows(work)
 
     async def list_cases(self) -> list[CaseRecord]:
         return await self._read(lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
@@ -223,7 +260,7 @@ class CaseLedger(KnowledgeLedger):
                     raise GenerationMovedError(case_id) from exc
 
         def work(session: Session) -> tuple[CaseRecord, list[EventRecord]]:
-            row = session.get(CaseRow, case_id, with_for_update=True)
+            row = session.execute(CASE_FOR_UPDATE, {"case_id": case_id}).first()  # columns: no ORM object
             if row is None or row.status == ERASING:
                 raise CaseMissingError(case_id)  # an erase has begun: in-flight commands must undo, not commit
             if expected_version is not None and row.version != expected_version:
@@ -231,7 +268,7 @@ class CaseLedger(KnowledgeLedger):
             if generation is not None and (row.generation or "") != generation:
                 raise GenerationMovedError(case_id)  # a reset came first: what the command wrote is gone
             new_version = row.version + 1
-            stmt = update(CaseRow).where(CaseRow.id == case_id, CaseRow.version == row.version)
+            stmt = update(table(CaseRow)).where(_cases.id == case_id, _cases.version == row.version)
             values: dict[str, Any] = {"version": new_version, "updated_at": utcnow()}
             if status is not None:
                 values["status"] = status
@@ -248,9 +285,15 @@ class CaseLedger(KnowledgeLedger):
                 if record.kind == INTERROGATION:
                     self._step_forward(session, row, entry)
             found = extra(session) if extra is not None else None
-            rows = append_events(session, case_id, [*events, *(found or ())], new_version)  # flushes
-            # The ORM update above has already set the loaded row's new version (and status): no re-read.
-            return case_record(row), [event_record(r) for r in rows]
+            appended = append_events(session, case_id, [*events, *(found or ())], new_version)
+            # The case as this transaction leaves it, from the row read under its lock and what it changed.
+            changed = replace(
+                case_record(row),
+                version=new_version,
+                status=row.status if status is None else status,
+                generation=(row.generation or "") if reset_to is None else reset_to,
+            )
+            return changed, appended
 
         try:
             case, committed = await self._run(work, before=seal)
@@ -283,7 +326,7 @@ class CaseLedger(KnowledgeLedger):
             session.execute(delete(CaseRow).where(CaseRow.id == case_id))
             if not tombstone:
                 return None
-            return event_record(append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0))
+            return append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0)
 
         erased = await self._run(work)
         if not await asyncio.to_thread(checkpoint_wal, self.engine):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from sqlalchemy import (
     JSON,
@@ -15,6 +15,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
+    Table,
     Text,
     UniqueConstraint,
     false,
@@ -24,6 +25,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar = {dict[str, Any]: JSON, datetime: DateTime(timezone=True)}
+
+
+def table(model: type[Base]) -> Table:
+    """A model's table, for Core statements: the reads and writes every request makes select and insert
+    columns, without ORM objects (ledger/transactions.py: `_read_rows`)."""
+    return cast(Table, model.__table__)
 
 
 class CaseRow(Base):

@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow
+from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow, table
 from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
 from bureau.scope.vocabulary import PolicyAction, PolicyCode
+
+INSERT_DECISION = insert(table(PolicyDecisionRow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +41,26 @@ class PolicyDecisionRecord:
 
 
 def append_decisions(session: Session, case_id: str, decisions: Sequence[PolicyDecision], now: datetime) -> None:
-    """Inside a caller's transaction: a command's accepted writes are audited in the commit that keeps them."""
-    session.add_all(
-        PolicyDecisionRow(
-            case_id=case_id,
-            action=d.action,
-            code=d.code,
-            detail=d.detail[:120],
-            memory_type=d.memory_type,
-            creator=d.creator,
-            space=d.space,
-            count=d.count,
-            created_at=now,
-        )
-        for d in decisions
+    """Inside a caller's transaction: a command's accepted writes are audited in the commit that keeps them (one
+    INSERT for all of them, no ORM objects)."""
+    if not decisions:
+        return
+    session.execute(
+        INSERT_DECISION,
+        [
+            {
+                "case_id": case_id,
+                "action": d.action,
+                "code": d.code,
+                "detail": d.detail[:120],
+                "memory_type": d.memory_type,
+                "creator": d.creator,
+                "space": d.space,
+                "count": d.count,
+                "created_at": now,
+            }
+            for d in decisions
+        ],
     )
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.cases import CaseLedger, CaseRecord
 from bureau.ledger.event_records import EventRecord, PendingEvent
-from bureau.ledger.events import append_event, event_record
+from bureau.ledger.events import append_event
 from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
 from bureau.ledger.models import PublicationRow
 from bureau.ledger.tombstones import the_row
@@ -70,7 +70,7 @@ class PublicationLedger(CaseLedger):
             session.add(row)
             session.flush()
             started = PendingEvent(EventType.PUBLICATION_STARTED, {"role": role, "source_card_id": source_card_id})
-            return publication_record(row), event_record(append_event(session, case_id, started, version))
+            return publication_record(row), append_event(session, case_id, started, version)
 
         for _ in range(2):  # a conflicting row deleted before we could read it: insert once more
             try:

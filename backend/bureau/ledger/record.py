@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import delete, func, select
+from sqlalchemy import Connection, Row, bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow
-from bureau.ledger.transactions import TransactionRunner
+from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow, table
+from bureau.ledger.transactions import TransactionRunner, inserted_id
 from bureau.scope.keys import RECORD
 from bureau.scope.vocabulary import RecordKind
 from bureau.vault.grants import Grant
@@ -96,44 +96,78 @@ def _item(sealed: str) -> str | None:
 def append_entry(
     session: Session, case_id: str, draft: RecordDraft, body: SealedBody, created_at: datetime
 ) -> RecordEntry:
-    """Append one entry (its body sealed beforehand, `seal_body`) and return it as read back, body open."""
-    row = RecordEntryRow(
-        case_id=case_id,
-        kind=draft.kind,
-        roles=list(draft.roles),
-        audience=draft.audience,
-        summary=draft.summary,
-        body=body.text,
-        body_item=body.item,
-        created_at=created_at,
-    )
-    session.add(row)
-    session.flush()  # its id: the maintained latest answer points at it
+    """Append one entry (its body sealed beforehand, `seal_body`) and return it as read back, body open. One
+    INSERT, no ORM object: its id is what the maintained latest answer points at."""
+    values = {
+        "case_id": case_id,
+        "kind": draft.kind,
+        "roles": list(draft.roles),
+        "audience": draft.audience,
+        "summary": draft.summary,
+        "body": body.text,
+        "body_item": body.item,
+        "created_at": created_at,
+    }
+    entry_id = inserted_id(session.execute(INSERT_ENTRY, values))
     roles, summary, opened = list(draft.roles), dict(draft.summary), dict(draft.body)
-    return RecordEntry(row.id, case_id, draft.kind, roles, draft.audience, summary, opened, created_at)
+    return RecordEntry(entry_id, case_id, draft.kind, roles, draft.audience, summary, opened, created_at)
 
 
 def forget_entries(session: Session, case_id: str) -> None:
     session.execute(delete(RecordEntryRow).where(RecordEntryRow.case_id == case_id))
 
 
+_entries_table = table(RecordEntryRow).c
+# An entry as every reader reads it: columns, never an ORM object (rows from a session or a plain connection).
+ENTRY_COLUMNS = (
+    _entries_table.id,
+    _entries_table.case_id,
+    _entries_table.kind,
+    _entries_table.roles,
+    _entries_table.audience,
+    _entries_table.summary,
+    _entries_table.body,
+    _entries_table.created_at,
+)
+# The newest entry of one kind (the console's X-ray, the stage's sentence): one index range, built once.
+LAST_OF_KIND = (
+    select(*ENTRY_COLUMNS)
+    .where(_entries_table.case_id == bindparam("case_id"), _entries_table.kind == bindparam("kind"))
+    .order_by(_entries_table.id.desc())
+    .limit(1)
+)
+BODIES_BY_ID = select(_entries_table.id, _entries_table.body).where(
+    _entries_table.case_id == bindparam("case_id"), _entries_table.id.in_(bindparam("ids", expanding=True))
+)
+INSERT_ENTRY = insert(table(RecordEntryRow))
+Reader = Session | Connection  # a read runs on an ORM session or on a plain connection alike
+AnyRow = Row[*tuple[Any, ...]]  # a row of columns, read by their names
+
+
 def read_entries(
-    session: Session, case_id: str, *, kind: str | None = None, last: bool = False, grant: Grant | None = None
+    reader: Reader, case_id: str, *, kind: str | None = None, last: bool = False, grant: Grant | None = None
 ) -> list[RecordEntry]:
-    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+    stmt = select(*ENTRY_COLUMNS).where(_entries_table.case_id == case_id)
     if kind is not None:
-        stmt = stmt.where(RecordEntryRow.kind == kind)
-    stmt = stmt.order_by(RecordEntryRow.id.desc()).limit(1) if last else stmt.order_by(RecordEntryRow.id)
-    return _entries(list(session.scalars(stmt)), grant)
+        stmt = stmt.where(_entries_table.kind == kind)
+    stmt = stmt.order_by(_entries_table.id.desc()).limit(1) if last else stmt.order_by(_entries_table.id)
+    return entries_of(list(reader.execute(stmt)), grant)
 
 
-def read_entries_by_id(session: Session, case_id: str, ids: Sequence[int], grant: Grant | None) -> list[RecordEntry]:
-    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id, RecordEntryRow.id.in_(list(ids)))
-    return _entries(list(session.scalars(stmt.order_by(RecordEntryRow.id))), grant)
+def read_last(reader: Reader, case_id: str, kind: str) -> AnyRow | None:
+    """The newest entry of one kind, its body still sealed (`entries_of` opens it)."""
+    return reader.execute(LAST_OF_KIND, {"case_id": case_id, "kind": kind}).first()
+
+
+def read_bodies(reader: Reader, case_id: str, ids: Sequence[int]) -> dict[int, str]:
+    """Some entries' sealed bodies, by id: only the text, where only the text is wanted."""
+    if not ids:
+        return {}
+    return {entry_id: body for entry_id, body in reader.execute(BODIES_BY_ID, {"case_id": case_id, "ids": list(ids)})}
 
 
 def read_page(
-    session: Session,
+    reader: Reader,
     case_id: str,
     *,
     before: int | None,
@@ -144,24 +178,26 @@ def read_page(
 ) -> list[RecordEntry]:
     """At most `limit` entries by id: newest first below `before`, or oldest first above `after` and up to
     `until` (one of the two, or neither: the newest page). One index range (case_id, id), at any length."""
-    stmt = select(RecordEntryRow).where(RecordEntryRow.case_id == case_id)
+    stmt = select(*ENTRY_COLUMNS).where(_entries_table.case_id == case_id)
     if until is not None:
-        stmt = stmt.where(RecordEntryRow.id <= until)
+        stmt = stmt.where(_entries_table.id <= until)
     if after is not None:
-        stmt = stmt.where(RecordEntryRow.id > after).order_by(RecordEntryRow.id)
+        stmt = stmt.where(_entries_table.id > after).order_by(_entries_table.id)
     else:
         if before is not None:
-            stmt = stmt.where(RecordEntryRow.id < before)
-        stmt = stmt.order_by(RecordEntryRow.id.desc())
-    return _entries(list(session.scalars(stmt.limit(limit))), grant)
+            stmt = stmt.where(_entries_table.id < before)
+        stmt = stmt.order_by(_entries_table.id.desc())
+    return entries_of(list(reader.execute(stmt.limit(limit))), grant)
 
 
-def _entries(rows: list[RecordEntryRow], grant: Grant | None) -> list[RecordEntry]:
+def entries_of(rows: Sequence[AnyRow], grant: Grant | None) -> list[RecordEntry]:
+    """Entries from their rows (`ENTRY_COLUMNS`), their bodies opened through `grant` in one vault statement."""
     bodies = open_bodies(grant, [row.body for row in rows])
-    return [_entry(row, body) for row, body in zip(rows, bodies, strict=True)]
+    return [entry_of(row, body) for row, body in zip(rows, bodies, strict=True)]
 
 
-def _entry(row: RecordEntryRow, body: dict[str, Any]) -> RecordEntry:
+def entry_of(row: AnyRow, body: dict[str, Any]) -> RecordEntry:
+    """An entry from its row (`ENTRY_COLUMNS`) and its opened body."""
     created = row.created_at if row.created_at.tzinfo else row.created_at.replace(tzinfo=UTC)
     return RecordEntry(row.id, row.case_id, row.kind, list(row.roles), row.audience, dict(row.summary), body, created)
 

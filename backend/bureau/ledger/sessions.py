@@ -6,13 +6,23 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.models import SessionRow
+from bureau.ledger.models import SessionRow, table
 from bureau.ledger.transactions import TransactionRunner, aware, utcnow
 
 ACTIVE_CHECK_BATCH = 500  # session hashes per IN (...) list
+_sessions = table(SessionRow).c
+# Every request of a signed-in screen reads its session: one statement, built once.
+SESSION_BY_TOKEN = select(
+    _sessions.token_hash,
+    _sessions.csrf_hash,
+    _sessions.audience,
+    _sessions.credential_tag,
+    _sessions.expires_at,
+    _sessions.revoked_at,
+).where(_sessions.token_hash == bindparam("token_hash"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +59,8 @@ class SessionLedger(TransactionRunner):
         await self._run(work)
 
     async def get_session(self, token_hash: str) -> SessionRecord | None:
-        def work(session: Session) -> SessionRecord | None:
-            row = session.scalar(select(SessionRow).where(SessionRow.token_hash == token_hash))
+        def work(connection: Connection) -> SessionRecord | None:
+            row = connection.execute(SESSION_BY_TOKEN, {"token_hash": token_hash}).first()
             if row is None:
                 return None
             return SessionRecord(
@@ -62,7 +72,7 @@ class SessionLedger(TransactionRunner):
                 row.revoked_at is not None,
             )
 
-        return await self._read(work)
+        return await self._read_rows(work)
 
     async def active_sessions(self, token_hashes: Collection[str]) -> set[str]:
         """Which of these sessions are still signed in (not revoked, not expired): one read for many."""

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import CursorResult, Engine, Result
+from sqlalchemy import Connection, CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -72,6 +72,14 @@ def affected(result: Result[Any]) -> int:
     return cast(CursorResult[Any], result).rowcount
 
 
+def inserted_id(result: Result[Any]) -> int:
+    """The primary key an INSERT of one row made."""
+    key = cast(CursorResult[Any], result).inserted_primary_key
+    if key is None or key[0] is None:
+        raise LedgerError("the database returned no id for the row")
+    return int(key[0])
+
+
 # SQLite result codes (the primary code is the low byte of an extended one) and PostgreSQL SQLSTATEs.
 _SQLITE_FAULTS = {5: LedgerFault.BUSY, 6: LedgerFault.BUSY, 8: LedgerFault.READ_ONLY, 13: LedgerFault.FULL}
 _SQLITE_IOERR_WRITE = 778  # write() itself failed: a read-only filesystem (EROFS), an immutable file, a bad disk
@@ -100,7 +108,8 @@ class TransactionRunner:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False)
+        self._read_engine = engine.execution_options(**{READ_ONLY: True})
+        self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         # Called on the event loop with each batch of committed events (wakes live streams).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
@@ -127,6 +136,21 @@ class TransactionRunner:
 
     async def _read(self, fn: Callable[[Session], T]) -> T:
         return await self._run(fn, read_only=True)
+
+    async def _read_rows(self, fn: Callable[[Connection], T]) -> T:
+        """A read transaction on a plain connection: for the reads every request makes (its session, its case,
+        a snapshot's view, a record page), whose statements select columns and need no ORM session. The same
+        transaction as `_read` (one snapshot of the database), at a third of its CPU (docs/performance.md,
+        "Workshop")."""
+
+        def work() -> T:
+            try:
+                with self._read_engine.connect() as connection:
+                    return fn(connection)
+            except SQLAlchemyError as exc:
+                raise LedgerError(type(exc).__name__, fault_of(exc)) from exc
+
+        return await asyncio.to_thread(work)
 
     def _notify(self, events: list[EventRecord]) -> None:
         if events and self.on_commit is not None:

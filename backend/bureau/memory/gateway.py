@@ -240,6 +240,13 @@ class MemoryGateway:
         """Every card of the spaces the grant reads, by space, in one store call (a snapshot's four spaces)."""
         return await self._run(self._scoped.list_spaces, grant)
 
+    async def listing(
+        self, grant: Grant
+    ) -> tuple[dict[str, builtins.list[RowFacts]], dict[str, builtins.list[StoredCard]]]:
+        """`rows` and `list_spaces` in one store call and one statement: the ids and metadata of every space the
+        grant lists, and the cards of the spaces it reads (the stage's view: each role's count, the board)."""
+        return await self._run(self._scoped.listing, grant)
+
     async def rows(self, grant: Grant) -> dict[str, builtins.list[RowFacts]]:
         """Every row of the spaces the grant lists, as ids and metadata: no text is opened."""
         return await self._run(self._scoped.rows, grant)

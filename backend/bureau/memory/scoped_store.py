@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -216,14 +216,30 @@ class ScopedStore:
         return None
 
     def list_spaces(self, grant: Grant) -> dict[str, builtins.list[StoredCard]]:
-        """Every card of the spaces the grant reads, by space, their keys fetched in one vault statement. A row
-        of a space not asked for is examined under the first scope asked, so it is dropped and counted like
-        any row outside the scope."""
+        """Every card of the spaces the grant reads, by space, their keys fetched in one vault statement."""
         scopes = grant.read_scopes
+        return self._cards_of(grant, scopes, list(self._space_rows(scopes))) if scopes else {}
+
+    def listing(self, grant: Grant) -> tuple[dict[str, builtins.list[RowFacts]], dict[str, builtins.list[StoredCard]]]:
+        """`rows` and `list_spaces` from one statement: every row of the spaces the grant lists, as ids and
+        metadata, and the cards of the spaces it reads (a space it reads is one it lists), opened."""
+        listed, read = grant.listed_scopes, grant.read_scopes
+        if not listed:
+            return {}, {}
+        rows = list(self._space_rows(listed))
+        readable = {scope.agent_id for scope in read}
+        cards = self._cards_of(grant, read, [row for row in rows if str(row.get("agent_id")) in readable])
+        return self._facts_of(listed, rows), cards
+
+    def _cards_of(
+        self, grant: Grant, scopes: Sequence[MemoryScope], rows: builtins.list[dict[str, Any]]
+    ) -> dict[str, builtins.list[StoredCard]]:
+        """The cards of `rows` under the scopes asked, by space, their keys fetched in one vault statement. A row
+        of a space not asked for is examined under the first scope asked, so it is dropped and counted like any
+        row outside the scope."""
         if not scopes:
             return {}
         asked = {scope.agent_id: scope for scope in scopes}
-        rows = list(self._space_rows(scopes))
         by_space: dict[str, builtins.list[dict[str, Any]]] = {}
         for row in rows:
             by_space.setdefault(asked.get(str(row.get("agent_id")), scopes[0]).space, []).append(row)
@@ -256,11 +272,14 @@ class ScopedStore:
         """Every row of the spaces the grant lists, by space, as ids and metadata (no text opened): a count, a
         delete's lookup, a lifecycle grant's view (across generations when it names none)."""
         scopes = grant.listed_scopes
+        return self._facts_of(scopes, self._space_rows(scopes)) if scopes else {}
+
+    def _facts_of(
+        self, scopes: Sequence[MemoryScope], rows: Iterable[dict[str, Any]]
+    ) -> dict[str, builtins.list[RowFacts]]:
         found: dict[str, builtins.list[RowFacts]] = {scope.space: [] for scope in scopes}
-        if not scopes:
-            return found
         asked = {scope.agent_id: scope for scope in scopes}
-        for row in self._space_rows(scopes):
+        for row in rows:
             scope = asked.get(str(row.get("agent_id")))
             if scope is None or not self._cards.matches(scope, row):
                 continue

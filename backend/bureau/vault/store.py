@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -66,6 +67,16 @@ item_keys = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_item_keys_case_compartment", "case_id", "compartment", "created_at"),
 )
+
+
+# The statements every request makes (a search's, a view's keys; a trim's destruction), built once.
+ITEMS_OF_CASE = select(item_keys.c.item_id, item_keys.c.compartment, item_keys.c.wrapped).where(
+    item_keys.c.case_id == bindparam("case_id"), item_keys.c.item_id.in_(bindparam("item_ids", expanding=True))
+)
+DROP_ITEMS = delete(item_keys).where(
+    item_keys.c.case_id == bindparam("case_id"), item_keys.c.item_id.in_(bindparam("item_ids", expanding=True))
+)
+DROP_COMPARTMENT_ITEMS = DROP_ITEMS.where(item_keys.c.compartment == bindparam("compartment"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,10 +282,8 @@ class VaultStore:
         found: dict[str, WrappedKey] = {}
         with self._transaction() as connection:
             for start in range(0, len(wanted), ITEM_BATCH):
-                stmt = select(item_keys.c.item_id, item_keys.c.compartment, item_keys.c.wrapped).where(
-                    item_keys.c.case_id == case_id, item_keys.c.item_id.in_(wanted[start : start + ITEM_BATCH])
-                )
-                found |= {item: WrappedKey(c, bytes(w)) for item, c, w in connection.execute(stmt)}
+                batch = {"case_id": case_id, "item_ids": wanted[start : start + ITEM_BATCH]}
+                found |= {item: WrappedKey(c, bytes(w)) for item, c, w in connection.execute(ITEMS_OF_CASE, batch)}
         return found
 
     def compartment_items(self, case_id: str, compartment: str) -> dict[str, bytes]:
@@ -289,14 +298,11 @@ class VaultStore:
         """Destroy item keys of a case (of one compartment only, when named). Returns how many were there."""
         wanted = sorted(set(item_ids))
         dropped = 0
+        stmt = DROP_ITEMS if compartment is None else DROP_COMPARTMENT_ITEMS
         with self._transaction() as connection:
             for start in range(0, len(wanted), ITEM_BATCH):
-                stmt = delete(item_keys).where(
-                    item_keys.c.case_id == case_id, item_keys.c.item_id.in_(wanted[start : start + ITEM_BATCH])
-                )
-                if compartment is not None:
-                    stmt = stmt.where(item_keys.c.compartment == compartment)
-                dropped += connection.execute(stmt).rowcount
+                batch = {"case_id": case_id, "item_ids": wanted[start : start + ITEM_BATCH], "compartment": compartment}
+                dropped += connection.execute(stmt, batch).rowcount
         return dropped
 
     def items_older_than(self, case_id: str, age: timedelta, after: str, limit: int) -> list[tuple[str, str]]:

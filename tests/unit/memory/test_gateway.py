@@ -95,6 +95,45 @@ async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: 
     assert found.score == pytest.approx(expected, abs=1e-3)
 
 
+async def test_the_stages_listing_is_the_rows_and_the_board_from_one_statement(
+    gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage counts every space's cards (ids and metadata) and shows the board's (opened): `listing` gives
+    what `rows` and `list_spaces` give, from one store statement where they make two."""
+    from bureau.scope.keys import space_scope
+    from bureau.scope.vocabulary import Purpose
+
+    case = fresh_case()
+    await write_secret(gateway, await space(services, case, "informant"))
+    await write_secret(gateway, await space(services, case, "bulletin_board"), "The board says the vault code is 7319.")
+    stage = await services.vault.grant(
+        case,
+        "",
+        Purpose.STAGE,
+        reads=[space_scope(case, "bulletin_board", "")],
+        lists=[space_scope(case, name, "") for name in SPACES],
+    )
+    nearest = gateway.life.nearest
+    statements = 0
+    if nearest is not None:
+        real_rows = nearest.rows
+
+        def counted(*args, **kwargs):
+            nonlocal statements
+            statements += 1
+            return real_rows(*args, **kwargs)
+
+        monkeypatch.setattr(nearest, "rows", counted)
+    facts, cards = await gateway.listing(stage)
+    one_call = statements
+    assert (facts, cards) == (await gateway.rows(stage), await gateway.list_spaces(stage))
+    assert [len(facts[name]) for name in SPACES] == [0, 1, 0, 1]
+    assert [card.content for card in cards["bulletin_board"]] == ["The board says the vault code is 7319."]
+    assert set(cards) == {"bulletin_board"}  # the informant's card is counted, never opened
+    if nearest is not None:
+        assert (one_call, statements - one_call) == (1, 2)
+
+
 async def test_foreign_rows_from_a_store_filter_bug_are_dropped_and_counted(
     gateway: MemoryGateway, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -156,9 +156,13 @@ async def test_an_owner_with_quotes_lists_nothing(services: Services, nearest: N
     assert await on_worker(services, nearest.rows, board_scope(case).user_id, [], 0, 500) == []
 
 
-def test_a_vector_is_written_as_pyobvector_writes_it_and_only_if_finite() -> None:
-    values = [0.1, -0.25, 1 / 3, 1e-8]
-    assert _vector_text(values) == "[" + ",".join(str(np.float32(v)) for v in values) + "]"
+def test_a_vector_is_written_so_that_it_reads_back_as_the_same_float32_and_only_if_finite() -> None:
+    values = np.random.default_rng(36).standard_normal(512).astype(np.float32) / 20
+    values[:4] = [0.1, -0.25, 1 / 3, 1e-8]
+    text = _vector_text(values.tolist())
+    assert text.startswith("[") and text.endswith("]")
+    read_back = np.array([float(part) for part in text[1:-1].split(",")], dtype=np.float32)
+    assert read_back.tobytes() == values.tobytes()  # the very numbers the store compares, bit for bit
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="not finite"):
             _vector_text([0.1, bad])

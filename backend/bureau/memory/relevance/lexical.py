@@ -7,8 +7,10 @@ normalised by the score a card holding every question term once would get.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -62,17 +64,66 @@ def _background_terms() -> tuple[tuple[str, ...], ...]:
     return tuple(analyse(line).terms for line in lines if line and not line.startswith("#"))
 
 
+@dataclass(frozen=True, slots=True)
+class _Background:
+    """What the background corpus adds to every question's BM25 statistics, counted once."""
+
+    documents: int
+    terms: int  # their total length
+    holding: dict[str, int]  # term -> how many background documents hold it
+
+
+@cache
+def _background() -> _Background:
+    documents = _background_terms()
+    holding: dict[str, int] = {}
+    for document in documents:
+        for term in dict.fromkeys(document):
+            holding[term] = holding.get(term, 0) + 1
+    return _Background(len(documents), sum(len(document) for document in documents), holding)
+
+
+K1, B, EPSILON = 1.5, 0.75, 0.25  # rank-bm25's BM25Okapi defaults
+
+
 def bm25_scores(question: TextFeatures, pool: Sequence[tuple[str, TextFeatures]]) -> dict[str, float]:
     """Normalised BM25 per distinct card text (`pool`: each card's content and features): the pool plus the
-    background corpus give the statistics."""
-    from rank_bm25 import BM25Okapi
-
+    background corpus give the statistics. rank-bm25's Okapi BM25, computed for the question's terms only: the
+    library indexes the whole corpus again for every question (about 1 ms), where only the question's terms'
+    statistics and the pool's lengths enter the scores. The figures are the library's to the last bit (a test
+    compares them); when a question term is in more than half the documents, its idf takes the library's floor,
+    which needs every term's idf, so the library computes that question."""
     query = list(dict.fromkeys(question.terms))
     if not query or not pool:
         return {}
-    background = _background_terms()
-    index = BM25Okapi([*background, *(text.terms or ("\u0000",) for _, text in pool)])
+    background = _background()
+    documents = [text.terms or ("\u0000",) for _, text in pool]
+    counts = [Counter(document) for document in documents]
+    corpus_size = background.documents + len(documents)
+    holding = {term: background.holding.get(term, 0) + sum(1 for c in counts if term in c) for term in query}
+    idf = {t: math.log(corpus_size - n + 0.5) - math.log(n + 0.5) for t, n in holding.items() if n}
+    if any(value < 0 for value in idf.values()):
+        return _library_bm25(query, pool)
+    average_length = (background.terms + sum(len(document) for document in documents)) / corpus_size
+    lengths = np.array([len(document) for document in documents])
+    scores = np.zeros(len(documents))
+    for term in query:
+        frequency = np.array([c.get(term) or 0 for c in counts])
+        scores += (idf.get(term) or 0) * (
+            frequency * (K1 + 1) / (frequency + K1 * (1 - B + B * lengths / average_length))
+        )
     # Ceiling: every query term once in a card of average length. A term no text holds counts at full idf.
+    unseen_idf = float(np.log((corpus_size + 0.5) / 0.5))
+    ceiling = sum(max(idf.get(t, unseen_idf), 0.0) for t in query) or 1.0
+    return {content_key(content): round(float(s) / ceiling, 6) for (content, _), s in zip(pool, scores, strict=True)}
+
+
+def _library_bm25(query: list[str], pool: Sequence[tuple[str, TextFeatures]]) -> dict[str, float]:
+    """The same figures from rank-bm25 itself, over the whole corpus (the reference; see `bm25_scores`)."""
+    from rank_bm25 import BM25Okapi
+
+    background = _background_terms()
+    index = BM25Okapi([*background, *(text.terms or ("\u0000",) for _, text in pool)], k1=K1, b=B, epsilon=EPSILON)
     unseen_idf = float(np.log((index.corpus_size + 0.5) / 0.5))
     ceiling = sum(max(index.idf.get(t, unseen_idf), 0.0) for t in query) or 1.0
     scores = index.get_batch_scores(query, list(range(len(background), len(background) + len(pool))))
