@@ -10,7 +10,7 @@ CSRF token; signing out uses a spare session, so the fuzzer never signs itself o
 The stateful phase follows the document's links (`api/links.py`): a listed scenario becomes a case, its
 cards and the cards a whisper makes are published and deleted, a claim the server evaluates is promoted.
 It counts every answer per operation and status, and fails unless card deletion, publication and promotion
-each succeeded at least once with ids the server made.
+each succeeded at least once with ids the server made, in at most `LINK_RUNS` runs of the state machine.
 
 Bounded and reproducible in `make test` (few examples, fixed seed, no example database); `make fuzz` runs
 the same operations with `FUZZ_MAX_EXAMPLES` examples each. The stateful phase's use of a link is drawn with
@@ -204,8 +204,18 @@ def follow_links(target: Target) -> Counter[tuple[str, str, int]]:
     return answered
 
 
+# Which link a step follows is drawn by schemathesis, and the server's ids (random) feed the draws, so one run
+# of the state machine may miss an operation by chance (CI once saw 11 deletions of random card ids and none
+# through a link). Another run, on the same server, draws again; the test fails if all of them miss.
+LINK_RUNS = 3
+
+
 def test_the_links_reach_card_deletion_publication_and_promotion(open_target: Target) -> None:
-    answered = follow_links(open_target)
-    print("answers by operation and status:", *sorted(answered.items()), sep="\n  ")  # the `-s` report
-    succeeded = {(method, path) for method, path, status in answered if 200 <= status < 300}
+    answered: Counter[tuple[str, str, int]] = Counter()
+    for run in range(1, LINK_RUNS + 1):
+        answered += follow_links(open_target)
+        succeeded = {(method, path) for method, path, status in answered if 200 <= status < 300}
+        if succeeded >= LINKED:
+            break
+    print(f"answers by operation and status, {run} run(s):", *sorted(answered.items()), sep="\n  ")  # `-s`
     assert succeeded >= LINKED, sorted(answered.items())
