@@ -19,7 +19,7 @@ T = TypeVar("T")
 # background (job LOAD_MYSQL_SYS_PACKAGE), as a burst of DDL, each statement under the one DDL lock. A vector
 # index is built by a DDL task that asks for that lock with a 2 s timeout (seekdb.log: `origin_timeout_us_`);
 # on a starved CPU it lost, and PowerMem's index statement failed with 1205 after its table was created.
-# The start logs how long it waited; the deadline stays under a reopen's own (store_life.py).
+# The start logs how long it waited; the deadline stays under a reopen's own (store_runner.py).
 START_UP_DDL_DEADLINE_S = 60.0
 _SYS_PACKAGE_JOB = "SELECT JOB_STATUS FROM oceanbase.DBA_OB_ROOTSERVICE_JOBS WHERE JOB_TYPE = 'LOAD_MYSQL_SYS_PACKAGE'"
 _POLL_S = 0.2

@@ -113,7 +113,7 @@ async def test_the_stages_listing_is_the_rows_and_the_board_from_one_statement(
         reads=[space_scope(case, "bulletin_board", "")],
         lists=[space_scope(case, name, "") for name in SPACES],
     )
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     statements = 0
     if nearest is not None:
         real_rows = nearest.rows
@@ -150,7 +150,7 @@ async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
 ) -> None:
     """The statement answers every space of a question at once: a part's rows filed under the other part (a
     bug in reading the parts) must not reach either space."""
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     if nearest is None:
         pytest.skip("one search per space on this backend")
     case = fresh_case()
@@ -235,7 +235,7 @@ async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
     secret = await write_secret(gateway, await space(services, case, "informant"))
     detective = await space(services, case, "detective")
     target = detective.write_scope()
-    storage = gateway.life.client().storage
+    storage = gateway.runner.client().storage
     row = storage.vector_store.get(int(secret.id))
     metadata = {**(row.payload.get("metadata") or {}), "space": "detective", "scope_key": target.key}
     storage.update_memory(int(secret.id), {"metadata": metadata, "agent_id": "detective"}, user_id=target.user_id)
@@ -261,7 +261,7 @@ async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plainte
         "topic": "vault",
         "kind": "secret",
     }
-    gateway.life.client().storage.add_memory(
+    gateway.runner.client().storage.add_memory(
         {
             "content": SECRET,
             "embedding": vector.tolist(),
@@ -328,8 +328,8 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
     hold = threading.Event()
-    blocker = gateway.life.executor.submit(hold.wait)  # stands for any call already running on the worker
-    queue = gateway.life.executor._work_queue
+    blocker = gateway.runner.executor.submit(hold.wait)  # stands for any call already running on the worker
+    queue = gateway.runner.executor._work_queue
     tasks = []
     for call in calls:
         tasks.append(asyncio.ensure_future(call))

@@ -12,7 +12,7 @@ import sqlglot
 from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
-from bureau.memory import store_rows
+from bureau.memory import owner_rows
 from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
 from bureau.scope.keys import SPACES, board_scope, readable_scopes, role_scope
 from helpers import grant_of
@@ -21,14 +21,14 @@ from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 @pytest.fixture
 def nearest(services: Services) -> NearestCards:
-    found = services.gateway.life.nearest
+    found = services.gateway.runner.nearest
     if found is None:
         pytest.skip("the gateway searches through PowerMem on this backend")
     return found
 
 
 async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
-    return await services.gateway.life.run(fn, *args)
+    return await services.gateway.runner.run(fn, *args)
 
 
 @pytest.mark.parametrize("filler", [0, 1200], ids=["six cards", "1206 cards"])
@@ -114,13 +114,13 @@ async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statemen
     """The same rows as PowerMem's list of each space, id, text, owner and metadata, without the vector, for
     every space of the case in one statement; 1 206 rows page by id with none skipped or repeated."""
     case = await case_with_cards(services.gateway, services.vault, filler=1200)
-    client = services.gateway.life.client()
+    client = services.gateway.runner.client()
     agents = list(SPACES)
 
     def both() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        ours = list(store_rows.space_rows(nearest, role_scope(case, "detective").user_id, agents))
+        ours = list(owner_rows.space_rows(nearest, role_scope(case, "detective").user_id, agents))
         theirs = [
-            row for agent in agents for row in store_rows.rows(client, role_scope(case, "detective").user_id, agent)
+            row for agent in agents for row in owner_rows.rows(client, role_scope(case, "detective").user_id, agent)
         ]
         return ours, theirs
 
