@@ -103,7 +103,7 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
         gateway.runner.compaction.after_deletes = 1
         gateway.runner.compaction.deleted(1)
         started = time.perf_counter()
-        before = await gateway.runner.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        before = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
         assert await gateway.compact_if_due(), "seekdb did not start a compaction"
         frozen = before
         while frozen == before or await gateway.runner.run(nearest.compacting):
@@ -111,7 +111,7 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
                 raise RuntimeError(f"the compaction did not end within {COMPACTION_DEADLINE_S} s")
             await asyncio.sleep(0.5)
             frozen = await gateway.runner.run(
-                nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
+                nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
             )
         took = time.perf_counter() - started
         progress(f"the compaction took {took:.1f} s")

@@ -91,10 +91,10 @@ async def measure(
         if not owner_index and nearest is not None:
             from bureau.memory.seekdb_search import OWNER_INDEX
 
-            await runner.run(nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {nearest._table}")
+            await runner.run(nearest.execute, f"DROP INDEX {OWNER_INDEX} ON {nearest.table}")
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
         run = runner.run
-        embedder = gateway._embedder
+        embedder = gateway.embedder
         encode = embedder.embed_documents
         encoding = [0.0]
 

@@ -65,7 +65,7 @@ async def assert_search_matches_powermem(gateway: MemoryGateway, vault: Vault, c
     grant = await vault.grant(case, "", Purpose.OPERATOR, reads=spaces)
 
     def both(question: str) -> tuple[list[Any], list[Any]]:
-        plain = np.asarray(gateway._embedder.embed_query(question))
+        plain = np.asarray(gateway.embedder.embed_query(question))
         vectors = [grant.rotate(space, plain).tolist() for space in ("detective", "bulletin_board")]
         queries = [SpaceQuery(s.user_id, s.agent_id, v) for s, v in zip(spaces, vectors, strict=True)]
         queries.append(SpaceQuery(spaces[0].user_id, None, vectors[0]))

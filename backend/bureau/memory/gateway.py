@@ -70,6 +70,18 @@ class MemoryGateway:
         return self._runner
 
     @property
+    def calls(self) -> ScopedCalls:
+        """The call bodies as they run on the worker. A test seam: tests stall one (a store that hangs) or run
+        one straight on the worker from a synchronous fault hook, where no await is possible."""
+        return self._calls
+
+    @property
+    def known_cards(self) -> KnownCards:
+        """The session records this process has seen per space (memory/known_cards.py). A test seam: a test
+        makes it forget a record to stand for one another process wrote."""
+        return self._known
+
+    @property
     def backend_name(self) -> str:
         return self._runner.backend_name
 
@@ -112,6 +124,12 @@ class MemoryGateway:
     @screening.setter
     def screening(self, policy: ContentPolicy) -> None:
         self._screening = RememberedScreening(policy)
+
+    @property
+    def embedder(self) -> Embeddings:
+        """The embedder the store's vectors come from. A test and bench seam: they embed a text as the store
+        did, to compare with what it holds, or count the embeddings a call makes."""
+        return self._embedder
 
     @property
     def embedder_name(self) -> str:

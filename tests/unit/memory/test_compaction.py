@@ -70,7 +70,7 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     nearest = gateway.runner.nearest
     if nearest is None:
         pytest.skip("only seekdb compacts")
-    monkeypatch.setattr(gateway._runner, "compaction", Compaction(after_deletes=40))
+    monkeypatch.setattr(gateway.runner, "compaction", Compaction(after_deletes=40))
     scope = await grant_of(services, "t" + secrets.token_hex(8), reads=["suspect"], writes=["suspect"])
     kept = await gateway.write_many(
         scope, [CardDraft(content=f"Kept note {i}.", topic="t", kind="note") for i in range(5)]
@@ -82,7 +82,7 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     await gateway.delete_many(scope, "suspect", gone)
     assert gateway.runner.compaction.due
 
-    before = await gateway.runner.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+    before = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert await gateway.compact_if_due()
     assert not gateway.runner.compaction.due and not await gateway.compact_if_due()
 
@@ -93,5 +93,5 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
         assert [c.id for c in await gateway.list(scope)] == [c.id for c in kept]  # reads go on meanwhile
         assert time.monotonic() < deadline, "no compaction began and ended within 2 minutes"
         await asyncio.sleep(0.5)
-        frozen = await gateway.runner.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        frozen = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert [(c.id, c.content) for c in await gateway.list(scope)] == [(c.id, c.content) for c in kept]

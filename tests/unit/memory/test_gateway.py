@@ -90,7 +90,7 @@ async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: 
     grant = await space(services, fresh_case(), "informant")
     await write_secret(gateway, grant)
     [found] = await gateway.search(grant, QUESTION, 10)
-    embedder = services.gateway._embedder
+    embedder = services.gateway.embedder
     expected = cosine(embedder.embed_query(QUESTION), embedder.embed_query(SECRET))
     assert found.score == pytest.approx(expected, abs=1e-3)
 
@@ -253,7 +253,7 @@ async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plainte
     case = fresh_case()
     informant = await space(services, case, "informant")
     scope = informant.write_scope()
-    vector = np.asarray(services.gateway._embedder.embed_query(SECRET))
+    vector = np.asarray(services.gateway.embedder.embed_query(SECRET))
     metadata = {"scope_key": scope.key, "case_id": case, "space": "informant", "generation": ""}
     metadata |= {
         "card_memory_type": "long_term_knowledge",
@@ -283,7 +283,7 @@ async def test_the_same_text_in_two_spaces_points_in_unrelated_directions(servic
     cosine is the plaintext's."""
     case = fresh_case()
     detective, informant = await space(services, case, "detective"), await space(services, case, "informant")
-    vectors = np.asarray(services.gateway._embedder.embed_documents([SECRET, QUESTION]))
+    vectors = np.asarray(services.gateway.embedder.embed_documents([SECRET, QUESTION]))
     in_detective, in_informant = detective.rotate("detective", vectors), informant.rotate("informant", vectors)
     assert abs(float(in_detective[0] @ in_informant[0])) < 0.25
     assert float(in_detective[0] @ in_detective[1]) == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-9)
@@ -328,15 +328,25 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
     hold = threading.Event()
-    blocker = gateway.runner.executor.submit(hold.wait)  # stands for any call already running on the worker
-    queue = gateway.runner.executor._work_queue
+    executor = gateway.runner.executor
+    blocker = executor.submit(hold.wait)  # stands for any call already running on the worker
+    submit, queued = executor.submit, []
+
+    def counted(*args, **kwargs):
+        queued.append(args[0])
+        return submit(*args, **kwargs)
+
+    executor.submit = counted
     tasks = []
-    for call in calls:
-        tasks.append(asyncio.ensure_future(call))
-        deadline = time.monotonic() + 10
-        while queue.qsize() < len(tasks):  # each call is on the worker's queue before the next is made
-            assert time.monotonic() < deadline, "the call never reached the memory worker"
-            await asyncio.sleep(0.001)
+    try:
+        for call in calls:
+            tasks.append(asyncio.ensure_future(call))
+            deadline = time.monotonic() + 10
+            while len(queued) < len(tasks):  # each call is on the worker's queue before the next is made
+                assert time.monotonic() < deadline, "the call never reached the memory worker"
+                await asyncio.sleep(0.001)
+    finally:
+        del executor.submit  # the executor's own method again
     hold.set()
     blocker.result(timeout=10)
     return await asyncio.gather(*tasks)

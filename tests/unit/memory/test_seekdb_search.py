@@ -70,10 +70,10 @@ async def test_the_store_has_its_owner_index_and_asking_again_changes_nothing(
         f"AND table_name = %(table)s AND index_name = '{OWNER_INDEX}' ORDER BY seq_in_index"
     )
     table = {"table": services.settings.memory_collection}
-    assert await on_worker(services, nearest._execute, columns, table) == [("user_id",), ("agent_id",)]
+    assert await on_worker(services, nearest.execute, columns, table) == [("user_id",), ("agent_id",)]
     await on_worker(services, nearest.ensure_owner_index)
     assert await on_worker(services, nearest.has_owner_index)
-    assert len(await on_worker(services, nearest._execute, columns, table)) == 2
+    assert len(await on_worker(services, nearest.execute, columns, table)) == 2
 
 
 async def test_empty_spaces_and_no_slots_find_nothing(
@@ -82,7 +82,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
     """When no row comes back, the embedded driver names the columns by parsing the statement: the vectors
     are parameters, so it parses a few hundred characters, never 12 KB of numbers."""
     case = "t" + secrets.token_hex(8)
-    vector = services.gateway._embedder.embed_query("anything")
+    vector = services.gateway.embedder.embed_query("anything")
     queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect", "")]
     parsed: list[str] = []
     parse_one = sqlglot.parse_one
@@ -102,7 +102,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
 async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, nearest: NearestCards) -> None:
     """Owner columns are bound: an id full of SQL matches nothing and runs nothing."""
     case = await case_with_cards(services.gateway, services.vault)
-    vector = services.gateway._embedder.embed_query("What is the vault code?")
+    vector = services.gateway.embedder.embed_query("What is the vault code?")
     hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
     assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
     assert len(await services.gateway.list(await grant_of(services, case, reads=["detective"]))) == len(CARDS)
