@@ -103,7 +103,7 @@ class NearestCards:
             if query.agent_id:
                 owner += f" AND agent_id = %(agent_{n})s"
                 params[f"agent_{n}"] = query.agent_id
-            params[f"vector_{n}"] = _vector_text(query.vector)
+            params[f"vector_{n}"] = vector_text(query.vector)
             parts.append(self._part(n, owner, int(limit)))
         rows = self.execute(" UNION ALL ".join(parts), params)
         hits: list[list[Hit]] = [[] for _ in queries]
@@ -199,7 +199,7 @@ def _part_then_distance(row: Sequence[Any]) -> tuple[int, float]:
     return int(row[0]), _distance(row[6])
 
 
-def _vector_text(vector: Sequence[float]) -> str:
+def vector_text(vector: Sequence[float]) -> str:
     """The vector as seekdb reads it, finite numbers only: each component with nine significant digits, which
     reads back as exactly the same float32 (what the store compares), in a third of the time of its shortest
     text (numpy's float32 repr, as pyobvector writes it: 0.3 ms for 512 numbers, twice per question)."""

@@ -13,7 +13,7 @@ from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
 from bureau.memory import owner_rows
-from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
+from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, vector_text
 from bureau.scope.keys import SPACES, board_scope, readable_scopes, role_scope
 from helpers import grant_of
 from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
@@ -159,13 +159,13 @@ async def test_an_owner_with_quotes_lists_nothing(services: Services, nearest: N
 def test_a_vector_is_written_so_that_it_reads_back_as_the_same_float32_and_only_if_finite() -> None:
     values = np.random.default_rng(36).standard_normal(512).astype(np.float32) / 20
     values[:4] = [0.1, -0.25, 1 / 3, 1e-8]
-    text = _vector_text(values.tolist())
+    text = vector_text(values.tolist())
     assert text.startswith("[") and text.endswith("]")
     read_back = np.array([float(part) for part in text[1:-1].split(",")], dtype=np.float32)
     assert read_back.tobytes() == values.tobytes()  # the very numbers the store compares, bit for bit
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="not finite"):
-            _vector_text([0.1, bad])
+            vector_text([0.1, bad])
 
 
 def test_only_plain_identifiers_are_accepted_from_the_store_configuration() -> None:
