@@ -52,7 +52,7 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
     gateway = MemoryGateway(settings, HashingEmbeddings())
     await gateway.start()
     try:
-        nearest = gateway.life.nearest
+        nearest = gateway.runner.nearest
         assert nearest is not None, "a seekdb store"
         case, other = "markers" + "a" * 6, "markers" + "b" * 6
         spaces = {
@@ -72,7 +72,7 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
         async def row(label: str) -> None:
             sql = {
                 name: await p50_ms(
-                    lambda s=scope: gateway.life.run(nearest.rows, s.user_id, [s.agent_id], 0, 500), reads
+                    lambda s=scope: gateway.runner.run(nearest.rows, s.user_id, [s.agent_id], 0, 500), reads
                 )
                 for name, scope in spaces.items()
             }
@@ -100,18 +100,18 @@ async def measure(cycles: int, reads: int) -> list[list[str]]:
                 progress(f"{n + 1:,}/{cycles:,} session records written and trimmed")
         await row(f"after {cycles:,} written and trimmed")
 
-        gateway.life.compaction.after_deletes = 1
-        gateway.life.compaction.deleted(1)
+        gateway.runner.compaction.after_deletes = 1
+        gateway.runner.compaction.deleted(1)
         started = time.perf_counter()
-        before = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        before = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
         assert await gateway.compact_if_due(), "seekdb did not start a compaction"
         frozen = before
-        while frozen == before or await gateway.life.run(nearest.compacting):
+        while frozen == before or await gateway.runner.run(nearest.compacting):
             if time.perf_counter() - started > COMPACTION_DEADLINE_S:
                 raise RuntimeError(f"the compaction did not end within {COMPACTION_DEADLINE_S} s")
             await asyncio.sleep(0.5)
-            frozen = await gateway.life.run(
-                nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
+            frozen = await gateway.runner.run(
+                nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION"
             )
         took = time.perf_counter() - started
         progress(f"the compaction took {took:.1f} s")

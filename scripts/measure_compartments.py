@@ -138,7 +138,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--dims", default="512,1536", help="embedding dimensions to measure at")
     args = parser.parse_args()
-    threadpool_limits(limits=1, user_api="blas")  # as the server runs it (memory/store_life.py)
+    threadpool_limits(limits=1, user_api="blas")  # as the server runs it (memory/store_runner.py)
     cards, questions = scenario_texts()
     print(f"load: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (1-min average; timings are upper bounds)")
     item_costs(cards[0], args.rounds)

@@ -215,11 +215,11 @@ async def lifecycle_grant(vault: Vault, case_id: str) -> Grant:
 async def stored_rows(services: Services, case_id: str) -> dict[str, list[str]]:
     """Every row the store holds of a case, by space, in any generation, keys or no keys: the raw store's view
     (nothing opened), for tests that prove nothing was left behind."""
-    from bureau.memory import store_rows
+    from bureau.memory import owner_rows
     from bureau.scope.keys import SPACES
 
-    client = services.gateway.life.client()
-    rows = await services.gateway.life.run(lambda: list(store_rows.rows(client, f"case:{case_id}")))
+    client = services.gateway.runner.client()
+    rows = await services.gateway.runner.run(lambda: list(owner_rows.rows(client, f"case:{case_id}")))
     found: dict[str, list[str]] = {space: [] for space in SPACES}
     for row in rows:
         found.setdefault(str(row.get("agent_id")), []).append(str(row["id"]))

@@ -17,7 +17,7 @@ from bureau.memory.gateway import MemoryGateway
 
 def drop_the_space_filter(gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatch) -> None:
     """The store statement keeps the case (`user_id`) and forgets the space (`agent_id`)."""
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     if nearest is not None:  # seekdb: the gateway's own statement (memory/seekdb_search.py)
         real_nearest = nearest.search
 
@@ -26,7 +26,7 @@ def drop_the_space_filter(gateway: MemoryGateway, monkeypatch: pytest.MonkeyPatc
 
         monkeypatch.setattr(nearest, "search", buggy_nearest)
         return
-    storage = gateway.life.client().storage
+    storage = gateway.runner.client().storage
     real_search = storage.search_memories
 
     def buggy_search(**kwargs: Any) -> Any:  # as PowerMem does without agent_id

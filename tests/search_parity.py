@@ -58,14 +58,14 @@ async def assert_search_matches_powermem(gateway: MemoryGateway, vault: Vault, c
     """Same rows, same order, same cosine (PowerMem reports 1 - distance / 2), same metadata and text, for
     the detective's space and the board in one statement (each with the question in its own basis), and for
     the whole case (no agent, the detective's basis)."""
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     assert nearest is not None
-    storage = gateway.life.client().storage
+    storage = gateway.runner.client().storage
     spaces = [space_scope(case, space, "") for space in ("detective", "bulletin_board")]
     grant = await vault.grant(case, "", Purpose.OPERATOR, reads=spaces)
 
     def both(question: str) -> tuple[list[Any], list[Any]]:
-        plain = np.asarray(gateway._embedder.embed_query(question))
+        plain = np.asarray(gateway.embedder.embed_query(question))
         vectors = [grant.rotate(space, plain).tolist() for space in ("detective", "bulletin_board")]
         queries = [SpaceQuery(s.user_id, s.agent_id, v) for s, v in zip(spaces, vectors, strict=True)]
         queries.append(SpaceQuery(spaces[0].user_id, None, vectors[0]))
@@ -77,7 +77,7 @@ async def assert_search_matches_powermem(gateway: MemoryGateway, vault: Vault, c
         return ours, theirs
 
     for question in QUESTIONS:
-        ours, theirs = await gateway.life.run(both, question)
+        ours, theirs = await gateway.runner.run(both, question)
         assert [len(space) for space in ours] == [4, 3, 4]
         for mine, powermem in zip(ours, theirs, strict=True):
             assert [str(h.item["id"]) for h in mine] == [str(row["id"]) for row in powermem]

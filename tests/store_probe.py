@@ -26,7 +26,7 @@ def sealing(text: str) -> str:
 
 async def _rows(data_dir: Path, case_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     from bureau.config import Settings
-    from bureau.memory import store_rows
+    from bureau.memory import owner_rows
     from bureau.memory.embedders import build_embedder
     from bureau.memory.gateway import MemoryGateway
 
@@ -34,13 +34,13 @@ async def _rows(data_dir: Path, case_ids: list[str]) -> dict[str, list[dict[str,
     gateway = MemoryGateway(settings, build_embedder(settings))
     await gateway.start()
     try:
-        life = gateway.life
-        nearest = life.statements() if settings.memory_backend == "seekdb" else None
+        runner = gateway.runner
+        nearest = runner.statements() if settings.memory_backend == "seekdb" else None
 
         def read() -> dict[str, list[dict[str, Any]]]:
             found: dict[str, list[dict[str, Any]]] = {}
             for case_id in case_ids:
-                rows = store_rows.raw_rows(life.client(), nearest, f"case:{case_id}")
+                rows = owner_rows.raw_rows(runner.client(), nearest, f"case:{case_id}")
                 found[case_id] = [
                     {
                         "id": str(row["id"]),
@@ -54,7 +54,7 @@ async def _rows(data_dir: Path, case_ids: list[str]) -> dict[str, list[dict[str,
                 ]
             return found
 
-        return await asyncio.get_running_loop().run_in_executor(life.executor, read)
+        return await asyncio.get_running_loop().run_in_executor(runner.executor, read)
     finally:
         await gateway.close()
 

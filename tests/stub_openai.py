@@ -122,12 +122,14 @@ class StubOpenAI:
             self.requests.clear()
             self.received.clear()
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        """The next pushed reply, else the default (the request handler's thread calls it)."""
         with self._lock:
             source = self._queue.popleft() if self._queue else self.default
         return source(body) if callable(source) else source
 
-    def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
+    def record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
+        """Keep a request as it arrived, and wake whoever waits for one (the request handler calls it)."""
         with self._lock:
             self.requests.append(RecordedRequest(path=path, headers=headers, body=body))
         self.received.set()
@@ -155,11 +157,11 @@ class StubOpenAI:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
-                stub._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                stub.record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
-                reply = stub._next(body)
+                reply = stub.next_reply(body)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.raw_body is not None:

@@ -117,7 +117,7 @@ def check_memory_store(settings: Settings) -> Check:
         if not embedded_seekdb_available():
             return Check("memory store", False, "embedded seekdb needs pylibseekdb (no wheel here): use sqlite")
         return Check("memory store", True, f"embedded seekdb under {settings.data_dir}")
-    from bureau.memory.remote_store import schema_status
+    from bureau.memory.remote_schema import schema_status
 
     where = f"seekdb at {settings.seekdb_host}:{settings.seekdb_port} as {settings.seekdb_user}"
     try:

@@ -81,11 +81,11 @@ def _install() -> None:
             write("gc", t=started["t"], ms=round(took * 1000, 1), gen=info["generation"], thread=name, **walked)
 
     def instrument() -> None:
+        from bureau.api import events
         from bureau.bootstrap import runtime
-        from bureau.ledger import transactions
-        from bureau.memory import gateway
+        from bureau.memory import store_runner
 
-        run_on_worker = gateway.MemoryGateway._run
+        run_on_worker = store_runner.StoreRunner.run  # every store call of the gateway goes through it
 
         async def timed_store_call(self, fn, *args, **kwargs):  # type: ignore[no-untyped-def]
             submitted, ran = time.time(), {}
@@ -105,8 +105,8 @@ def _install() -> None:
                     queued = round((ran["t"] - submitted) * 1000, 1)
                     write("store", t=ran["t"], ms=round((ran["end"] - ran["t"]) * 1000, 1), name=name, queued_ms=queued)
 
-        gateway.MemoryGateway._run = timed_store_call
-        guarded = runtime._guarded
+        store_runner.StoreRunner.run = timed_store_call
+        guarded = runtime.run_guarded
 
         async def timed_job(job, name):  # type: ignore[no-untyped-def]
             began = time.time()
@@ -115,16 +115,16 @@ def _install() -> None:
             finally:
                 write("job", t=began, ms=round((time.time() - began) * 1000, 1), name=name)
 
-        runtime._guarded = timed_job
-        notify = transactions.TransactionRunner._notify
+        runtime.run_guarded = timed_job
+        notify = events.EventHub.notify  # the ledger hands it each batch of committed events (api/app.py)
 
-        def timed_notify(self, events):  # type: ignore[no-untyped-def]
-            if events:
+        def timed_notify(self, committed):  # type: ignore[no-untyped-def]
+            if committed:
                 ran, runnable = cpu_ms(threading.get_native_id())
-                write("commit", t=time.time(), ids=[e.id for e in events], ran_ms=ran, runnable_ms=runnable)
-            return notify(self, events)
+                write("commit", t=time.time(), ids=[e.id for e in committed], ran_ms=ran, runnable_ms=runnable)
+            return notify(self, committed)
 
-        transactions.TransactionRunner._notify = timed_notify
+        events.EventHub.notify = timed_notify
 
     run_forever = asyncio.base_events.BaseEventLoop.run_forever
     watched: set[int] = set()

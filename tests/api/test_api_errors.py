@@ -208,7 +208,7 @@ async def test_storage_faults_are_503_and_change_nothing(
     cards_before = sorted(await all_cards(services, case_id))
     events_before = len(await services.ledger.events_after(case_id, 0))
     with monkeypatch.context() as patch:
-        patch.setattr(services.gateway.life, "client", unavailable_store)
+        patch.setattr(services.gateway.runner, "client", unavailable_store)
         response = await client.request(method, f"/api/cases/{case_id}{suffix}", json=body)
         assert response.status_code == 503
         assert code(response) == "MEMORY_UNAVAILABLE"

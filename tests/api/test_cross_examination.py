@@ -199,7 +199,7 @@ async def test_publishing_rechecks_the_source_at_the_moment_of_publishing(
 
     def erase_source_first(step: str) -> None:
         if step == "before_mark_ready":  # the source disappears after the copy was written, before it counts
-            assert gateway.life.executor.submit(gateway._scoped.delete, informant, secret["id"]).result(timeout=30)
+            assert gateway.runner.executor.submit(gateway.calls.delete, informant, secret["id"]).result(timeout=30)
 
     publisher.fault = erase_source_first
     try:

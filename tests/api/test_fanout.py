@@ -138,7 +138,8 @@ async def test_a_stream_further_behind_than_the_feed_keeps_still_gets_everything
     async with asyncio.timeout(DEADLINE_S):
         while len(first) < 13:  # a poll with a deadline: the stream's own progress
             await asyncio.sleep(0.01)
-    assert services.hub._feeds[case_id].floor > 0  # the feed has moved on: a stream from 0 is behind it
+    feed = services.hub.open_feed(case_id)
+    assert feed is not None and feed.floor > 0  # the feed has moved on: a stream from 0 is behind it
 
     behind: list[int] = []
     at_head: list[int] = []
@@ -151,7 +152,7 @@ async def test_a_stream_further_behind_than_the_feed_keeps_still_gets_everything
     assert len(first) == 14 and first == sorted(set(first))
     assert behind == first
     assert at_head == first[-1:]
-    assert case_id not in services.hub._feeds  # the last stream to leave dropped the feed
+    assert services.hub.open_feed(case_id) is None  # the last stream to leave dropped the feed
 
 
 async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_others_read_again(
@@ -183,7 +184,7 @@ async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_othe
     streams = [asyncio.create_task(collect(ids)) for ids in collected]
     async with asyncio.timeout(DEADLINE_S):
         await live.wait()
-    ledger = services.hub._ledger
+    ledger = services.ledger  # the hub's own (api/app.py builds the hub over the runtime's ledger)
     real_read = ledger.events_after
     refusals = [LedgerError("OperationalError")]
 

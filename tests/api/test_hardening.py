@@ -100,7 +100,7 @@ async def test_a_write_that_times_out_never_lands(
     case = await new_case()
     case_id = case["case"]["id"]
     gateway = services.gateway
-    real_write = gateway._scoped.write_many
+    real_write = gateway.calls.write_many
     landed = threading.Event()
     release = threading.Event()
 
@@ -113,8 +113,8 @@ async def test_a_write_that_times_out_never_lands(
 
     detective = await grant_of(services, case_id, reads=["detective"])
     with monkeypatch.context() as patch:
-        patch.setattr(gateway.life, "call_timeout_s", 0.2)
-        patch.setattr(gateway._scoped, "write_many", stuck_write)
+        patch.setattr(gateway.runner, "call_timeout_s", 0.2)
+        patch.setattr(gateway.calls, "write_many", stuck_write)
         try:
             response = await client.post(
                 f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": "A late note."}

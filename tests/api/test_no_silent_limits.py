@@ -96,7 +96,7 @@ async def test_session_retention_keeps_the_newest_sessions_in_a_big_space(
 async def test_a_bulk_write_that_fails_half_way_leaves_nothing(services: Services, monkeypatch) -> None:
     gateway = services.gateway
     scope = await grant_of(services, "bulk" + "0" * 8, reads=["informant"], writes=["informant"])
-    storage = gateway.life.client().storage
+    storage = gateway.runner.client().storage
     real_add = storage.add_memory
     calls = {"n": 0}
 

@@ -167,8 +167,8 @@ class Twin:
 
 class Prompts:
     """Every answer the game asks the responder for: what the role voice would send a model for it (persona,
-    rules, question, the facts the server chose: `RoleVoiceResponder._call_model`) and the cards the responder
-    is handed, by case and role."""
+    rules, question, the facts the server chose: the model call in `answering/role_voice/responder.py`) and the
+    cards the responder is handed, by case and role."""
 
     def __init__(self, answer: Callable[[AnswerRequest], Any]) -> None:
         self._answer = answer

@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 from bureau.api.deps import Services
 from bureau.game.retention import LEASE_NAME, RetentionSweeper
 from bureau.ledger import cases as case_ledger
-from bureau.memory import store_rows
+from bureau.memory import owner_rows
 from bureau.memory.types import CardDraft
 from bureau.scope.memory_policy import MemoryPolicyError
 from bureau.scope.vocabulary import MemoryType
@@ -141,7 +141,7 @@ async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
         await gateway.write(scope, CardDraft(f"Old note {i}.", "note", "note", expires_at=past)) for i in range(7)
     ]
     live = await raw_ids(services, case_id, "informant") - {c.id for c in expired} - {published.id}
-    monkeypatch.setattr(store_rows, "_PAGE_SIZE", 3)  # several pages even for a small case
+    monkeypatch.setattr(owner_rows, "_PAGE_SIZE", 3)  # several pages even for a small case
 
     await asyncio.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.05)  # let `soon` pass
     purged = await sweep_when_free(RetentionSweeper(gateway, services.ledger, services.bureau.keys))

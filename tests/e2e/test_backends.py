@@ -104,12 +104,12 @@ async def test_the_seekdb_server_answers_the_gateway_s_search_as_powermem_s(
     where = tmp_path_factory.mktemp("remote-parity-vault")
     vault = create_vault(VaultLocation(where, f"sqlite:///{where / 'vault.db'}", where / "kek"), "parity")
     await gateway.start()
-    gateway.life.compaction = Compaction(after_deletes=300)
+    gateway.runner.compaction = Compaction(after_deletes=300)
     try:
         assert gateway.backend_name == "seekdb-remote"
         case = await case_with_cards(gateway, vault, filler=300)
         await assert_search_matches_powermem(gateway, vault, case)
-        assert await gateway.life.run(gateway.life.statements().has_owner_index)
+        assert await gateway.runner.run(gateway.runner.statements().has_owner_index)
         await gateway.erase_case(case)
         assert await gateway.compact_if_due(), "the server refused the compaction its deletes called for"
     finally:

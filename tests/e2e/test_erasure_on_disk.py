@@ -54,14 +54,14 @@ async def write_unsealed_control(services: Services, text: str) -> None:
     gateway = services.gateway
 
     def blocking() -> None:
-        storage = gateway._life.client().storage
+        storage = gateway.runner.client().storage
         now = datetime.now(UTC)
-        vector = gateway._embedder.embed_query(text)
+        vector = gateway.embedder.embed_query(text)
         row = {"content": text, "embedding": vector, "user_id": "control:unsealed", "agent_id": "control"}
         memory_id = storage.add_memory({**row, "metadata": {}, "filters": {}, "created_at": now, "updated_at": now})
         storage.delete_memory(memory_id, user_id="control:unsealed", agent_id="control")
 
-    await asyncio.get_running_loop().run_in_executor(gateway._life.executor, blocking)
+    await asyncio.get_running_loop().run_in_executor(gateway.runner.executor, blocking)
 
 
 def cli_erase(data_dir: Path, case_id: str) -> subprocess.CompletedProcess[str]:

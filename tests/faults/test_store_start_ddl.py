@@ -27,7 +27,7 @@ TIMESTAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]")
 
 
 def start_in_a_child(data_dir: Path, fault: str) -> tuple[dict[str, Any], str]:
-    """Start a StoreLife on `data_dir` in a new process with `fault` injected; its report and its log."""
+    """Start a StoreRunner on `data_dir` in a new process with `fault` injected; its report and its log."""
     done = subprocess.run(
         [sys.executable, __file__, fault, str(data_dir)],
         capture_output=True,
@@ -108,30 +108,30 @@ async def _child(fault: str, data_dir: Path) -> dict[str, Any]:
     from bureau.config import Settings
     from bureau.memory.embedded_seekdb import vector_index_present
     from bureau.memory.embedders import HashingEmbeddings
-    from bureau.memory.store_life import StoreLife
+    from bureau.memory.store_runner import StoreRunner
 
     attempts: list[int] = []
     _inject(fault, attempts)
     settings = Settings(_env_file=None, env="test", data_dir=data_dir)
-    life = StoreLife(settings, HashingEmbeddings(), prepare=False)
+    runner = StoreRunner(settings, HashingEmbeddings(), prepare=False)
     report: dict[str, Any] = {"started": False}
     try:
-        await life.start()
+        await runner.start()
         report["started"] = True
     except Exception as exc:
         report["error"] = f"{type(exc).__name__}: {exc}"
     report["index_attempts"] = len(attempts)
-    memory = life.memory
+    memory = runner.memory
     if memory is None:  # refused: look at what the store holds through a client of its own
-        from bureau.memory.store_client import open_client
+        from bureau.memory.client_opener import open_client
 
         memory = open_client(settings, HashingEmbeddings(), 512, data_dir / "logs")
     report["vector_index"] = await asyncio.get_running_loop().run_in_executor(
-        life.executor, vector_index_present, memory
+        runner.executor, vector_index_present, memory
     )
     if report["started"]:
-        report["found_the_card"] = await life.run(_write_and_find, memory)
-    await life.close()
+        report["found_the_card"] = await runner.run(_write_and_find, memory)
+    await runner.close()
     return report
 
 

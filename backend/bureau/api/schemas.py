@@ -14,10 +14,12 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 
 from bureau.api.responses import Language, Role
 from bureau.scope.limits import (
+    CARD_ID_MAX_CHARS,
     CLAIM_MAX_CHARS,
     MAX_CARD_CHARS,
     ONE_LINE_PATTERN,
     QUESTION_MAX_CHARS,
+    SCENARIO_ID_MAX_CHARS,
     SOURCE_MAX_CHARS,
     TEXT_PATTERN,
     words_pattern,
@@ -45,7 +47,7 @@ class _Body(BaseModel):
 
 
 class CreateCase(_Body):
-    scenario_id: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9-]+$")
+    scenario_id: str = Field(min_length=1, max_length=SCENARIO_ID_MAX_CHARS, pattern=r"^[a-z0-9-]+$")
     language: Language = "en"
 
 
@@ -172,7 +174,7 @@ class CrossExaminationBody(Versioned):
 
 class PublicationBody(Versioned):
     role: Role
-    card_id: str = Field(min_length=1, max_length=64)
+    card_id: str = Field(min_length=1, max_length=CARD_ID_MAX_CHARS)
 
 
 class ResetBody(Versioned):

@@ -166,7 +166,9 @@ async def _claim_worker_id(ledger: Ledger, owner: str, wanted: int | None) -> in
 Job = tuple[str, Callable[[], Awaitable[object]]]
 
 
-async def _guarded(job: Awaitable[object], name: str) -> None:
+async def run_guarded(job: Awaitable[object], name: str) -> None:
+    """One background job, its failure logged and swallowed so the jobs after it still run. Public as the
+    seam bench/stall_probe times each job at."""
     try:
         await job
     except Exception as exc:
@@ -187,7 +189,7 @@ async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
     while True:
         await asyncio.sleep(MAINTENANCE_INTERVAL_S)
         for name, job in every:
-            await _guarded(job(), name)
+            await run_guarded(job(), name)
 
 
 async def _supervise_store(runtime: Runtime) -> None:
@@ -233,7 +235,7 @@ async def _sweep_retention(runtime: Runtime) -> None:
     """Expired records out of the store and the ledger: once at start-up, then every
     BUREAU_RETENTION_SWEEP_S. Processes sharing the ledger take turns (a lease), never sweep at once."""
     while True:
-        await _guarded(runtime.bureau.sweeper.sweep(), "retention")
+        await run_guarded(runtime.bureau.sweeper.sweep(), "retention")
         await asyncio.sleep(runtime.settings.retention_sweep_s)
 
 

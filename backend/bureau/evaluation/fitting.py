@@ -126,9 +126,7 @@ def _choose_cuts(part: Sequence[Scored], lang: str, intercept: float, weights: d
     return Cuts(known=round(known_cut, 6), uncertain=round(uncertain_cut, 6))
 
 
-def _choose_covered_cut(
-    part: Sequence[Scored], intercept: float, weights: dict[str, float], cuts: Cuts
-) -> float | None:
+def choose_covered_cut(part: Sequence[Scored], intercept: float, weights: dict[str, float], cuts: Cuts) -> float | None:
     """The lowest cut in [uncertain, known) from which a candidate the coverage rule covers in full is known,
     such that on the fitting questions of one language: known answers are right >= COVERED_PRECISION_TARGET;
     near-topic questions are known <= COVERED_NEAR_KNOWN_TARGET, and no more often than without the covered
@@ -210,7 +208,7 @@ def fit(
         # The cut points are the model's own, chosen without the coverage rule: the rule only ever holds a
         # candidate back, on top (a cut chosen with it sinks to wherever the rule alone keeps precision).
         cuts = _choose_cuts(without_rule(part), lang, intercept, named, embedder)
-        covered_cut = _choose_covered_cut(everything, intercept, named, cuts)
+        covered_cut = choose_covered_cut(everything, intercept, named, cuts)
         languages[lang] = {
             "intercept": round(intercept, 6),
             "weights": named,

@@ -187,8 +187,10 @@ def run(
         chart.parent.mkdir(parents=True, exist_ok=True)
         chart.write_text(render_chart(report, cuts_by_lang), "utf-8")
         out(f"Wrote the precision–recall chart to {chart}")
-    baseline = _baseline()
-    columns = _columns(split, baseline.get(split), evaluate(without_rule(scored), policy, split, embedder), report)
+    baseline = read_baseline()
+    columns = comparison_columns(
+        split, baseline.get(split), evaluate(without_rule(scored), policy, split, embedder), report
+    )
     for name, key, path, chart_path in (
         ("blind", "blind1", blind_path, blind_chart),
         ("blind-2", "blind2", blind2_path, blind2_chart),
@@ -205,7 +207,7 @@ def run(
         blind_scored = score_set(blind, scorer, embed)
         blind_report = evaluate(blind_scored, policy, "blind", embedder)
         without = evaluate(without_rule(blind_scored), policy, "blind", embedder)
-        columns += _columns(name, baseline.get(key), without, blind_report)
+        columns += comparison_columns(name, baseline.get(key), without, blind_report)
         if chart_path is not None:
             chart_path.parent.mkdir(parents=True, exist_ok=True)
             title = f"blind set {key.removeprefix('blind')}"
@@ -216,14 +218,14 @@ def run(
     return report
 
 
-def _baseline(path: Path = BASELINE_PATH) -> dict[str, dict[str, dict[str, float]]]:
+def read_baseline(path: Path = BASELINE_PATH) -> dict[str, dict[str, dict[str, float]]]:
     """The "before" figures per set and language, when scripts/retrieval_baseline.py has measured them."""
     if not path.exists():
         return {}
     return dict(json.loads(path.read_text("utf-8")).get("sets", {}))
 
 
-def _columns(
+def comparison_columns(
     name: str, baseline: dict[str, dict[str, float]] | None, without: Report, now: Report
 ) -> list[tuple[str, dict[str, float]]]:
     """Per language: the baseline ("before": main's scorer at the start of the round) when measured, else

@@ -56,6 +56,11 @@ class Publisher:
         self.fault: FaultHook = lambda step: None
         self._running: dict[tuple[str, Role, str], asyncio.Future[tuple[Card, bool]]] = {}
 
+    @property
+    def runs_in_flight(self) -> int:
+        """The publish runs this process shares right now. A test seam: each is dropped once it has finished."""
+        return len(self._running)
+
     async def publish(self, case_id: str, role: Role, card_id: str, check_case: CaseCheck) -> tuple[Card, bool]:
         """Returns (public card view, idempotent). Concurrent publishes of one card in this process share one
         run of the Saga, `check_case` (a missing or erased case raises) included, and the others answer as a

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from bureau.scope.content_policy import BUILT_IN
 from bureau.scope.keys import ROLES, Role
-from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, ONE_LINE_PATTERN, TEXT_PATTERN
+from bureau.scope.limits import CLAIM_MAX_CHARS, MAX_CARD_CHARS, ONE_LINE_PATTERN, SCENARIO_ID_MAX_CHARS, TEXT_PATTERN
 from bureau.scope.memory_policy import (
     MEMORY_TYPE_FORBIDDEN,
     UNSAFE_INPUT,
@@ -100,7 +100,7 @@ class ScenarioCards(_Strict):
 
 
 class Scenario(_Strict):
-    id: str = Field(pattern=_SLUG, max_length=64)
+    id: str = Field(pattern=_SLUG, max_length=SCENARIO_ID_MAX_CHARS)
     language: Language
     title: str = Field(min_length=1, max_length=80)
     description: str = Field(min_length=1, max_length=200)

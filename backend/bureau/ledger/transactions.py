@@ -137,6 +137,12 @@ class TransactionRunner:
     async def _read(self, fn: Callable[[Session], T]) -> T:
         return await self._run(fn, read_only=True)
 
+    async def run_transaction(self, fn: Callable[[Session], T]) -> T:
+        """One write transaction of the caller's own statements, run as the ledger's own are. A test seam: the
+        PostgreSQL tests hold one open (tests/unit/ledger/test_postgres_ledger.py) to show what other
+        transactions see and wait for meanwhile."""
+        return await self._run(fn)
+
     async def _read_rows(self, fn: Callable[[Connection], T]) -> T:
         """A read transaction on a plain connection: for the reads every request makes (its session, its case,
         a snapshot's view, a record page), whose statements select columns and need no ORM session. The same

@@ -19,7 +19,7 @@ T = TypeVar("T")
 # background (job LOAD_MYSQL_SYS_PACKAGE), as a burst of DDL, each statement under the one DDL lock. A vector
 # index is built by a DDL task that asks for that lock with a 2 s timeout (seekdb.log: `origin_timeout_us_`);
 # on a starved CPU it lost, and PowerMem's index statement failed with 1205 after its table was created.
-# The start logs how long it waited; the deadline stays under a reopen's own (store_life.py).
+# The start logs how long it waited; the deadline stays under a reopen's own (store_runner.py).
 START_UP_DDL_DEADLINE_S = 60.0
 _SYS_PACKAGE_JOB = "SELECT JOB_STATUS FROM oceanbase.DBA_OB_ROOTSERVICE_JOBS WHERE JOB_TYPE = 'LOAD_MYSQL_SYS_PACKAGE'"
 _POLL_S = 0.2
@@ -101,7 +101,7 @@ def wait_for_start_up_ddl(store_dir: Path, *, new_store: bool, deadline_s: float
     connection = pylibseekdb.connect(database="test", autocommit=True)
     started = time.monotonic()
     try:
-        while not _start_up_ddl_done(connection, new_store=new_store):
+        while not start_up_ddl_done(connection, new_store=new_store):
             if time.monotonic() - started > deadline_s:
                 log.warning("memory start-up: seekdb's start-up DDL still runs after %.0f s; going on", deadline_s)
                 return
@@ -116,7 +116,9 @@ def wait_for_start_up_ddl(store_dir: Path, *, new_store: bool, deadline_s: float
         log.info("memory start-up: waited %.1f s for seekdb's start-up DDL (its system packages)", waited)
 
 
-def _start_up_ddl_done(connection: Any, *, new_store: bool) -> bool:
+def start_up_ddl_done(connection: Any, *, new_store: bool) -> bool:
+    """Whether seekdb's start-up job list says its system packages are loaded (a new store's list is empty
+    for a moment: not yet). Public for its unit test, which feeds it the job lists seekdb reports."""
     cursor = connection.cursor()
     try:
         cursor.execute(_SYS_PACKAGE_JOB)

@@ -62,7 +62,7 @@ class NearestCards:
     def __init__(self, vector_store: Any) -> None:
         self._store = vector_store  # its `obvector.engine` is read per call: a shared connection replaces it
         self._table_name = vector_store.collection_name
-        self._table = _identifier(self._table_name)
+        self.table = _identifier(self._table_name)  # quoted; public for a bench that drops the owner index
         self._text = _identifier(vector_store.text_field)
         self._metadata = _identifier(vector_store.metadata_field)
         self._vector = _identifier(vector_store.vector_field)
@@ -83,13 +83,13 @@ class NearestCards:
         if self.has_owner_index():
             return
         try:
-            self._execute(f"CREATE INDEX IF NOT EXISTS {OWNER_INDEX} ON {self._table} (user_id, agent_id)")
+            self.execute(f"CREATE INDEX IF NOT EXISTS {OWNER_INDEX} ON {self.table} (user_id, agent_id)")
         except Exception:
             if not self.has_owner_index():
                 raise
 
     def has_owner_index(self) -> bool:
-        found = self._execute(OWNER_INDEX_QUERY, {"schema": None, "table": self._table_name, "index": OWNER_INDEX})
+        found = self.execute(OWNER_INDEX_QUERY, {"schema": None, "table": self._table_name, "index": OWNER_INDEX})
         return bool(found)
 
     def search(self, queries: Sequence[SpaceQuery], limit: int) -> list[list[Hit]]:
@@ -103,9 +103,9 @@ class NearestCards:
             if query.agent_id:
                 owner += f" AND agent_id = %(agent_{n})s"
                 params[f"agent_{n}"] = query.agent_id
-            params[f"vector_{n}"] = _vector_text(query.vector)
+            params[f"vector_{n}"] = vector_text(query.vector)
             parts.append(self._part(n, owner, int(limit)))
-        rows = self._execute(" UNION ALL ".join(parts), params)
+        rows = self.execute(" UNION ALL ".join(parts), params)
         hits: list[list[Hit]] = [[] for _ in queries]
         for part, card_id, document, metadata, user_id, agent_id, distance in sorted(rows, key=_part_then_distance):
             item = {"id": card_id, "memory": document, "metadata": _parsed(metadata)}
@@ -122,20 +122,20 @@ class NearestCards:
         params |= {f"agent_{n}": agent for n, agent in enumerate(agent_ids)}
         agents = ", ".join(f"%(agent_{n})s" for n in range(len(agent_ids)))
         statement = (
-            f"SELECT {self._id}, {self._text}, {self._metadata}, user_id, agent_id FROM {self._table} "  # noqa: S608
+            f"SELECT {self._id}, {self._text}, {self._metadata}, user_id, agent_id FROM {self.table} "  # noqa: S608
             f"WHERE user_id = %(user)s AND agent_id IN ({agents}) AND {self._id} > %(after)s "
             f"ORDER BY {self._id} LIMIT {int(limit)}"
         )
         return [
             {"id": card_id, "memory": document, "metadata": _parsed(metadata), "user_id": user, "agent_id": agent}
-            for card_id, document, metadata, user, agent in self._execute(statement, params)
+            for card_id, document, metadata, user, agent in self.execute(statement, params)
         ]
 
     def rows_with_vectors(self, user_id: str, after: int, limit: int) -> list[dict[str, Any]]:
         """Every space's rows of one owner whose ids follow `after`, with their vectors (a re-seal's read)."""
         statement = (
             f"SELECT {self._id}, {self._text}, {self._metadata}, user_id, agent_id, {self._vector} "  # noqa: S608
-            f"FROM {self._table} WHERE user_id = %(user)s AND {self._id} > %(after)s ORDER BY {self._id} "
+            f"FROM {self.table} WHERE user_id = %(user)s AND {self._id} > %(after)s ORDER BY {self._id} "
             f"LIMIT {int(limit)}"
         )
         return [
@@ -147,23 +147,24 @@ class NearestCards:
                 "agent_id": agent,
                 "vector": _vector_values(vector),
             }
-            for card_id, document, metadata, user, agent, vector in self._execute(
+            for card_id, document, metadata, user, agent, vector in self.execute(
                 statement, {"user": user_id, "after": int(after)}
             )
         ]
 
     def compacting(self) -> bool:
         """Whether a major compaction is under way (memory/compaction.py)."""
-        found = self._execute("SELECT status FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        found = self.execute("SELECT status FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
         return any(str(status).upper() != "IDLE" for (status,) in found)
 
     def start_major_compaction(self) -> None:
         """Ask seekdb to compact: its background threads rewrite the data without the deleted rows."""
-        self._execute("ALTER SYSTEM MAJOR FREEZE")
+        self.execute("ALTER SYSTEM MAJOR FREEZE")
 
-    def _execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
+    def execute(self, statement: str, params: dict[str, Any] | None = None) -> list[Any]:
         """One statement on a connection of the store's engine, straight through its DBAPI cursor. Nothing
-        but parameters is %-formatted, on either driver: no statement here holds a literal `%`."""
+        but parameters is %-formatted, on either driver: no statement here holds a literal `%`. Public as a
+        test and bench seam: they read seekdb's own tables (an index, the compaction's version) through it."""
         connection = self._store.obvector.engine.raw_connection()
         try:
             cursor = connection.cursor()
@@ -183,7 +184,7 @@ class NearestCards:
         distance = f"cosine_distance({self._vector}, %(vector_{n})s)"
         columns = f"{n} AS part, {self._id} AS card_id, {self._text} AS document, {self._metadata} AS metadata"
         inner = (
-            f"SELECT {columns}, user_id, agent_id, {distance} AS distance FROM {self._table} "  # noqa: S608
+            f"SELECT {columns}, user_id, agent_id, {distance} AS distance FROM {self.table} "  # noqa: S608
             f"WHERE {owner} ORDER BY {distance} APPROXIMATE LIMIT {limit}"
         )
         return f"SELECT {', '.join(_COLUMNS)} FROM ({inner}) AS space_{n}"  # noqa: S608
@@ -198,7 +199,7 @@ def _part_then_distance(row: Sequence[Any]) -> tuple[int, float]:
     return int(row[0]), _distance(row[6])
 
 
-def _vector_text(vector: Sequence[float]) -> str:
+def vector_text(vector: Sequence[float]) -> str:
     """The vector as seekdb reads it, finite numbers only: each component with nine significant digits, which
     reads back as exactly the same float32 (what the store compares), in a third of the time of its shortest
     text (numpy's float32 repr, as pyobvector writes it: 0.3 ms for 512 numbers, twice per question)."""

@@ -28,6 +28,8 @@ MAX_CARD_CHARS = 280  # a card's text: a whisper, a scenario card
 SOURCE_MAX_CHARS = 80  # a whisper's optional source: who told it ("the night porter")
 QUESTION_MAX_CHARS = 500  # an interrogation's or a cross-examination's question
 CLAIM_MAX_CHARS = 240  # a finding's claim
+SCENARIO_ID_MAX_CHARS = 64  # a scenario's id: its files' (game/scenario_schema.py) and a new case's request
+CARD_ID_MAX_CHARS = 64  # a card id a request names (the store's ids are far shorter)
 NFKC_MAX_GROWTH = 18  # the most code points NFKC makes of one (U+FDFA); a test measures it over all of Unicode
 
 Ranges = tuple[tuple[int, int], ...]

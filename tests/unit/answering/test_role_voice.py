@@ -249,14 +249,14 @@ async def test_timeout_falls_back_quickly(stub, make_responder):
     assert elapsed < 2.0
 
 
-async def test_wait_for_guard_catches_a_hang_the_client_does_not(make_responder):
+async def test_wait_for_guard_catches_a_hang_the_client_does_not(make_responder, monkeypatch):
     responder = make_responder(llm_timeout_s=0.5)
 
     class HangingAgent:
         async def ainvoke(self, *args, **kwargs):
             await asyncio.sleep(30)
 
-    responder._agents[(0, "informant", "en")] = HangingAgent()
+    monkeypatch.setattr(responder, "agent_for", lambda role, language: HangingAgent())
     started = time.perf_counter()
     answer = await responder.answer(request(candidate(SAFE)))
     assert answer.fallback_reason == "provider_timeout"

@@ -203,7 +203,7 @@ async def test_a_session_record_is_indexed_by_its_question_at_no_encoder_cost_an
     question = f"Which door did the porter lock at {time.time_ns()}?"  # never asked before
     state = await loaded(services, asked(case, "suspect", question))
     embedded: list[str] = []
-    encoder = services.gateway._embedder
+    encoder = services.gateway.embedder
     embed = encoder.embed_documents
     monkeypatch.setattr(encoder, "embed_documents", lambda texts: embedded.extend(texts) or embed(texts))
     suspect = await grant_of(services, state["case_id"], reads=["suspect"], writes=["suspect"])
@@ -241,7 +241,7 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     assert sorted(await kept()) == sorted(f"I was asked: question {n}" for n in range(12, 12 + SESSION_MEMORY_KEEP))
     # A record this process never saw written (another process's) counts from the next full read of the store.
     unseen = await remember_being_asked(services.gateway, scope, "question from elsewhere", "en")
-    services.gateway._known.deleted(user_id, agent_id, [unseen.id])
+    services.gateway.known_cards.deleted(user_id, agent_id, [unseen.id])
     await keep_recent_session_records(services.gateway, scope)
     assert len(await kept()) == SESSION_MEMORY_KEEP + 1
     for _ in range(FULL_READ_EVERY):
@@ -250,7 +250,7 @@ async def test_session_records_are_trimmed_to_the_last_few_and_a_store_fault_the
     assert "I was asked: question from elsewhere" in await kept() and "I was asked: question 12" not in await kept()
     # Or as soon as a search here returns it (it takes a search slot): the next trim counts it.
     unseen = await remember_being_asked(services.gateway, scope, "question from afar", "en")
-    services.gateway._known.deleted(user_id, agent_id, [unseen.id])
+    services.gateway.known_cards.deleted(user_id, agent_id, [unseen.id])
     await services.gateway.retrieve(scope, "question from afar", 10)
     await keep_recent_session_records(services.gateway, scope)
     assert len(await kept()) == SESSION_MEMORY_KEEP and "I was asked: question from afar" in await kept()

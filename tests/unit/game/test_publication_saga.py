@@ -294,7 +294,7 @@ async def test_concurrent_publishes_of_one_card_in_one_process_share_one_run_of_
     again = await publish(client, case_id, "informant", secret["id"])
     assert again.status_code == 200 and again.json()["idempotent"] is True
     assert reservations == 1  # a repeat reads the row; it never attempts a reservation
-    assert services.bureau.publisher._running == {}
+    assert services.bureau.publisher.runs_in_flight == 0
 
 
 async def test_a_conditional_publish_checks_its_own_version_while_a_run_of_the_card_is_in_flight(

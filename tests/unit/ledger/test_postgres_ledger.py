@@ -41,7 +41,7 @@ async def test_a_visible_event_means_every_earlier_event_is_visible(engine: Engi
         append_event(session, case_id, PendingEvent("memory.written", {}), 1)
         time.sleep(0.5)  # this transaction holds a lower event id, uncommitted, for a while
 
-    slow = asyncio.ensure_future(ledger._run(slow_commit))
+    slow = asyncio.ensure_future(ledger.run_transaction(slow_commit))
     await asyncio.sleep(0.1)  # let the slow transaction take its id first
     await ledger.change_case(case_id, [PendingEvent("case.created", {})], status="active")
     seen = [e.type for e in await ledger.events_after(case_id, 0)]
@@ -61,7 +61,7 @@ async def test_appends_of_different_cases_do_not_wait_for_each_other(engine: Eng
         append_event(session, held, PendingEvent("memory.written", {}), 1)
         assert release.wait(30), "never released"  # stays uncommitted until the other case has committed
 
-    holding = asyncio.ensure_future(ledger._run(open_transaction))
+    holding = asyncio.ensure_future(ledger.run_transaction(open_transaction))
     try:
         # With one global append lock this would wait for `release`, which is only set afterwards.
         await asyncio.wait_for(ledger.change_case(other, [PendingEvent("case.created", {})]), 10)

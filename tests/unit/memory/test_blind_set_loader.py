@@ -133,15 +133,15 @@ def test_before_columns_come_from_the_measured_baseline_else_from_the_model_with
 ) -> None:
     """`make eval`'s "before" is main's scorer at the start of the round (scripts/retrieval_baseline.py writes
     it); a set it has not measured shows the model without the coverage rule, labelled "no rule"."""
-    from bureau.evaluation.report import _baseline, _columns
+    from bureau.evaluation.report import comparison_columns, read_baseline
 
     without, now = blind_reports
     path = tmp_path / "baseline.json"
     path.write_text('{"commit": "abc", "sets": {"blind2": {"en": {"known": 7.0}, "zh": {"known": 9.0}}}}', "utf-8")
-    baseline = _baseline(path)
-    columns = dict(_columns("blind-2", baseline.get("blind2"), without, now))
+    baseline = read_baseline(path)
+    columns = dict(comparison_columns("blind-2", baseline.get("blind2"), without, now))
     assert columns["blind-2 EN before"] == {"known": 7.0} and columns["blind-2 ZH before"] == {"known": 9.0}
     assert columns["blind-2 EN now"] is now.by_language["en"]
-    unmeasured = dict(_columns("blind", baseline.get("blind1"), without, now))
+    unmeasured = dict(comparison_columns("blind", baseline.get("blind1"), without, now))
     assert unmeasured["blind EN no rule"] is without.by_language["en"]
-    assert _baseline(tmp_path / "absent.json") == {}
+    assert read_baseline(tmp_path / "absent.json") == {}

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from bureau.memory.relevance.lexical import _library_bm25, analyse, bm25_scores
+from bureau.memory.relevance.lexical import analyse, bm25_scores, library_bm25
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "backend" / "bureau" / "game" / "scenarios"
 
@@ -46,7 +46,7 @@ def test_the_scores_are_the_librarys_for_many_questions_and_pools() -> None:
         if not query:
             continue
         scores = bm25_scores(question, pool)
-        assert scores == _library_bm25(query, pool)
+        assert scores == library_bm25(query, pool)
         compared += 1
         matched += any(score > 0 for score in scores.values())
     assert compared > 250 and matched > 100
@@ -59,5 +59,5 @@ def test_a_term_in_more_than_half_the_documents_takes_the_librarys_floor() -> No
     pool = [(text, analyse(text)) for text in texts]
     question = analyse("Where is the vault key?")
     scores = bm25_scores(question, pool)
-    assert scores == _library_bm25(list(dict.fromkeys(question.terms)), pool)
+    assert scores == library_bm25(list(dict.fromkeys(question.terms)), pool)
     assert scores[next(iter(scores))] > 0

@@ -67,10 +67,10 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gateway = services.gateway
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     if nearest is None:
         pytest.skip("only seekdb compacts")
-    monkeypatch.setattr(gateway._life, "compaction", Compaction(after_deletes=40))
+    monkeypatch.setattr(gateway.runner, "compaction", Compaction(after_deletes=40))
     scope = await grant_of(services, "t" + secrets.token_hex(8), reads=["suspect"], writes=["suspect"])
     kept = await gateway.write_many(
         scope, [CardDraft(content=f"Kept note {i}.", topic="t", kind="note") for i in range(5)]
@@ -80,18 +80,18 @@ async def test_the_gateway_starts_a_real_compaction_after_its_deletes_and_no_car
     )
     assert not await gateway.compact_if_due()  # nothing deleted yet
     await gateway.delete_many(scope, "suspect", gone)
-    assert gateway.life.compaction.due
+    assert gateway.runner.compaction.due
 
-    before = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+    before = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert await gateway.compact_if_due()
-    assert not gateway.life.compaction.due and not await gateway.compact_if_due()
+    assert not gateway.runner.compaction.due and not await gateway.compact_if_due()
 
     # seekdb starts it in the background: first a new frozen version, then compacting until idle again.
     deadline = time.monotonic() + 120
     frozen = before
-    while frozen == before or await gateway.life.run(nearest.compacting):
+    while frozen == before or await gateway.runner.run(nearest.compacting):
         assert [c.id for c in await gateway.list(scope)] == [c.id for c in kept]  # reads go on meanwhile
         assert time.monotonic() < deadline, "no compaction began and ended within 2 minutes"
         await asyncio.sleep(0.5)
-        frozen = await gateway.life.run(nearest._execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
+        frozen = await gateway.runner.run(nearest.execute, "SELECT frozen_scn FROM oceanbase.DBA_OB_MAJOR_COMPACTION")
     assert [(c.id, c.content) for c in await gateway.list(scope)] == [(c.id, c.content) for c in kept]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bureau.evaluation.fitting import DEVELOPMENT, _choose_covered_cut, as_development
+from bureau.evaluation.fitting import DEVELOPMENT, as_development, choose_covered_cut
 from bureau.evaluation.scoring import Scored
 from bureau.evaluation.sets import Probe
 from bureau.memory.relevance import RULE_SIGNALS
@@ -52,18 +52,18 @@ def _pool(near_cosine: float) -> list[Scored]:
 
 def test_the_covered_cut_stops_above_a_covered_near_topic_question() -> None:
     # The near-topic question is covered in full at cosine 0.54 (p ≈ 0.60): the cut must stay above it.
-    cut = _choose_covered_cut(_pool(0.54), INTERCEPT, WEIGHTS, CUTS)
+    cut = choose_covered_cut(_pool(0.54), INTERCEPT, WEIGHTS, CUTS)
     assert cut is not None and 0.60 < cut < 0.9
 
 
 def test_without_a_covered_near_topic_question_the_cut_goes_down_to_the_right_answers() -> None:
-    cut = _choose_covered_cut(_pool(0.3), INTERCEPT, WEIGHTS, CUTS)
+    cut = choose_covered_cut(_pool(0.3), INTERCEPT, WEIGHTS, CUTS)
     assert cut is not None and 0.1 <= cut <= 0.5
 
 
 def test_an_off_topic_question_covered_above_every_cut_leaves_no_covered_cut() -> None:
     pool = [*_pool(0.3), _question(300, "off", 0.85)]
-    assert _choose_covered_cut(pool, INTERCEPT, WEIGHTS, CUTS) is None
+    assert choose_covered_cut(pool, INTERCEPT, WEIGHTS, CUTS) is None
 
 
 def test_a_development_set_becomes_fitting_data() -> None:

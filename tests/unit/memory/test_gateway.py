@@ -90,7 +90,7 @@ async def test_scores_are_cosine_similarities(gateway: MemoryGateway, services: 
     grant = await space(services, fresh_case(), "informant")
     await write_secret(gateway, grant)
     [found] = await gateway.search(grant, QUESTION, 10)
-    embedder = services.gateway._embedder
+    embedder = services.gateway.embedder
     expected = cosine(embedder.embed_query(QUESTION), embedder.embed_query(SECRET))
     assert found.score == pytest.approx(expected, abs=1e-3)
 
@@ -113,7 +113,7 @@ async def test_the_stages_listing_is_the_rows_and_the_board_from_one_statement(
         reads=[space_scope(case, "bulletin_board", "")],
         lists=[space_scope(case, name, "") for name in SPACES],
     )
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     statements = 0
     if nearest is not None:
         real_rows = nearest.rows
@@ -150,7 +150,7 @@ async def test_rows_of_one_space_answered_for_another_are_dropped_and_counted(
 ) -> None:
     """The statement answers every space of a question at once: a part's rows filed under the other part (a
     bug in reading the parts) must not reach either space."""
-    nearest = gateway.life.nearest
+    nearest = gateway.runner.nearest
     if nearest is None:
         pytest.skip("one search per space on this backend")
     case = fresh_case()
@@ -235,7 +235,7 @@ async def test_a_row_moved_into_another_space_neither_opens_nor_scores_there(
     secret = await write_secret(gateway, await space(services, case, "informant"))
     detective = await space(services, case, "detective")
     target = detective.write_scope()
-    storage = gateway.life.client().storage
+    storage = gateway.runner.client().storage
     row = storage.vector_store.get(int(secret.id))
     metadata = {**(row.payload.get("metadata") or {}), "space": "detective", "scope_key": target.key}
     storage.update_memory(int(secret.id), {"metadata": metadata, "agent_id": "detective"}, user_id=target.user_id)
@@ -253,7 +253,7 @@ async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plainte
     case = fresh_case()
     informant = await space(services, case, "informant")
     scope = informant.write_scope()
-    vector = np.asarray(services.gateway._embedder.embed_query(SECRET))
+    vector = np.asarray(services.gateway.embedder.embed_query(SECRET))
     metadata = {"scope_key": scope.key, "case_id": case, "space": "informant", "generation": ""}
     metadata |= {
         "card_memory_type": "long_term_knowledge",
@@ -261,7 +261,7 @@ async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plainte
         "topic": "vault",
         "kind": "secret",
     }
-    gateway.life.client().storage.add_memory(
+    gateway.runner.client().storage.add_memory(
         {
             "content": SECRET,
             "embedding": vector.tolist(),
@@ -283,7 +283,7 @@ async def test_the_same_text_in_two_spaces_points_in_unrelated_directions(servic
     cosine is the plaintext's."""
     case = fresh_case()
     detective, informant = await space(services, case, "detective"), await space(services, case, "informant")
-    vectors = np.asarray(services.gateway._embedder.embed_documents([SECRET, QUESTION]))
+    vectors = np.asarray(services.gateway.embedder.embed_documents([SECRET, QUESTION]))
     in_detective, in_informant = detective.rotate("detective", vectors), informant.rotate("informant", vectors)
     assert abs(float(in_detective[0] @ in_informant[0])) < 0.25
     assert float(in_detective[0] @ in_detective[1]) == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-9)
@@ -328,15 +328,25 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
     hold = threading.Event()
-    blocker = gateway.life.executor.submit(hold.wait)  # stands for any call already running on the worker
-    queue = gateway.life.executor._work_queue
+    executor = gateway.runner.executor
+    blocker = executor.submit(hold.wait)  # stands for any call already running on the worker
+    submit, queued = executor.submit, []
+
+    def counted(*args, **kwargs):
+        queued.append(args[0])
+        return submit(*args, **kwargs)
+
+    executor.submit = counted
     tasks = []
-    for call in calls:
-        tasks.append(asyncio.ensure_future(call))
-        deadline = time.monotonic() + 10
-        while queue.qsize() < len(tasks):  # each call is on the worker's queue before the next is made
-            assert time.monotonic() < deadline, "the call never reached the memory worker"
-            await asyncio.sleep(0.001)
+    try:
+        for call in calls:
+            tasks.append(asyncio.ensure_future(call))
+            deadline = time.monotonic() + 10
+            while len(queued) < len(tasks):  # each call is on the worker's queue before the next is made
+                assert time.monotonic() < deadline, "the call never reached the memory worker"
+                await asyncio.sleep(0.001)
+    finally:
+        del executor.submit  # the executor's own method again
     hold.set()
     blocker.result(timeout=10)
     return await asyncio.gather(*tasks)

@@ -87,7 +87,7 @@ async def test_expired_records_are_invisible_and_purged_on_read(gateway: MemoryG
     assert [(e.card.id, e.reason) for e in retrieval.excluded if e.card] == [(expired.id, EXPIRED)]
     # purged: not even the raw store has it any more
     where = scope.write_scope()
-    raw = gateway.life.client().get_all(user_id=where.user_id, agent_id=where.agent_id, limit=100)["results"]
+    raw = gateway.runner.client().get_all(user_id=where.user_id, agent_id=where.agent_id, limit=100)["results"]
     assert {str(r["id"]) for r in raw} == {live.id}
     assert await gateway.list(scope) == [live]
     await gateway.erase_case(scope.case_id)

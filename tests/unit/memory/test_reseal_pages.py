@@ -26,7 +26,7 @@ def plant_unsealed_rows(services: Services, case_id: str) -> list[str]:
     metadata = {"scope_key": scope.key, "case_id": case_id, "space": "informant", "generation": ""}
     metadata |= {"card_memory_type": "long_term_knowledge", "created_by": "operator", "topic": "ferry", "kind": "fact"}
     for text, vector in zip(texts, vectors, strict=True):
-        services.gateway.life.client().storage.add_memory(
+        services.gateway.runner.client().storage.add_memory(
             {
                 "content": text,
                 "embedding": np.asarray(vector).tolist(),
@@ -49,14 +49,14 @@ async def test_a_case_is_resealed_a_page_per_store_call(services: Services, monk
     vault.adopt_case_keys([(case_id, os.urandom(32))])  # the case key an earlier version kept
     vault.compartmentalise(case_id, "")
     calls: list[str] = []
-    run = services.gateway.life.run
+    run = services.gateway.runner.run
 
     async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(getattr(fn, "__name__", ""))
         return await run(fn, *args, **kwargs)
 
     monkeypatch.setattr(gateway_module, "RESEAL_PAGE", 3)
-    monkeypatch.setattr(services.gateway.life, "run", counted)
+    monkeypatch.setattr(services.gateway.runner, "run", counted)
     grant = await vault.reseal_grant(case_id, "")
     try:
         assert await services.gateway.reseal(grant) == ROWS

@@ -12,8 +12,8 @@ import sqlglot
 from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
-from bureau.memory import store_rows
-from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, _vector_text
+from bureau.memory import owner_rows
+from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, vector_text
 from bureau.scope.keys import SPACES, board_scope, readable_scopes, role_scope
 from helpers import grant_of
 from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
@@ -21,14 +21,14 @@ from search_parity import CARDS, assert_search_matches_powermem, case_with_cards
 
 @pytest.fixture
 def nearest(services: Services) -> NearestCards:
-    found = services.gateway.life.nearest
+    found = services.gateway.runner.nearest
     if found is None:
         pytest.skip("the gateway searches through PowerMem on this backend")
     return found
 
 
 async def on_worker(services: Services, fn: Any, *args: Any) -> Any:
-    return await services.gateway.life.run(fn, *args)
+    return await services.gateway.runner.run(fn, *args)
 
 
 @pytest.mark.parametrize("filler", [0, 1200], ids=["six cards", "1206 cards"])
@@ -70,10 +70,10 @@ async def test_the_store_has_its_owner_index_and_asking_again_changes_nothing(
         f"AND table_name = %(table)s AND index_name = '{OWNER_INDEX}' ORDER BY seq_in_index"
     )
     table = {"table": services.settings.memory_collection}
-    assert await on_worker(services, nearest._execute, columns, table) == [("user_id",), ("agent_id",)]
+    assert await on_worker(services, nearest.execute, columns, table) == [("user_id",), ("agent_id",)]
     await on_worker(services, nearest.ensure_owner_index)
     assert await on_worker(services, nearest.has_owner_index)
-    assert len(await on_worker(services, nearest._execute, columns, table)) == 2
+    assert len(await on_worker(services, nearest.execute, columns, table)) == 2
 
 
 async def test_empty_spaces_and_no_slots_find_nothing(
@@ -82,7 +82,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
     """When no row comes back, the embedded driver names the columns by parsing the statement: the vectors
     are parameters, so it parses a few hundred characters, never 12 KB of numbers."""
     case = "t" + secrets.token_hex(8)
-    vector = services.gateway._embedder.embed_query("anything")
+    vector = services.gateway.embedder.embed_query("anything")
     queries = [SpaceQuery(s.user_id, s.agent_id, vector) for s in readable_scopes(case, "suspect", "")]
     parsed: list[str] = []
     parse_one = sqlglot.parse_one
@@ -102,7 +102,7 @@ async def test_empty_spaces_and_no_slots_find_nothing(
 async def test_an_owner_with_quotes_is_a_parameter_not_sql(services: Services, nearest: NearestCards) -> None:
     """Owner columns are bound: an id full of SQL matches nothing and runs nothing."""
     case = await case_with_cards(services.gateway, services.vault)
-    vector = services.gateway._embedder.embed_query("What is the vault code?")
+    vector = services.gateway.embedder.embed_query("What is the vault code?")
     hostile = SpaceQuery(f"{board_scope(case).user_id}' OR '1'='1", "x' OR 1=1 -- ", vector)
     assert await on_worker(services, nearest.search, [hostile], 5) == [[]]
     assert len(await services.gateway.list(await grant_of(services, case, reads=["detective"]))) == len(CARDS)
@@ -114,13 +114,13 @@ async def test_a_case_s_spaces_are_listed_as_powermem_lists_them_in_one_statemen
     """The same rows as PowerMem's list of each space, id, text, owner and metadata, without the vector, for
     every space of the case in one statement; 1 206 rows page by id with none skipped or repeated."""
     case = await case_with_cards(services.gateway, services.vault, filler=1200)
-    client = services.gateway.life.client()
+    client = services.gateway.runner.client()
     agents = list(SPACES)
 
     def both() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        ours = list(store_rows.space_rows(nearest, role_scope(case, "detective").user_id, agents))
+        ours = list(owner_rows.space_rows(nearest, role_scope(case, "detective").user_id, agents))
         theirs = [
-            row for agent in agents for row in store_rows.rows(client, role_scope(case, "detective").user_id, agent)
+            row for agent in agents for row in owner_rows.rows(client, role_scope(case, "detective").user_id, agent)
         ]
         return ours, theirs
 
@@ -159,13 +159,13 @@ async def test_an_owner_with_quotes_lists_nothing(services: Services, nearest: N
 def test_a_vector_is_written_so_that_it_reads_back_as_the_same_float32_and_only_if_finite() -> None:
     values = np.random.default_rng(36).standard_normal(512).astype(np.float32) / 20
     values[:4] = [0.1, -0.25, 1 / 3, 1e-8]
-    text = _vector_text(values.tolist())
+    text = vector_text(values.tolist())
     assert text.startswith("[") and text.endswith("]")
     read_back = np.array([float(part) for part in text[1:-1].split(",")], dtype=np.float32)
     assert read_back.tobytes() == values.tobytes()  # the very numbers the store compares, bit for bit
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="not finite"):
-            _vector_text([0.1, bad])
+            vector_text([0.1, bad])
 
 
 def test_only_plain_identifiers_are_accepted_from_the_store_configuration() -> None:

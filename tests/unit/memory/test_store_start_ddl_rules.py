@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from bureau.memory import embedded_seekdb
-from bureau.memory.embedded_seekdb import _start_up_ddl_done, is_ddl_lock_timeout, retrying_ddl_lock_timeouts
+from bureau.memory.embedded_seekdb import is_ddl_lock_timeout, retrying_ddl_lock_timeouts, start_up_ddl_done
 
 LOCK_WAIT = "Lock wait timeout exceeded; try restarting transaction failed: code=1205"
 
@@ -117,4 +117,4 @@ class JobList:
     ],
 )
 def test_when_seekdbs_start_up_ddl_counts_as_done(statuses: list[str], new_store: bool, done: bool) -> None:
-    assert _start_up_ddl_done(JobList(statuses), new_store=new_store) is done
+    assert start_up_ddl_done(JobList(statuses), new_store=new_store) is done

@@ -103,7 +103,7 @@ def bm25_scores(question: TextFeatures, pool: Sequence[tuple[str, TextFeatures]]
     holding = {term: background.holding.get(term, 0) + sum(1 for c in counts if term in c) for term in query}
     idf = {t: math.log(corpus_size - n + 0.5) - math.log(n + 0.5) for t, n in holding.items() if n}
     if any(value < 0 for value in idf.values()):
-        return _library_bm25(query, pool)
+        return library_bm25(query, pool)
     average_length = (background.terms + sum(len(document) for document in documents)) / corpus_size
     lengths = np.array([len(document) for document in documents])
     scores = np.zeros(len(documents))
@@ -118,7 +118,7 @@ def bm25_scores(question: TextFeatures, pool: Sequence[tuple[str, TextFeatures]]
     return {content_key(content): round(float(s) / ceiling, 6) for (content, _), s in zip(pool, scores, strict=True)}
 
 
-def _library_bm25(query: list[str], pool: Sequence[tuple[str, TextFeatures]]) -> dict[str, float]:
+def library_bm25(query: list[str], pool: Sequence[tuple[str, TextFeatures]]) -> dict[str, float]:
     """The same figures from rank-bm25 itself, over the whole corpus (the reference; see `bm25_scores`)."""
     from rank_bm25 import BM25Okapi
 

@@ -1,4 +1,4 @@
-"""StoreLife: the store client's life in one process, apart from what is asked of the store.
+"""StoreRunner: runs the store's calls, and keeps the one store client of a process alive to run them.
 
 It opens the one PowerMem client (and with it embedded seekdb's server), closes it, and reopens it after the
 store went away; it runs every store call on the memory worker within its deadline; it notices a stall (a
@@ -22,7 +22,13 @@ from langchain_core.embeddings import Embeddings
 from threadpoolctl import threadpool_limits
 
 from bureau.config import Settings
-from bureau.memory import remote_store
+from bureau.memory import remote_schema
+from bureau.memory.client_opener import (
+    close_quietly,
+    configure_powermem_environment,
+    open_client,
+    silence_store_loggers,
+)
 from bureau.memory.compaction import Compaction
 from bureau.memory.embedded_seekdb import (
     complete_vector_index,
@@ -33,7 +39,6 @@ from bureau.memory.embedded_seekdb import (
 from bureau.memory.embedded_server import check_room_for_a_new_store, embedded_server_pid, release_embedded_server
 from bureau.memory.embedders import self_check
 from bureau.memory.seekdb_search import NearestCards
-from bureau.memory.store_client import close_quietly, configure_powermem_environment, open_client, silence_store_loggers
 from bureau.memory.types import CaseErasedError, MemoryUnavailableError
 from bureau.scope.keys import BOARD, MemoryScope
 from bureau.scope.vocabulary import StoreFault
@@ -48,7 +53,7 @@ _REOPEN_TIMEOUT_S = 120.0  # a new PowerMem client starts seekdb (2 s) and refle
 PING_SCOPE = MemoryScope("__ping__", BOARD)
 
 
-class StoreLife:
+class StoreRunner:
     """One process's store client, the worker its calls run on, and what is known to be wrong with the store."""
 
     def __init__(self, settings: Settings, embedder: Embeddings, worker_slot: int = 0, *, prepare: bool) -> None:
@@ -149,7 +154,7 @@ class StoreLife:
             check_room_for_a_new_store(self._store_dir)
         if self._settings.remote_store:
             # Created once by `bureau setup`: instances creating one collection at once can crash the server.
-            (remote_store.create_database if self._prepare else remote_store.require_prepared)(self._settings)
+            (remote_schema.create_database if self._prepare else remote_schema.require_prepared)(self._settings)
         memory = retrying_ddl_lock_timeouts(
             "creating the PowerMem client (and a new store's schema)",
             lambda: open_client(self._settings, self._embedder, self.dims, logs),
@@ -178,7 +183,7 @@ class StoreLife:
 
     def _check_owner_index(self, nearest: NearestCards) -> None:
         """The owner index only makes searches fast: a start never fails over it, except `bureau setup`,
-        whose job the schema is. A server's schema is setup's alone (remote_store.py)."""
+        whose job the schema is. A server's schema is setup's alone (remote_schema.py)."""
         try:
             if self._prepare or not self._settings.remote_store:
                 nearest.ensure_owner_index()

@@ -1,7 +1,7 @@
-"""ScopedStore: the gateway's calls as they run on the memory worker, each under the grant of its request.
+"""ScopedCalls: the gateway's calls as they run on the memory worker, each under the grant of its request.
 
 MemoryGateway (memory/gateway.py) is the door: it checks the write policy and hands each call to the worker
-through `StoreLife.run`; the bodies here run there. A call covers exactly the spaces its grant names: a search
+through `StoreRunner.run`; the bodies here run there. A call covers exactly the spaces its grant names: a search
 its reads, a write its one written space, a delete or a retention purge the spaces it writes (ids and metadata
 only). Every row read back passes `CardRows.examine` (the scope re-check, then the grant) and the read policy.
 """
@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from bureau.memory import store_rows
+from bureau.memory import owner_rows
 from bureau.memory.card_rows import LOCKED, CardRows, row_facts
 from bureau.memory.embedders import cosine
 from bureau.memory.known_cards import KnownCards
 from bureau.memory.relevance import RelevanceScorer
 from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.seekdb_search import Hit
-from bureau.memory.store_life import PING_SCOPE, StoreLife
+from bureau.memory.store_runner import PING_SCOPE, StoreRunner
 from bureau.memory.types import Candidate, CardDraft, Excluded, Locked, Retrieval, RowFacts, StoredCard
 from bureau.scope.keys import SPACES, TENANT, MemoryScope
 from bureau.scope.memory_policy import EXPIRED, OWNER_MISMATCH, Retention, may_be_evidence, read_exclusion
@@ -53,19 +53,19 @@ def _keys_of(cards: Sequence[RowFacts | StoredCard]) -> list[str]:
     return [key for card in cards if card.item for key in (card.item, source_item(card.item))]
 
 
-class ScopedStore:
+class ScopedCalls:
     """The bodies of the gateway's calls, run on the memory worker: one grant's spaces at a time."""
 
     def __init__(
         self,
-        life: StoreLife,
+        runner: StoreRunner,
         relevance: RelevanceScorer,
         known: KnownCards,
         screening: Callable[[], RememberedScreening],
         retention: Retention,
         backend: str,
     ) -> None:
-        self._life = life
+        self._runner = runner
         self._cards = CardRows()  # cards into rows and back, re-checked against the scope
         self._relevance = relevance
         self._known = known
@@ -87,7 +87,7 @@ class ScopedStore:
         # writes through the storage layer: nothing the store (or its redo log) receives opens without the
         # vault. The keys reach the vault before any row reaches the store.
         scope = grant.write_scope()
-        storage = self._life.client().storage
+        storage = self._runner.client().storage
         # Each distinct text once, in one encoder batch with the pieces its relevance features need. Only a
         # card that may be evidence is ever judged, so only its features are measured.
         featured = [d.content for d in drafts if may_be_evidence(d.memory_type)]
@@ -159,8 +159,8 @@ class ScopedStore:
         """The nearest rows of each space; seekdb answers for all of them in one statement."""
         spaces = [(scope.user_id, None if unfiltered else scope.agent_id, vector) for scope, vector in queries]
         if self._backend == "sqlite":
-            return store_rows.nearest_hits(self._life.client(), None, spaces, limit)
-        return store_rows.nearest_hits(None, self._life.statements(), spaces, limit)
+            return owner_rows.nearest_hits(self._runner.client(), None, spaces, limit)
+        return owner_rows.nearest_hits(None, self._runner.statements(), spaces, limit)
 
     def _judge(self, grant: Grant, scope: MemoryScope, hits: Sequence[Hit], *, recheck: bool, keep: int) -> _Judged:
         """The read policy on one space's hits, nearest first: the first `keep` rows that open (what a working
@@ -206,7 +206,7 @@ class ScopedStore:
         if not (card_id.isascii() and card_id.isdigit()) or len(card_id) > 20 or card_id != str(int(card_id)):
             return None
         for scope in grant.read_scopes:
-            row = self._life.client().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
+            row = self._runner.client().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
             if row:
                 card, reason = self._cards.examine(grant, scope, row, datetime.now(UTC))
                 if reason == EXPIRED and card is not None:
@@ -266,7 +266,7 @@ class ScopedStore:
             for scope in scopes:
                 yield from self._rows(scope.user_id, scope.agent_id)
             return
-        yield from store_rows.space_rows(self._life.statements(), scopes[0].user_id, [s.agent_id for s in scopes])
+        yield from owner_rows.space_rows(self._runner.statements(), scopes[0].user_id, [s.agent_id for s in scopes])
 
     def rows(self, grant: Grant) -> dict[str, builtins.list[RowFacts]]:
         """Every row of the spaces the grant lists, by space, as ids and metadata (no text opened): a count, a
@@ -289,8 +289,8 @@ class ScopedStore:
         return found
 
     def _rows(self, user_id: str | None, agent_id: str | None = None, **filters: str) -> Iterator[dict[str, Any]]:
-        """All rows matching, page by page in id order (memory/store_rows.py)."""
-        return store_rows.rows(self._life.client(), user_id, agent_id, **filters)
+        """All rows matching, page by page in id order (memory/owner_rows.py)."""
+        return owner_rows.rows(self._runner.client(), user_id, agent_id, **filters)
 
     # ----- the retention -----------------------------------------------------------------------------
 
@@ -316,9 +316,9 @@ class ScopedStore:
         if any(s.space == scope.space for s in grant.write_scopes):
             grant.destroy(scope.space, _keys_of(cards))
         for card in cards:
-            if self._life.client().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
+            if self._runner.client().delete(int(card.id), user_id=scope.user_id, agent_id=scope.agent_id):
                 self.expired_purged += 1
-                self._life.compaction.deleted(1)
+                self._runner.compaction.deleted(1)
         self._known.deleted(scope.user_id, scope.agent_id, [card.id for card in cards])
 
     def trim(self, grant: Grant, memory_type: str, keep: int) -> int:
@@ -347,7 +347,7 @@ class ScopedStore:
         if not (card_id.isascii() and card_id.isdigit()) or len(card_id) > 20 or card_id != str(int(card_id)):
             return False
         for scope in grant.write_scopes:
-            row = self._life.client().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
+            row = self._runner.client().get(int(card_id), user_id=scope.user_id, agent_id=scope.agent_id)
             if row and self._cards.matches(scope, row):
                 facts = row_facts(row)
                 self._remove(grant, scope, [facts])
@@ -371,9 +371,9 @@ class ScopedStore:
 
         def deleted(batch: builtins.list[str]) -> None:
             self._known.deleted(user_id, agent_id, batch)
-            self._life.compaction.deleted(len(batch))
+            self._runner.compaction.deleted(len(batch))
 
-        store_rows.delete_ids(self._life.client(), user_id, agent_id, card_ids, deleted)
+        owner_rows.delete_ids(self._runner.client(), user_id, agent_id, card_ids, deleted)
 
     def reseal(self, grant: ResealGrant, after: int, limit: int) -> tuple[int, int | None]:
         """The case's rows with ids above `after`, up to `limit` of them, that an earlier version wrote
@@ -391,13 +391,13 @@ class ScopedStore:
             nonlocal done
             grant.store_new_keys()  # the keys first, then the rows that need them
             for row_id, sealed, metadata, vector in pending:
-                store_rows.rewrite_row(self._life.client(), row_id, sealed, metadata, vector)
+                owner_rows.rewrite_row(self._runner.client(), row_id, sealed, metadata, vector)
             done += len(pending)
             pending.clear()
 
-        nearest = None if self._backend == "sqlite" else self._life.statements()
+        nearest = None if self._backend == "sqlite" else self._runner.statements()
         scanned, last = 0, after
-        for row in store_rows.raw_rows(self._life.client(), nearest, case_user, after):
+        for row in owner_rows.raw_rows(self._runner.client(), nearest, case_user, after):
             if scanned == limit:
                 break
             scanned, last = scanned + 1, int(row["id"])
@@ -425,11 +425,11 @@ class ScopedStore:
 
     def erase(self, user_id: str) -> None:
         """Every row of a case (its keys are gone already: the vault destroyed them first)."""
-        store_rows.erase_owner(self._life.client(), user_id, lambda ids: self.delete_ids(user_id, None, ids))
+        owner_rows.erase_owner(self._runner.client(), user_id, lambda ids: self.delete_ids(user_id, None, ids))
         self._known.forget(user_id)
 
     def list_case_ids(self) -> builtins.list[str]:
-        users, prefix = store_rows.owners(self._life.client()), CASE_USER_PREFIX
+        users, prefix = owner_rows.owners(self._runner.client()), CASE_USER_PREFIX
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != PING_SCOPE.user_id)
 
 
