@@ -38,8 +38,9 @@ async def play(http: httpx.AsyncClient, questions: int) -> str:
 
 
 def owner(trace: tracemalloc.Trace) -> str:
-    """The module of our own code nearest the allocation on its stack (most recent call first)."""
-    for frame in trace.traceback:
+    """The module of our own code nearest the allocation on its stack (tracemalloc lists the oldest frame
+    first, so the stack is read from its far end)."""
+    for frame in reversed(trace.traceback):
         if OURS in frame.filename:
             return frame.filename.split(OURS, 1)[1]
     return "(libraries, outside bureau)"
