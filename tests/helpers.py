@@ -195,7 +195,7 @@ async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services:
     grant = await grant_of(services, case_id, record=True)  # the operator's: the record's texts
     entries = await services.ledger.interrogations(case_id, grant)
     knowledge, answers = fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
-    maintained = await services.ledger.case_knowledge(case_id, grant)
+    maintained = await services.ledger.case_knowledge(case_id, grant, services.bureau.knowledge_steps(case))
     assert maintained.knowledge == knowledge
     assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
     shown = (await client.get(f"/api/cases/{case_id}")).json()

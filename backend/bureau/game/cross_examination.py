@@ -15,9 +15,9 @@ from typing import Any
 
 from bureau.answering.base import Answer, Responder
 from bureau.config import Settings
+from bureau.game.changes import CaseChange
 from bureau.game.contract import CrossExaminationResult
 from bureau.game.interrogation import (
-    Commit,
     InterrogationDeps,
     InterrogationState,
     load_context,
@@ -64,12 +64,17 @@ def _joint_certainty(results: list[RoleResult]) -> str:
     return "known" if "known" in certainties else ("uncertain" if "uncertain" in certainties else "unknown")
 
 
+@dataclass(frozen=True, slots=True)
+class Examined:
+    """One cross-examination: the change to commit (its record entry and event), and the view once committed."""
+
+    change: CaseChange
+    result: CrossExaminationResult
+
+
 class CrossExamination:
-    def __init__(
-        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
-    ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
-        self._commit = commit
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder) -> None:
+        self.deps = InterrogationDeps(settings, gateway, responder)
 
     async def _ask_one(self, case: CaseRecord, grant: Grant, role: Role, question: str) -> RoleResult:
         """The role's own interrogation steps up to its X-ray, under its part of the grant (its space and the
@@ -89,15 +94,11 @@ class CrossExamination:
         return RoleResult(role, state["answer"], xray(state))
 
     async def run(
-        self, case: CaseRecord, roles: list[Role], question: str, expected_version: int | None
-    ) -> CrossExaminationResult:
-        async with self.deps.keys.cross_examination(case, roles) as grant:
-            return await self._run(case, grant, roles, question, expected_version)
-
-    async def _run(
         self, case: CaseRecord, grant: Grant, roles: list[Role], question: str, expected_version: int | None
-    ) -> CrossExaminationResult:
-        case_id, language = case.id, case.language
+    ) -> Examined:
+        """Every role asked under its part of `grant`; nothing is committed here: the service commits the
+        returned change under the same grant."""
+        language = case.language
         results = [await self._ask_one(case, grant, role, question) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
@@ -132,12 +133,10 @@ class CrossExamination:
             EventType.CROSS_EXAMINATION_COMPLETED,
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
-        await self._commit(
-            case_id, grant, [], [event], expected_version=expected_version, record=draft, generation=case.generation
-        )
+        change = CaseChange([event], case.generation, expected_version=expected_version, record=draft)
         view = {
             "roles": list(roles),
             "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],
             "conclusion": {**conclusion, "text": text, "provenance": sources},
         }
-        return CrossExaminationResult.model_validate(view)
+        return Examined(change, CrossExaminationResult.model_validate(view))

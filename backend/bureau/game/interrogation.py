@@ -12,7 +12,6 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypedDict
@@ -24,7 +23,7 @@ from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game import contract
-from bureau.game.keys import Keys
+from bureau.game.changes import CaseChange
 from bureau.game.views import card_event_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
@@ -344,9 +343,8 @@ def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: Stor
 
 # -- The graph: load_context → respond → persist ------------------------------------------------------------
 # Route `POST /api/cases/{id}/interrogations` → `Bureau.interrogate` (checks the question and the version) →
-# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far.
-
-Commit = Callable[..., Awaitable[CaseRecord]]
+# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far; the
+# service commits what `persist` returns.
 
 
 class InterrogationState(TypedDict, total=False):
@@ -369,19 +367,17 @@ class InterrogationState(TypedDict, total=False):
     # respond:
     answer: Answer
     # persist:
+    change: CaseChange
     result: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class InterrogationDeps:
-    """What the steps use besides the state: the store, the responder, and the service's commit (which undoes
-    the written cards if the ledger commit fails)."""
+    """What the steps use besides the state: the store and the responder."""
 
     settings: Settings
     gateway: MemoryGateway
     responder: Responder
-    commit: Commit
-    keys: Keys
 
 
 async def load_context(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
@@ -419,24 +415,21 @@ async def respond(deps: InterrogationDeps, state: InterrogationState) -> Interro
 
 
 async def persist(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
-    """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
-    events, the case-record entry and the policy audit commit together (the card is undone if the commit
-    fails). Then, best effort: the session-record retention."""
-    case_id, role, answer, grant = state["case_id"], state["role"], state["answer"], state["grant"]
+    """Step 3: make it part of the case, all or nothing. The role remembers being asked; that card, the events,
+    the case-record entry and the policy audit are returned as one change, which the service commits (undoing
+    the card if the commit fails) before the session-record retention runs."""
+    role, answer, grant = state["role"], state["answer"], state["grant"]
     session_card = await remember_being_asked(deps.gateway, grant, state["question"], state["language"])
     trace = xray(state)
-    await deps.commit(
-        case_id,
-        grant,
-        [session_card],
+    change = CaseChange(
         _events(role, trace, answer, session_card),
+        state["generation"],
         expected_version=state.get("expected_version"),
-        generation=state["generation"],
+        written=[session_card],
         record=interrogation_entry(role, state["question"], answer.text, trace, held_back_gaps(state["classified"])),
         decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
-    await keep_recent_session_records(deps.gateway, grant)
-    return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
+    return {"change": change, "result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
 
 
 def xray(state: InterrogationState) -> dict[str, Any]:
@@ -483,13 +476,19 @@ async def keep_recent_session_records(gateway: MemoryGateway, grant: Grant) -> N
         log.warning("session memory retention skipped; retried on the next question")
 
 
-class Interrogation:
-    """The compiled graph with its dependencies; `Bureau.interrogate` calls `run`."""
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One question run through the graph: the change to commit, and the answer once it is committed."""
 
-    def __init__(
-        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
-    ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
+    change: CaseChange
+    result: contract.Interrogation
+
+
+class Interrogation:
+    """The compiled graph with its dependencies; `Bureau.interrogate` calls `run` and commits its change."""
+
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder) -> None:
+        self.deps = InterrogationDeps(settings, gateway, responder)
         graph = StateGraph(InterrogationState)
         graph.add_node("load_context", partial(load_context, self.deps))
         graph.add_node("respond", partial(respond, self.deps))
@@ -501,21 +500,27 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self, case: CaseRecord, role: Role, question: str, expected_version: int | None, *, unfiltered: bool = False
-    ) -> contract.Interrogation:
-        started = time.perf_counter()
-        async with self.deps.keys.interrogation(case, role) as grant:
-            state = await self.graph.ainvoke(
-                {
-                    "case_id": case.id,
-                    "role": role,
-                    "question": question,
-                    "language": case.language,
-                    "expected_version": expected_version,
-                    "generation": case.generation,
-                    "grant": grant,
-                    "unfiltered": unfiltered,
-                    "started": started,
-                }
-            )
-        return contract.Interrogation.model_validate(state["result"])
+        self,
+        case: CaseRecord,
+        role: Role,
+        question: str,
+        expected_version: int | None,
+        grant: Grant,
+        *,
+        unfiltered: bool = False,
+        started: float | None = None,
+    ) -> Asked:
+        state = await self.graph.ainvoke(
+            {
+                "case_id": case.id,
+                "role": role,
+                "question": question,
+                "language": case.language,
+                "expected_version": expected_version,
+                "generation": case.generation,
+                "grant": grant,
+                "unfiltered": unfiltered,
+                "started": time.perf_counter() if started is None else started,
+            }
+        )
+        return Asked(state["change"], contract.Interrogation.model_validate(state["result"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from typing import Any, TypeVar
 from bureau.answering.base import Responder
 from bureau.answering.selection import case_mode
 from bureau.config import Settings
+from bureau.game.changes import CaseChange
 from bureau.game.compensation import discard_many, discard_superseded, run_cleanup
 from bureau.game.contract import (
     CaseMode,
@@ -39,7 +41,7 @@ from bureau.game.errors import (
 )
 from bureau.game.findings import Findings
 from bureau.game.inputs import checked_text
-from bureau.game.interrogation import Interrogation
+from bureau.game.interrogation import Interrogation, keep_recent_session_records
 from bureau.game.keys import Keys
 from bureau.game.knowledge import step_of
 from bureau.game.publication import FaultHook, Publisher
@@ -137,16 +139,16 @@ class Bureau:
         self.resealer = Resealer(gateway, ledger, vault)
         self.keys = Keys(vault, self.resealer)
         self.fault: FaultHook = lambda step: None
-        self.interrogation = Interrogation(settings, gateway, responder, self._commit_or_undo, self.keys)
-        self.cross_examination = CrossExamination(settings, gateway, responder, self._commit_or_undo, self.keys)
+        self.interrogation = Interrogation(settings, gateway, responder)
+        self.cross_examination = CrossExamination(settings, gateway, responder)
         self.publisher = Publisher(gateway, ledger, self.keys, settings.publication_lease_s)
         self.findings = Findings(settings, gateway, ledger, self.keys)
         self.sweeper = RetentionSweeper(gateway, ledger, self.keys)
-        # The ledger keeps the snapshot's matrix and latest answers, step by step, in each command's commit.
-        ledger.knowledge_steps = self._knowledge_steps
 
-    def _knowledge_steps(self, scenario_id: str, language: str) -> StepOf:
-        return step_of(self.scenario(scenario_id, language).key_facts)
+    def knowledge_steps(self, case: CaseRecord) -> StepOf:
+        """The steps of the case's scenario, handed to each ledger call that keeps the snapshot's matrix and
+        latest answers (an interrogation's commit, a read that may fold the case again)."""
+        return step_of(self.scenario(case.scenario_id, case.language).key_facts)
 
     # ----- queries -------------------------------------------------------------------------------------
 
@@ -206,8 +208,10 @@ class Bureau:
         """The operator's view, with each role's latest answer and the who-knows-what matrix as the ledger
         maintains them (the same cost at any record length), so a reload or a second console sees what this
         one saw."""
-        async with self.keys.operator(await self.require_case(case_id)) as grant:
-            view = await self.ledger.case_view(case_id, grant=grant)  # the maintained state in the same read
+        case = await self.require_case(case_id)
+        async with self.keys.operator(case) as grant:
+            # The maintained state in the same read.
+            view = await self.ledger.case_view(case_id, grant=grant, steps=self.knowledge_steps(case))
             state, known = await self._state(case_id, view, grant), view.knowledge
         if known is None:  # only when there is no case, which `_state` has said already
             raise CaseNotFoundError(case_id)
@@ -256,8 +260,10 @@ class Bureau:
         """Which spaces hold which cards, every board copy with its source, every derived artifact with its
         ingredients and audience: the `SubjectAccess` JSON, streamed (the record's artifacts a page at a time).
         The case is checked before the first byte."""
-        async with self.keys.operator(await self.require_case(case_id)) as grant:
-            state = await self._state(case_id, await self.ledger.case_view(case_id, grant=grant), grant)
+        case = await self.require_case(case_id)
+        async with self.keys.operator(case) as grant:
+            view = await self.ledger.case_view(case_id, grant=grant, steps=self.knowledge_steps(case))
+            state = await self._state(case_id, view, grant)
         export = await self.record_export(case_id)
         return subject_access_json(state, export.pages)
 
@@ -393,11 +399,18 @@ class Bureau:
         text = checked_text(
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
-        return await self._in_current_generation(
-            case_id,
-            expected_version,
-            lambda case: self.interrogation.run(case, role, text, expected_version, unfiltered=unfiltered),
-        )
+
+        async def ask(case: CaseRecord) -> InterrogationResult:
+            started = time.perf_counter()  # the trace's latency is measured from here
+            async with self.keys.interrogation(case, role) as grant:
+                asked = await self.interrogation.run(
+                    case, role, text, expected_version, grant, unfiltered=unfiltered, started=started
+                )
+                await self.commit_change(case_id, grant, asked.change, steps=self.knowledge_steps(case))
+                await keep_recent_session_records(self.gateway, grant)
+            return asked.result
+
+        return await self._in_current_generation(case_id, expected_version, ask)
 
     async def cross_examine(
         self, case_id: str, roles: list[Role], question: str, expected_version: int | None = None
@@ -407,9 +420,14 @@ class Bureau:
         text = checked_text(
             question, QUESTION_MAX_CHARS, screening=self.gateway.screening, allowed=frozenset({INJECTION})
         )
-        return await self._in_current_generation(
-            case_id, expected_version, lambda case: self.cross_examination.run(case, roles, text, expected_version)
-        )
+
+        async def examine(case: CaseRecord) -> CrossExaminationResult:
+            async with self.keys.cross_examination(case, roles) as grant:
+                examined = await self.cross_examination.run(case, grant, roles, text, expected_version)
+                await self.commit_change(case_id, grant, examined.change)
+            return examined.result
+
+        return await self._in_current_generation(case_id, expected_version, examine)
 
     async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
         """Erase one private card: its board copies go with it, and every record entry derived from either
@@ -562,6 +580,22 @@ class Bureau:
         except BaseException:
             await self._undo(grant, written)
             raise
+
+    async def commit_change(
+        self, case_id: str, grant: Grant, change: CaseChange, *, steps: StepOf | None = None
+    ) -> CaseRecord:
+        """Commit what a step returned (the record body sealed through `grant`); a failed commit undoes its cards."""
+        return await self._commit_or_undo(
+            case_id,
+            grant,
+            change.written,
+            change.events,
+            expected_version=change.expected_version,
+            generation=change.generation,
+            record=change.record,
+            decisions=change.decisions,
+            steps=steps,
+        )
 
     async def _load_cards(self, grant: Grant, scenario: Scenario) -> list[StoredCard]:
         """All or nothing: a failed write removes the cards written before it."""

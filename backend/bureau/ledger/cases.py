@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from bureau.ledger.case_knowledge import (
     KnowledgeLedger,
     KnowledgeState,
+    StepOf,
     forget_knowledge,
     knowledge_state,
     read_knowledge_rows,
@@ -135,12 +136,12 @@ class CaseLedger(KnowledgeLedger):
 
         return await self._read_rows(work)
 
-    async def case_view(self, case_id: str, *, grant: Grant | None = None) -> CaseView:
+    async def case_view(self, case_id: str, *, grant: Grant | None = None, steps: StepOf | None = None) -> CaseView:
         """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
         X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with a
         `grant` that reads the record (the operator's), their texts and the maintained matrix and latest
-        answers (a case not folded yet is folded first), every text opened in one vault statement. Without one,
-        content-free: what the stage may see."""
+        answers (a case not folded yet is folded first, with `steps`: its scenario's), every text opened in one
+        vault statement. Without one, content-free: what the stage may see."""
 
         def work(connection: Connection) -> CaseView:
             row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
@@ -164,7 +165,9 @@ class CaseLedger(KnowledgeLedger):
 
         view = await self._read_rows(work)
         if grant is not None and view.case is not None and view.knowledge is None:
-            return replace(view, knowledge=await self.case_knowledge(case_id, grant))
+            if steps is None:
+                raise LookupError("a case not folded yet is read with its scenario's knowledge steps")
+            return replace(view, knowledge=await self.case_knowledge(case_id, grant, steps))
         return view
 
     async def record_page(
@@ -207,11 +210,13 @@ class CaseLedger(KnowledgeLedger):
         generation: str | None = None,
         reset_to: str | None = None,
         grant: Grant | None = None,
+        steps: StepOf | None = None,
     ) -> CaseRecord:
         """Bump the case version and append its events in one transaction, with the policy decisions of the
         writes it keeps. Optionally append a case-record entry, its body sealed through `grant` (an
-        interrogation also steps the maintained snapshot state). `generation`: the generation the command
-        began in, which must still be the case's (GenerationMovedError otherwise: a reset came first).
+        interrogation also steps the maintained snapshot state, with `steps`: the case scenario's; without
+        them the case is folded whole on its next read). `generation`: the generation the command began in,
+        which must still be the case's (GenerationMovedError otherwise: a reset came first).
         `reset_to`: a reset, which forgets publications, the record and the maintained state and makes
         `reset_to` the case's generation (the vault destroys the old generation's record key)."""
 
@@ -230,6 +235,7 @@ class CaseLedger(KnowledgeLedger):
             generation=generation,
             reset_to=reset_to,
             grant=grant,
+            steps=steps,
         )
 
     async def _change(
@@ -244,6 +250,7 @@ class CaseLedger(KnowledgeLedger):
         generation: str | None = None,
         reset_to: str | None = None,
         grant: Grant | None = None,
+        steps: StepOf | None = None,
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
         return events of its own, known only inside the transaction), events. An interrogation's record entry
@@ -283,7 +290,7 @@ class CaseLedger(KnowledgeLedger):
             if record is not None:
                 entry = append_entry(session, case_id, record, sealed[0], utcnow())
                 if record.kind == INTERROGATION:
-                    self._step_forward(session, row, entry)
+                    self._step_forward(session, row, entry, steps)
             found = extra(session) if extra is not None else None
             appended = append_events(session, case_id, [*events, *(found or ())], new_version)
             # The case as this transaction leaves it, from the row read under its lock and what it changed.

@@ -137,14 +137,18 @@ async def test_respond_holds_any_responder_to_what_retrieval_found(services: Ser
     assert [conflict.card_ids for conflict in answer.conflicts] == [("t1", "t2")]
 
 
-async def test_persist_commits_the_session_record_events_and_record_entry_together(
+async def test_persist_returns_the_session_record_events_and_record_entry_committed_together(
     services: Services, new_case: NewCase
 ) -> None:
     case = await new_case(language="zh")
     case_id = case["case"]["id"]
     state = await loaded(services, asked(case, "informant", "保险柜的密码是多少？"))
     state = {**state, **await respond(deps_of(services), state)}  # type: ignore[typeddict-item]
-    result = (await persist(deps_of(services), state))["result"]
+    events_before = await services.ledger.events_after(case_id, 0)
+    persisted = await persist(deps_of(services), state)
+    result, change = persisted["result"], persisted["change"]
+    assert await services.ledger.events_after(case_id, 0) == events_before  # nothing committed by the step
+    await services.bureau.commit_change(case_id, state["grant"], change)
 
     assert result["certainty"] == Certainty.KNOWN and result["trace"]["duration_ms"] > 0
     informant = await grant_of(services, case_id, reads=["informant"])
@@ -168,8 +172,9 @@ async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Ser
     case_id = case["case"]["id"]
     state = await loaded(services, asked(case, "detective"))
     state = {**state, **await respond(deps_of(services), state), "expected_version": case["case"]["version"] - 1}
+    change = (await persist(deps_of(services), state))["change"]  # type: ignore[arg-type]
     with pytest.raises(VersionConflictError):
-        await persist(deps_of(services), state)  # type: ignore[arg-type]
+        await services.bureau.commit_change(case_id, state["grant"], change)
     spaces = await services.gateway.list(await grant_of(services, case_id, reads=["detective"]))
     assert [c for c in spaces if c.memory_type == "session"] == []
     assert (await services.bureau.record_page(case_id, None, 50))[1].entries == []
