@@ -342,8 +342,8 @@ def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: Stor
 
 
 # -- The graph: load_context → respond → persist ------------------------------------------------------------
-# Route `POST /api/cases/{id}/interrogations` → `Bureau.interrogate` (checks the question and the version) →
-# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far; the
+# Route `POST /api/cases/{id}/interrogations` → `QuestionService.interrogate` (checks the question and the
+# version) → `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far; the
 # service commits what `persist` returns.
 
 
@@ -357,7 +357,7 @@ class InterrogationState(TypedDict, total=False):
     expected_version: int | None
     generation: str  # the case's generation the question is asked in (scope/keys.py: MemoryScope)
     grant: Grant  # the request's keys: own space and board to read, own space and the record to write
-    unfiltered: bool  # the presenter act: no space filter, no re-check (game/service.py: interrogate)
+    unfiltered: bool  # the presenter act: no space filter, no re-check (game/services/questions.py: interrogate)
     started: float  # perf_counter() when the question arrived: the trace's latency is measured from here
     # load_context:
     searched: list[str]
@@ -485,7 +485,7 @@ class Asked:
 
 
 class Interrogation:
-    """The compiled graph with its dependencies; `Bureau.interrogate` calls `run` and commits its change."""
+    """The compiled graph with its dependencies; `QuestionService.interrogate` calls `run` and commits its change."""
 
     def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder) -> None:
         self.deps = InterrogationDeps(settings, gateway, responder)
