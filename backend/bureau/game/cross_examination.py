@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from bureau.answering.base import Answer, Responder
 from bureau.config import Settings
@@ -26,6 +26,7 @@ from bureau.game.interrogation import (
     xray,
 )
 from bureau.game.keys import Keys
+from bureau.game.traces import Ingredient, Trace
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.ledger.repository import CaseRecord
@@ -41,7 +42,22 @@ from bureau.vault import Grant
 class RoleResult:
     role: str
     answer: Answer
-    trace: dict[str, Any]
+    trace: Trace
+
+
+class Conclusion(TypedDict):
+    certainty: str
+    audience: str
+    sealed: bool
+
+
+class RoleView(TypedDict):
+    """One role's part of the record's summary: its certainty and audience, and its X-ray."""
+
+    role: str
+    certainty: str
+    audience: str
+    trace: Trace
 
 
 def conclusion_readers(roles: list[str], results: list[RoleResult]) -> Readers:
@@ -102,13 +118,13 @@ class CrossExamination:
         results = [await self._ask_one(case, grant, role, question) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
-        sources = [item for r in results for item in provenance(r.trace)]
-        conclusion = {
+        sources: list[Ingredient] = [item for r in results for item in provenance(r.trace)]
+        conclusion: Conclusion = {
             "certainty": _joint_certainty(results),
             "audience": readers.label,
             "sealed": readers.is_sealed,
         }
-        per_role = [
+        per_role: list[RoleView] = [
             {
                 "role": r.role,
                 "certainty": r.answer.certainty,
@@ -138,5 +154,5 @@ class CrossExamination:
             "roles": list(roles),
             "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],
             "conclusion": {**conclusion, "text": text, "provenance": sources},
-        }
+        }  # the response, checked by its model
         return Examined(change, CrossExaminationResult.model_validate(view))
