@@ -54,31 +54,32 @@ StageDep = Annotated[Principal, Depends(_access(Audience.STAGE))]
 
 
 # One typed dependency per part of the process, so each route declares exactly what it uses (FastAPI
-# resolves `services` once per request): the game's service of its command family, or access control. Where
-# the parts are built and kept is decided above, in one place.
+# resolves `services` once per request): the game's service of its command family, which a route names in its
+# signature (`Annotated[QuestionService, Depends(question_service)]`, the service's type in plain sight), or
+# access control. Where the parts are built and kept is decided above, in one place.
 
 
-async def _case_service(svc: ServicesDep) -> CaseService:
+async def case_service(svc: ServicesDep) -> CaseService:
     return svc.bureau.case_service
 
 
-async def _whisper_service(svc: ServicesDep) -> WhisperService:
+async def whisper_service(svc: ServicesDep) -> WhisperService:
     return svc.bureau.whisper_service
 
 
-async def _question_service(svc: ServicesDep) -> QuestionService:
+async def question_service(svc: ServicesDep) -> QuestionService:
     return svc.bureau.question_service
 
 
-async def _publication_service(svc: ServicesDep) -> PublicationService:
+async def publication_service(svc: ServicesDep) -> PublicationService:
     return svc.bureau.publication_service
 
 
-async def _finding_service(svc: ServicesDep) -> FindingService:
+async def finding_service(svc: ServicesDep) -> FindingService:
     return svc.bureau.finding_service
 
 
-async def _record_service(svc: ServicesDep) -> RecordService:
+async def record_service(svc: ServicesDep) -> RecordService:
     return svc.bureau.record_service
 
 
@@ -86,10 +87,4 @@ async def _access_control(svc: ServicesDep) -> AccessControl:
     return svc.access
 
 
-CaseServiceDep = Annotated[CaseService, Depends(_case_service)]
-WhisperServiceDep = Annotated[WhisperService, Depends(_whisper_service)]
-QuestionServiceDep = Annotated[QuestionService, Depends(_question_service)]
-PublicationServiceDep = Annotated[PublicationService, Depends(_publication_service)]
-FindingServiceDep = Annotated[FindingService, Depends(_finding_service)]
-RecordServiceDep = Annotated[RecordService, Depends(_record_service)]
 AccessDep = Annotated[AccessControl, Depends(_access_control)]

@@ -11,7 +11,8 @@ from bureau.game.contract import CaseMode, OperatorSnapshot
 from bureau.game.errors import CaseNotFoundError
 from bureau.game.keys import Keys
 from bureau.game.views import CaseState, StageState, operator_snapshot
-from bureau.ledger.repository import ACTIVE, CaseRecord, CaseView, Ledger
+from bureau.ledger.cases import CaseLedger
+from bureau.ledger.repository import ACTIVE, CaseRecord, CaseView
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import StoredCard
 from bureau.scope.keys import BOARD, ROLES
@@ -27,23 +28,26 @@ def in_play(case_id: str, case: CaseRecord | None) -> CaseRecord:
 
 
 class CaseAccess:
+    """Reads cases only (`cases`: the ledger's case aggregate), and the store under the operator's or the
+    stage's grant."""
+
     def __init__(
         self,
         settings: Settings,
         responder: Responder,
         gateway: MemoryGateway,
-        ledger: Ledger,
+        cases: CaseLedger,
         keys: Keys,
         catalogue: Catalogue,
     ) -> None:
         self.settings, self.responder = settings, responder
-        self.gateway, self.ledger, self.keys, self.catalogue = gateway, ledger, keys, catalogue
+        self.gateway, self.cases, self.keys, self.catalogue = gateway, cases, keys, catalogue
 
     async def require_case(self, case_id: str) -> CaseRecord:
         """The case, in play, with its keys in the vault: a case whose keys are gone was erased (here, or after
         the copy of the data this server runs on was taken) and answers 404 on every route, content-free ones
         included; nothing makes keys for it again (a reset would)."""
-        case = in_play(case_id, await self.ledger.get_case(case_id))
+        case = in_play(case_id, await self.cases.get_case(case_id))
         if not await self.keys.vault.has_keys(case_id):
             raise CaseNotFoundError(case_id)
         return case
@@ -57,7 +61,7 @@ class CaseAccess:
 
     async def operator_state(self, case: CaseRecord, grant: Grant) -> tuple[CaseState, CaseView]:
         """The operator's state of the case, with the maintained matrix and latest answers read alongside."""
-        view = await self.ledger.case_view(case.id, grant=grant, steps=self.catalogue.knowledge_steps(case))
+        view = await self.cases.case_view(case.id, grant=grant, steps=self.catalogue.knowledge_steps(case))
         return await self.state(case.id, view, grant), view
 
     async def snapshot(self, case_id: str) -> OperatorSnapshot:
@@ -78,7 +82,7 @@ class CaseAccess:
     async def stage_state(self, case_id: str) -> StageState:
         """What the stage may see: each role's card count (listed, never opened), the board's cards and the
         content-free traces of the last interrogation and cross-examination."""
-        view = await self.ledger.case_view(case_id)
+        view = await self.cases.case_view(case_id)
         case = in_play(case_id, view.case)
         async with self.keys.stage(case) as grant:
             counted, cards = await self.gateway.listing(grant)  # one statement: the counts and the board

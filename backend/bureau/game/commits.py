@@ -17,6 +17,7 @@ from bureau.game.errors import (
     PublicationPendingError,
     VersionConflictError,
 )
+from bureau.ledger.cases import CaseLedger
 from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
@@ -39,6 +40,7 @@ GENERATION_ATTEMPTS = 5
 class Commits:
     def __init__(self, gateway: MemoryGateway, ledger: Ledger, access: CaseAccess) -> None:
         self.gateway, self.ledger, self.access = gateway, ledger, access
+        self.cases: CaseLedger = ledger  # what a commit changes: the case aggregate (undo hands the rest cleanups)
 
     async def check_version(self, case_id: str, expected_version: int | None) -> CaseRecord:
         case = await self.access.require_case(case_id)
@@ -72,7 +74,7 @@ class Commits:
 
     async def commit(self, case_id: str, events: list[PendingEvent], **kwargs: Any) -> CaseRecord:
         try:
-            return await self.ledger.change_case(case_id, events, **kwargs)
+            return await self.cases.change_case(case_id, events, **kwargs)
         except CaseMissingError as exc:
             raise CaseNotFoundError(case_id) from exc
         except VersionMismatchError as exc:

@@ -208,7 +208,6 @@ class CaseLedger(KnowledgeLedger):
         record: RecordDraft | None = None,
         decisions: Sequence[PolicyDecision] = (),
         generation: str | None = None,
-        reset_to: str | None = None,
         grant: Grant | None = None,
         steps: StepOf | None = None,
     ) -> CaseRecord:
@@ -216,26 +215,44 @@ class CaseLedger(KnowledgeLedger):
         writes it keeps. Optionally append a case-record entry, its body sealed through `grant` (an
         interrogation also steps the maintained snapshot state, with `steps`: the case scenario's; without
         them the case is folded whole on its next read). `generation`: the generation the command began in,
-        which must still be the case's (GenerationMovedError otherwise: a reset came first).
-        `reset_to`: a reset, which forgets publications, the record and the maintained state and makes
-        `reset_to` the case's generation (the vault destroys the old generation's record key)."""
-
-        def extra(session: Session) -> None:
-            if reset_to is not None:
-                _forget_case_state(session, case_id)
-            append_decisions(session, case_id, decisions, utcnow())
-
+        which must still be the case's (GenerationMovedError otherwise: a reset came first)."""
         return await self._change(
             case_id,
             events,
             expected_version,
             status,
             record,
-            extra,
             generation=generation,
-            reset_to=reset_to,
             grant=grant,
             steps=steps,
+            decisions=decisions,
+        )
+
+    async def reset_case(
+        self,
+        case_id: str,
+        events: Sequence[PendingEvent],
+        *,
+        reset_to: str,
+        expected_version: int | None = None,
+        decisions: Sequence[PolicyDecision] = (),
+        generation: str | None = None,
+    ) -> CaseRecord:
+        """A reset, as one change of the case: it forgets publications, the record and the maintained state and
+        makes `reset_to` the case's generation (the vault destroys the old generation's record key), with its
+        events and the policy decisions of the opening cards; `generation` as for `change_case`."""
+
+        def forget(session: Session) -> None:
+            _forget_case_state(session, case_id)
+
+        return await self._change(
+            case_id,
+            events,
+            expected_version,
+            extra=forget,
+            generation=generation,
+            reset_to=reset_to,
+            decisions=decisions,
         )
 
     async def _change(
@@ -251,12 +268,13 @@ class CaseLedger(KnowledgeLedger):
         reset_to: str | None = None,
         grant: Grant | None = None,
         steps: StepOf | None = None,
+        decisions: Sequence[PolicyDecision] = (),
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
-        return events of its own, known only inside the transaction), events. An interrogation's record entry
-        steps the maintained snapshot state in the same transaction; its body is sealed through `grant`
-        before the transaction begins. Under the case row's lock: the generation the command began in is
-        checked, and a reset replaces it."""
+        return events of its own, known only inside the transaction), the policy decisions, events. An
+        interrogation's record entry steps the maintained snapshot state in the same transaction; its body is
+        sealed through `grant` before the transaction begins. Under the case row's lock: the generation the
+        command began in is checked, and a reset replaces it."""
         sealed: list[SealedBody] = []
 
         def seal() -> None:  # on the ledger's thread, outside the transaction (its key goes into the vault)
@@ -292,6 +310,7 @@ class CaseLedger(KnowledgeLedger):
                 if record.kind == INTERROGATION:
                     self._step_forward(session, row, entry, steps)
             found = extra(session) if extra is not None else None
+            append_decisions(session, case_id, decisions, utcnow())
             appended = append_events(session, case_id, [*events, *(found or ())], new_version)
             # The case as this transaction leaves it, from the row read under its lock and what it changed.
             changed = replace(

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
 from bureau.api.deps import (
-    CaseServiceDep,
-    FindingServiceDep,
     OperatorDep,
-    PublicationServiceDep,
-    QuestionServiceDep,
-    RecordServiceDep,
     ServicesDep,
     StageDep,
-    WhisperServiceDep,
+    case_service,
+    finding_service,
+    publication_service,
+    question_service,
+    record_service,
+    whisper_service,
 )
 from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, ApiError, declare_errors
 from bureau.api.openapi import ContractRoute
@@ -47,6 +47,12 @@ from bureau.api.schemas import (
     WhisperBody,
 )
 from bureau.game.record_views import json_export, markdown_export, record_page_view
+from bureau.game.services.cases import CaseService
+from bureau.game.services.findings import FindingService
+from bureau.game.services.publications import PublicationService
+from bureau.game.services.questions import QuestionService
+from bureau.game.services.records import RecordService
+from bureau.game.services.whispers import WhisperService
 from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
 
@@ -58,7 +64,7 @@ COMMAND = (*CHANGE, "VERSION_CONFLICT")  # every command that takes `expected_ve
 
 
 @router.get("/scenarios", response_model=list[ScenarioSummary], responses=declare_errors(*STAGE_ACCESS))
-async def list_scenarios(cases: CaseServiceDep, _: StageDep) -> list[ScenarioSummary]:
+async def list_scenarios(cases: Annotated[CaseService, Depends(case_service)], _: StageDep) -> list[ScenarioSummary]:
     return cases.scenario_list()
 
 
@@ -68,19 +74,23 @@ async def list_scenarios(cases: CaseServiceDep, _: StageDep) -> list[ScenarioSum
     response_model=OperatorSnapshot,
     responses=declare_errors("SCENARIO_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS, *WRITES, "WORKER_ID_LOST"),
 )
-async def create_case(body: CreateCase, cases: CaseServiceDep, _: OperatorDep) -> OperatorSnapshot:
+async def create_case(
+    body: CreateCase, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep
+) -> OperatorSnapshot:
     return await cases.create_case(body.scenario_id, body.language)
 
 
 @router.get(CASE_PATH, response_model=OperatorSnapshot, responses=declare_errors(*READ))
-async def get_case(case_id: str, cases: CaseServiceDep, _: OperatorDep) -> OperatorSnapshot:
+async def get_case(
+    case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep
+) -> OperatorSnapshot:
     return await cases.snapshot(case_id)
 
 
 @router.get(CASE_PATH + "/record", response_model=CaseRecordPage, responses=declare_errors(*READ))
 async def get_record(
     case_id: str,
-    records: RecordServiceDep,
+    records: Annotated[RecordService, Depends(record_service)],
     _: OperatorDep,
     after: RecordCursor = None,
     limit: RecordLimit = RECORD_PAGE_DEFAULT,
@@ -108,7 +118,10 @@ async def get_record(
     },
 )
 async def export_record(
-    case_id: str, records: RecordServiceDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
+    case_id: str,
+    records: Annotated[RecordService, Depends(record_service)],
+    _: OperatorDep,
+    format: Literal["json", "markdown"] = "json",
 ) -> StreamingResponse:
     """The whole record as a download, oldest first: JSON, or a Markdown report to hand out. Streamed from the
     ledger a page at a time, so its size never sits in the server's memory."""
@@ -133,7 +146,9 @@ async def export_record(
     # A preference's key and value are the schema's (422); the memory policy decides who writes which type.
     responses=declare_errors("UNSAFE_INPUT", policy.MEMORY_TYPE_FORBIDDEN, *COMMAND),
 )
-async def whisper(case_id: str, body: WhisperBody, whispers: WhisperServiceDep, _: OperatorDep) -> WhisperResult:
+async def whisper(
+    case_id: str, body: WhisperBody, whispers: Annotated[WhisperService, Depends(whisper_service)], _: OperatorDep
+) -> WhisperResult:
     """A card into one role's private space: a memory type (default `long_term_knowledge`), for a
     `user_preference` its key and a value that key takes."""
     return await whispers.whisper(
@@ -147,7 +162,10 @@ async def whisper(case_id: str, body: WhisperBody, whispers: WhisperServiceDep, 
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
 async def interrogate(
-    case_id: str, body: InterrogationBody, questions: QuestionServiceDep, _: OperatorDep
+    case_id: str,
+    body: InterrogationBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    _: OperatorDep,
 ) -> Interrogation:
     return await questions.interrogate(case_id, body.role, body.question, body.expected_version)
 
@@ -158,7 +176,11 @@ async def interrogate(
     responses=declare_errors("UNSAFE_INPUT", "PRESENTER_ACTS_OFF", *COMMAND),
 )
 async def unfiltered_act(
-    case_id: str, body: UnfilteredActBody, questions: QuestionServiceDep, svc: ServicesDep, _: OperatorDep
+    case_id: str,
+    body: UnfilteredActBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    svc: ServicesDep,
+    _: OperatorDep,
 ) -> Interrogation:
     """The presenter act (docs/presenter-guide.md): the question asked as an interrogation, its store statement
     without the space filter (each part fetching k x spaces) and without the scope re-check, so only the
@@ -176,7 +198,10 @@ async def unfiltered_act(
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
 async def cross_examine(
-    case_id: str, body: CrossExaminationBody, questions: QuestionServiceDep, _: OperatorDep
+    case_id: str,
+    body: CrossExaminationBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    _: OperatorDep,
 ) -> CrossExaminationResult:
     """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
     return await questions.cross_examine(case_id, body.roles, body.question, body.expected_version)
@@ -186,7 +211,7 @@ async def cross_examine(
 async def delete_card(
     case_id: str,
     card_id: Annotated[str, Path(min_length=1, max_length=64)],
-    cases: CaseServiceDep,
+    cases: Annotated[CaseService, Depends(case_service)],
     _: OperatorDep,
     expected_version: Annotated[int | None, Query(ge=0)] = None,
 ) -> Response:
@@ -206,7 +231,9 @@ async def delete_card(
         **declare_errors(*READ),
     },
 )
-async def subject_access(case_id: str, records: RecordServiceDep, _: OperatorDep) -> StreamingResponse:
+async def subject_access(
+    case_id: str, records: Annotated[RecordService, Depends(record_service)], _: OperatorDep
+) -> StreamingResponse:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
     ingredients and audience. Streamed: the record's artifacts are read a page at a time."""
     body = await records.subject_access(case_id)
@@ -223,7 +250,11 @@ async def subject_access(case_id: str, records: RecordServiceDep, _: OperatorDep
     },
 )
 async def publish(
-    case_id: str, body: PublicationBody, response: Response, publications: PublicationServiceDep, _: OperatorDep
+    case_id: str,
+    body: PublicationBody,
+    response: Response,
+    publications: Annotated[PublicationService, Depends(publication_service)],
+    _: OperatorDep,
 ) -> PublicationResult:
     result = await publications.publish(case_id, body.role, body.card_id, body.expected_version)
     if result.idempotent:
@@ -237,7 +268,10 @@ async def publish(
     responses=declare_errors("UNSAFE_INPUT", *READ),
 )
 async def evaluate_findings(
-    case_id: str, findings: FindingServiceDep, _: OperatorDep, body: FindingEvaluationBody | None = None
+    case_id: str,
+    findings: Annotated[FindingService, Depends(finding_service)],
+    _: OperatorDep,
+    body: FindingEvaluationBody | None = None,
 ) -> FindingEvaluation:
     """Each given or proposed claim: every matching card's status (counted, or excluded and why), the
     leave-one-out result and the decision. Changes nothing."""
@@ -254,7 +288,11 @@ async def evaluate_findings(
     },
 )
 async def promote_finding(
-    case_id: str, body: FindingClaimBody, response: Response, findings: FindingServiceDep, _: OperatorDep
+    case_id: str,
+    body: FindingClaimBody,
+    response: Response,
+    findings: Annotated[FindingService, Depends(finding_service)],
+    _: OperatorDep,
 ) -> FindingPromotion:
     """Promote a qualifying claim to the board as a finding: text, support figures, scope and review date;
     no card ids, roles or sources."""
@@ -265,18 +303,22 @@ async def promote_finding(
 
 
 @router.get(CASE_PATH + "/findings", response_model=FindingList, responses=declare_errors(*READ))
-async def list_findings(case_id: str, findings: FindingServiceDep, _: OperatorDep) -> FindingList:
+async def list_findings(
+    case_id: str, findings: Annotated[FindingService, Depends(finding_service)], _: OperatorDep
+) -> FindingList:
     """The promoted and withdrawn findings of the case (never which cards supported them)."""
     return await findings.list(case_id)
 
 
 @router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))
-async def reset(case_id: str, cases: CaseServiceDep, _: OperatorDep, body: ResetBody | None = None) -> OperatorSnapshot:
+async def reset(
+    case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep, body: ResetBody | None = None
+) -> OperatorSnapshot:
     return await cases.reset(case_id, body.expected_version if body else None)
 
 
 @router.delete(CASE_PATH, status_code=204, responses=declare_errors(*CHANGE))
-async def erase(case_id: str, cases: CaseServiceDep, _: OperatorDep) -> Response:
+async def erase(case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep) -> Response:
     await cases.erase(case_id)
     return Response(status_code=204)
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
-from bureau.api.deps import OperatorDep, RecordServiceDep
+from bureau.api.deps import OperatorDep, record_service
 from bureau.api.errors import OPERATOR_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage
+from bureau.game.services.records import RecordService
 from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
 from bureau.scope.vocabulary import CreatedBy, MemoryType
 
@@ -34,7 +35,7 @@ async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
 )
 async def policy_decisions(
     case_id: str,
-    records: RecordServiceDep,
+    records: Annotated[RecordService, Depends(record_service)],
     _: OperatorDep,
     after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,

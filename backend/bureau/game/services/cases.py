@@ -115,13 +115,13 @@ class CaseService:
         async with self.keys.case_setup(case_id, generation) as grant:
             written = await self._load_cards(grant, self.catalogue.scenario(case.scenario_id, case.language))
             try:
-                await self.ledger.change_case(
+                await self.ledger.reset_case(
                     case_id,
                     [PendingEvent(EventType.CASE_RESET, {})],
+                    reset_to=generation,
                     expected_version=expected_version,
                     decisions=loaded_decisions(written),
                     generation=case.generation,
-                    reset_to=generation,
                 )
             except GenerationMovedError:
                 await self.commits.undo(grant, written)  # another reset came first: the case is at its start

@@ -54,7 +54,7 @@ class QuestionService:
                     case, role, text, expected_version, grant, unfiltered=unfiltered, started=started
                 )
                 steps = self.catalogue.knowledge_steps(case)
-                await self.commits.commit_change(case_id, grant, asked.change, steps=steps)
+                await self.commits.commit_change(case.id, grant, asked.change, steps=steps)
                 await keep_recent_session_records(self.gateway, grant)
             return asked.result
 
@@ -70,7 +70,7 @@ class QuestionService:
         async def examine(case: CaseRecord) -> CrossExaminationResult:
             async with self.keys.cross_examination(case, roles) as grant:
                 examined = await self.cross_examination.run(case, grant, roles, text, expected_version)
-                await self.commits.commit_change(case_id, grant, examined.change)
+                await self.commits.commit_change(case.id, grant, examined.change)
             return examined.result
 
         return await self.commits.in_current_generation(case_id, expected_version, examine)
