@@ -75,23 +75,25 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
         settle_after_start()
         services = app.state.services
         bureau, ledger = services.bureau, services.ledger
-        case_id = (await bureau.create_case("safe-combination", "en")).case.id
-        await bureau.cross_examine(case_id, ["informant", "suspect"], QUESTIONS[0])
+        cases, questions, access = bureau.case_service, bureau.question_service, bureau.case_access
+        case_id = (await cases.create_case("safe-combination", "en")).case.id
+        await questions.cross_examine(case_id, ["informant", "suspect"], QUESTIONS[0])
         asked = 0
         for size in sizes:
             while asked < size:
-                await bureau.interrogate(case_id, ROLES[asked % 3], QUESTIONS[asked % len(QUESTIONS)])  # type: ignore[arg-type]
+                await questions.interrogate(case_id, ROLES[asked % 3], QUESTIONS[asked % len(QUESTIONS)])  # type: ignore[arg-type]
                 asked += 1
                 if asked % 500 == 0:
                     progress(f"{asked:,}/{size:,} questions")
-            fresh_case = (await bureau.create_case("safe-combination", "en")).case.id
+            fresh_case = (await cases.create_case("safe-combination", "en")).case.id
 
             async def case_view() -> Any:  # with the operator's grant, as the snapshot reads it
-                async with bureau.keys.operator(await bureau.require_case(case_id)) as grant:
-                    return await ledger.case_view(case_id, grant=grant)
+                case = await access.require_case(case_id)
+                async with bureau.keys.operator(case) as grant:
+                    return await ledger.case_view(case_id, grant=grant, steps=bureau.catalogue.knowledge_steps(case))
 
             parts: dict[str, Callable[[], Awaitable[Any]]] = {
-                "case row": lambda: bureau.require_case(case_id),
+                "case row": lambda: access.require_case(case_id),
                 **{f"list {space}": lister(services, case_id, space) for space in SPACES},
                 # The same list for a case created just now in the same store: is a slow list the owner's own
                 # history (rows written and deleted under that case and space) or the table's?
@@ -99,8 +101,8 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
                 # What the snapshot reads: every space of the case in one store call.
                 "list all spaces": lister(services, case_id, *SPACES),
                 "case view": case_view,
-                "whole snapshot": lambda: bureau.snapshot(case_id),
-                "record page (50)": lambda: bureau.record_page(case_id, None, 50),
+                "whole snapshot": lambda: access.snapshot(case_id),
+                "record page (50)": lambda: bureau.record_service.record_page(case_id, None, 50),
             }
             timed = {name: await p50_ms(call, reads) for name, call in parts.items()}
             rows.append([f"{size:,}", *(f"{ms:.2f}" for ms in timed.values())])

@@ -190,12 +190,12 @@ async def signed_in_headers(client: httpx.AsyncClient, passcode: str) -> dict[st
 async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services: Services, case_id: str) -> None:
     """The matrix and latest answers the ledger maintains, and the snapshot that shows them, equal a full fold
     of the record (`fold_knowledge` / `latest_answers`: the reference)."""
-    case = await services.bureau.require_case(case_id)
-    scenario = services.bureau.scenario(case.scenario_id, case.language)
+    case = await services.bureau.case_access.require_case(case_id)
+    scenario = services.bureau.catalogue.scenario(case.scenario_id, case.language)
     grant = await grant_of(services, case_id, record=True)  # the operator's: the record's texts
     entries = await services.ledger.interrogations(case_id, grant)
     knowledge, answers = fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
-    maintained = await services.ledger.case_knowledge(case_id, grant)
+    maintained = await services.ledger.case_knowledge(case_id, grant, services.bureau.catalogue.knowledge_steps(case))
     assert maintained.knowledge == knowledge
     assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
     shown = (await client.get(f"/api/cases/{case_id}")).json()

@@ -196,7 +196,7 @@ def erase(args: argparse.Namespace) -> int:
         if args.case not in in_ledger | in_store:
             print(f"No case {args.case} here: nothing erased.", file=sys.stderr)
             return 1
-        await svc.bureau.purge(args.case, announce=args.case in in_ledger)
+        await svc.bureau.case_service.purge(args.case, announce=args.case in in_ledger)
         print(f"Erased case {args.case}: every card, board copy, ledger row, event and trace.")
         return 0
 
@@ -215,7 +215,7 @@ def clear(args: argparse.Namespace) -> int:
         with Progress() as progress:
             task = progress.add_task("Erasing cases", total=len(case_ids))
             for case_id in case_ids:
-                await svc.bureau.purge(case_id, announce=case_id in in_ledger)
+                await svc.bureau.case_service.purge(case_id, announce=case_id in in_ledger)
                 progress.advance(task)
         print(f"Erased {len(case_ids)} case(s).")
         return 0

@@ -328,7 +328,7 @@ async def test_a_reset_whose_commit_fails_leaves_the_case_as_it_was(
         raise LedgerError("OperationalError")
 
     with monkeypatch.context() as patch:
-        patch.setattr(services.ledger, "change_case", ledger_down)
+        patch.setattr(services.ledger, "reset_case", ledger_down)
         response = await client.post(f"/api/cases/{case_id}/reset")
     assert response.status_code == 503 and code(response) == "MEMORY_UNAVAILABLE"
     assert await snapshot(client, case_id) == before  # same cards, same ids, same version

@@ -129,7 +129,9 @@ async def test_a_stream_further_behind_than_the_feed_keeps_still_gets_everything
         await stream.aclose()
 
     async def whisper(i: int) -> None:
-        await services.bureau.whisper(case_id, "detective", f"Ledger line {i}: crates at dock {i}.", None)
+        await services.bureau.whisper_service.whisper(
+            case_id, "detective", f"Ledger line {i}: crates at dock {i}.", None
+        )
 
     first: list[int] = []
     keeping = asyncio.create_task(collect(first, 0, 14, Audience.OPERATOR))  # case.created + 13 whispers
@@ -194,7 +196,7 @@ async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_othe
         return await real_read(case, after, limit=limit)
 
     monkeypatch.setattr(ledger, "events_after", refuse_once)
-    await services.bureau.whisper(case_id, "detective", "Ledger line: crates at dock nine.", None)
+    await services.bureau.whisper_service.whisper(case_id, "detective", "Ledger line: crates at dock nine.", None)
     outcomes = await asyncio.gather(*streams, return_exceptions=True)
 
     assert not refusals  # the refusal was met

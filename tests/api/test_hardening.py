@@ -33,7 +33,7 @@ async def test_nothing_can_commit_into_a_case_that_is_being_erased(new_case: New
         await services.ledger.change_case(case_id, [PendingEvent("memory.written", {})])
     with pytest.raises(CaseMissingError):
         await services.ledger.reserve_publication(case_id, secret["id"], "informant", "someone", 5)
-    await services.bureau.erase(case_id)  # an erase that stopped half-way can be finished
+    await services.bureau.case_service.erase(case_id)  # an erase that stopped half-way can be finished
     assert await services.ledger.get_case(case_id) is None
     assert await card_counts(services, case_id) == dict.fromkeys(SPACES, 0)
 

@@ -108,7 +108,7 @@ async def test_the_policy_table_still_refuses_and_audits_writes_that_skip_http(
     before = await everything(services, case_id)
     audited = len(await services.ledger.policy_decisions(case_id, 0, 500))
     with pytest.raises((MemoryPolicyError, UnsafeInputError)) as refused:
-        await services.bureau.whisper(case_id, "informant", text, None, memory_type, key)
+        await services.bureau.whisper_service.whisper(case_id, "informant", text, None, memory_type, key)
     reasons = refused.value.reasons if isinstance(refused.value, UnsafeInputError) else [refused.value.code]
     assert refusal in reasons
     assert await everything(services, case_id) == before

@@ -56,7 +56,7 @@ async def test_writes_and_reads_are_audited_without_content(
     klingon = {"role": "suspect", "text": "klingon", "memory_type": "user_preference", "key": "preferred_language"}
     assert (await client.post(f"/api/cases/{case_id}/whispers", json=klingon)).status_code == 422
     with pytest.raises(MemoryPolicyError):
-        await services.bureau.whisper(
+        await services.bureau.whisper_service.whisper(
             case_id, "suspect", "klingon", None, MemoryType.USER_PREFERENCE, "preferred_language"
         )
     ok = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": SECRET_TEXT})

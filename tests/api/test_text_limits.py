@@ -114,19 +114,19 @@ async def test_a_text_nfkc_lengthens_is_counted_as_sent_and_stored_normalised(
 
 
 async def test_the_game_counts_as_the_schema_does(new_case: NewCase, services: Services) -> None:
-    bureau = services.bureau
+    whispers, questions = services.bureau.whisper_service, services.bureau.question_service
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
-    at_limit = await bureau.whisper(case_id, "informant", text_of(MAX_CARD_CHARS))
+    at_limit = await whispers.whisper(case_id, "informant", text_of(MAX_CARD_CHARS))
     assert at_limit.card.content == text_of(MAX_CARD_CHARS).strip()
-    lengthened = await bureau.whisper(case_id, "informant", "㍿" * MAX_CARD_CHARS)
+    lengthened = await whispers.whisper(case_id, "informant", "㍿" * MAX_CARD_CHARS)
     assert len(lengthened.card.content) == 4 * MAX_CARD_CHARS
     refusals = [
-        bureau.whisper(case_id, "informant", text_of(MAX_CARD_CHARS + 1)),
-        bureau.whisper(case_id, "informant", "A van came.", source=text_of(SOURCE_MAX_CHARS + 1)),
-        bureau.interrogate(case_id, "informant", text_of(QUESTION_MAX_CHARS + 1)),
-        bureau.cross_examine(case_id, ["detective", "suspect"], text_of(QUESTION_MAX_CHARS + 1)),
-        bureau.promote_finding(case_id, text_of(CLAIM_MAX_CHARS + 1)),
-        bureau.whisper(case_id, "informant", "\u200b\u2800\u3164"),  # draws nothing
+        whispers.whisper(case_id, "informant", text_of(MAX_CARD_CHARS + 1)),
+        whispers.whisper(case_id, "informant", "A van came.", source=text_of(SOURCE_MAX_CHARS + 1)),
+        questions.interrogate(case_id, "informant", text_of(QUESTION_MAX_CHARS + 1)),
+        questions.cross_examine(case_id, ["detective", "suspect"], text_of(QUESTION_MAX_CHARS + 1)),
+        services.bureau.finding_service.promote(case_id, text_of(CLAIM_MAX_CHARS + 1)),
+        whispers.whisper(case_id, "informant", "\u200b\u2800\u3164"),  # draws nothing
     ]
     for refusal in refusals:
         with pytest.raises(UnsafeInputError) as refused:
@@ -142,5 +142,5 @@ async def test_the_game_drops_a_control_character_the_schema_refuses(
     bell = "A bell\x07 rang twice."
     refused = await client.post(f"/api/cases/{case_id}/whispers", json={"role": "detective", "text": bell})
     assert refused.json()["detail"]["fields"] == [{"loc": [*CARD, "text"], "type": "string_pattern_mismatch"}]
-    written = await services.bureau.whisper(case_id, "detective", bell)
+    written = await services.bureau.whisper_service.whisper(case_id, "detective", bell)
     assert written.card.content == "A bell rang twice."

@@ -13,7 +13,7 @@ import pytest
 
 from bureau.api.deps import Services
 from bureau.game import orphans
-from bureau.game.service import new_case_id
+from bureau.game.services.cases import new_case_id
 from bureau.scope.keys import RECORD, SPACES
 from bureau.vault.items import new_item_id
 from helpers import NewCase, ask, grant_of, stored_cards

@@ -10,7 +10,12 @@ from fastapi import Depends, Request
 
 from bureau.api.security import AccessControl, Principal
 from bureau.api.state import Services, services_of
-from bureau.game.service import Bureau
+from bureau.game.services.cases import CaseService
+from bureau.game.services.findings import FindingService
+from bureau.game.services.publications import PublicationService
+from bureau.game.services.questions import QuestionService
+from bureau.game.services.records import RecordService
+from bureau.game.services.whispers import WhisperService
 from bureau.scope.audience import Audience
 
 # Every dependency is `async def`, even where nothing is awaited: FastAPI runs a plain `def` dependency in its
@@ -49,16 +54,37 @@ StageDep = Annotated[Principal, Depends(_access(Audience.STAGE))]
 
 
 # One typed dependency per part of the process, so each route declares exactly what it uses (FastAPI
-# resolves `services` once per request). Where the parts are built and kept is decided above, in one place.
+# resolves `services` once per request): the game's service of its command family, which a route names in its
+# signature (`Annotated[QuestionService, Depends(question_service)]`, the service's type in plain sight), or
+# access control. Where the parts are built and kept is decided above, in one place.
 
 
-async def _bureau(svc: ServicesDep) -> Bureau:
-    return svc.bureau
+async def case_service(svc: ServicesDep) -> CaseService:
+    return svc.bureau.case_service
+
+
+async def whisper_service(svc: ServicesDep) -> WhisperService:
+    return svc.bureau.whisper_service
+
+
+async def question_service(svc: ServicesDep) -> QuestionService:
+    return svc.bureau.question_service
+
+
+async def publication_service(svc: ServicesDep) -> PublicationService:
+    return svc.bureau.publication_service
+
+
+async def finding_service(svc: ServicesDep) -> FindingService:
+    return svc.bureau.finding_service
+
+
+async def record_service(svc: ServicesDep) -> RecordService:
+    return svc.bureau.record_service
 
 
 async def _access_control(svc: ServicesDep) -> AccessControl:
     return svc.access
 
 
-BureauDep = Annotated[Bureau, Depends(_bureau)]
 AccessDep = Annotated[AccessControl, Depends(_access_control)]

@@ -20,9 +20,10 @@ from bureau.bootstrap.collector import settle_after_reopen
 from bureau.bootstrap.phases import Phase, Startup
 from bureau.bootstrap.vault_binding import bind_vault
 from bureau.config import Settings, UnsafeSettingsError
+from bureau.game.bureau import Bureau
 from bureau.game.publication import SAGA_STEPS
 from bureau.game.reseal import RESEAL_STEPS
-from bureau.game.service import ERASURE_STEPS, Bureau
+from bureau.game.services.cases import ERASURE_STEPS
 from bureau.ledger.database import create_ledger_engine, migrate
 from bureau.ledger.repository import Ledger, LedgerConflictError
 from bureau.memory.embedders import build_embedder
@@ -123,7 +124,7 @@ def _inject_faults(bureau: Bureau, settings: Settings) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     bureau.publisher.fault = kill_at
-    bureau.fault = kill_at
+    bureau.case_service.fault = kill_at
     bureau.resealer.fault = kill_at
 
 
@@ -179,7 +180,7 @@ async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
     """Independent jobs, so one failing job cannot starve another: cleanups, expired sessions, abandoned
     publications and findings, and the jobs the caller adds."""
     every = [
-        ("cleanups", runtime.bureau.run_cleanups),
+        ("cleanups", runtime.bureau.case_service.run_cleanups),
         ("sessions", runtime.ledger.purge_expired_sessions),
         ("abandoned publications", runtime.bureau.publisher.roll_back_abandoned),
         ("abandoned findings", runtime.bureau.findings.roll_back_abandoned),

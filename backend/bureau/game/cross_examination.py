@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from bureau.answering.base import Answer, Responder
 from bureau.config import Settings
+from bureau.game.changes import CaseChange
 from bureau.game.contract import CrossExaminationResult
 from bureau.game.interrogation import (
-    Commit,
     InterrogationDeps,
     InterrogationState,
     load_context,
@@ -26,6 +26,7 @@ from bureau.game.interrogation import (
     xray,
 )
 from bureau.game.keys import Keys
+from bureau.game.traces import Ingredient, Trace
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.record import CROSS_EXAMINATION, RecordDraft
 from bureau.ledger.repository import CaseRecord
@@ -41,7 +42,22 @@ from bureau.vault import Grant
 class RoleResult:
     role: str
     answer: Answer
-    trace: dict[str, Any]
+    trace: Trace
+
+
+class Conclusion(TypedDict):
+    certainty: str
+    audience: str
+    sealed: bool
+
+
+class RoleView(TypedDict):
+    """One role's part of the record's summary: its certainty and audience, and its X-ray."""
+
+    role: str
+    certainty: str
+    audience: str
+    trace: Trace
 
 
 def conclusion_readers(roles: list[str], results: list[RoleResult]) -> Readers:
@@ -64,12 +80,17 @@ def _joint_certainty(results: list[RoleResult]) -> str:
     return "known" if "known" in certainties else ("uncertain" if "uncertain" in certainties else "unknown")
 
 
+@dataclass(frozen=True, slots=True)
+class Examined:
+    """One cross-examination: the change to commit (its record entry and event), and the view once committed."""
+
+    change: CaseChange
+    result: CrossExaminationResult
+
+
 class CrossExamination:
-    def __init__(
-        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
-    ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
-        self._commit = commit
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder) -> None:
+        self.deps = InterrogationDeps(settings, gateway, responder)
 
     async def _ask_one(self, case: CaseRecord, grant: Grant, role: Role, question: str) -> RoleResult:
         """The role's own interrogation steps up to its X-ray, under its part of the grant (its space and the
@@ -89,25 +110,21 @@ class CrossExamination:
         return RoleResult(role, state["answer"], xray(state))
 
     async def run(
-        self, case: CaseRecord, roles: list[Role], question: str, expected_version: int | None
-    ) -> CrossExaminationResult:
-        async with self.deps.keys.cross_examination(case, roles) as grant:
-            return await self._run(case, grant, roles, question, expected_version)
-
-    async def _run(
         self, case: CaseRecord, grant: Grant, roles: list[Role], question: str, expected_version: int | None
-    ) -> CrossExaminationResult:
-        case_id, language = case.id, case.language
+    ) -> Examined:
+        """Every role asked under its part of `grant`; nothing is committed here: the service commits the
+        returned change under the same grant."""
+        language = case.language
         results = [await self._ask_one(case, grant, role, question) for role in roles]
         readers = conclusion_readers(list(roles), results)
         text = _conclusion_text(results, language)
-        sources = [item for r in results for item in provenance(r.trace)]
-        conclusion = {
+        sources: list[Ingredient] = [item for r in results for item in provenance(r.trace)]
+        conclusion: Conclusion = {
             "certainty": _joint_certainty(results),
             "audience": readers.label,
             "sealed": readers.is_sealed,
         }
-        per_role = [
+        per_role: list[RoleView] = [
             {
                 "role": r.role,
                 "certainty": r.answer.certainty,
@@ -132,12 +149,10 @@ class CrossExamination:
             EventType.CROSS_EXAMINATION_COMPLETED,
             {"roles": list(roles), **conclusion, "traces": [r.trace for r in results]},
         )
-        await self._commit(
-            case_id, grant, [], [event], expected_version=expected_version, record=draft, generation=case.generation
-        )
+        change = CaseChange([event], case.generation, expected_version=expected_version, record=draft)
         view = {
             "roles": list(roles),
             "results": [{**item, "answer": r.answer.text} for item, r in zip(per_role, results, strict=True)],
             "conclusion": {**conclusion, "text": text, "provenance": sources},
-        }
-        return CrossExaminationResult.model_validate(view)
+        }  # the response, checked by its model
+        return Examined(change, CrossExaminationResult.model_validate(view))

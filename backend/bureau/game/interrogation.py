@@ -12,10 +12,9 @@ import logging
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
@@ -24,7 +23,8 @@ from bureau.answering.conflicts import find_conflicts
 from bureau.answering.evidence import evidence_answer
 from bureau.config import Settings
 from bureau.game import contract
-from bureau.game.keys import Keys
+from bureau.game.changes import CaseChange
+from bureau.game.traces import AnswerSummary, ConflictView, GrantView, Ingredient, LockedRow, Mark, Reply, Trace
 from bureau.game.views import card_event_view
 from bureau.ledger.policy_audit import PolicyDecision
 from bureau.ledger.record import INTERROGATION, RecordDraft
@@ -162,13 +162,20 @@ async def search_and_classify(
     return Searched(classified, excluded, retrieval.locked)
 
 
-def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any) -> dict[str, Any]:
+def _mark(
+    candidate: Candidate,
+    judgement: Judgement | None = None,
+    *,
+    status: str | None = None,
+    reason: str | None = None,
+    judged_by: str | None = None,
+    borderline: bool = False,
+) -> Mark:
     """One candidate in the X-ray: `score` is the judged relevance (the axis the cut points are drawn on),
     `signals` every measured signal (`cosine` among them). A candidate the read policy excluded before any
-    judgement is drawn at its cosine."""
+    judgement is drawn at its cosine. A hit has a `status`, a miss a `reason`."""
     card = candidate.card
-    held = {"rule": judgement.rule} if judgement is not None and judgement.rule is not None else {}
-    return {
+    mark: Mark = {
         "card_id": card.id,
         "space": card.space,
         "score": round(judgement.score if judgement is not None else candidate.score, 4),
@@ -176,9 +183,22 @@ def _mark(candidate: Candidate, judgement: Judgement | None = None, **extra: Any
         "signals": {name: round(float(value), 3) for name, value in _signals(candidate).items()},
         "topic": card.topic,
         "memory_type": card.memory_type,
-        **held,
-        **extra,
     }
+    if judgement is not None and judgement.rule is not None:
+        mark["rule"] = judgement.rule
+    if status is not None:
+        mark["status"] = status
+    if reason is not None:
+        mark["reason"] = reason
+    if judged_by is not None:
+        mark["judged_by"] = judged_by
+    if borderline:
+        mark["borderline"] = True
+    return mark
+
+
+def _by_score(mark: Mark) -> tuple[float, str]:
+    return -mark["score"], mark["card_id"]
 
 
 def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
@@ -210,24 +230,34 @@ def validate_answer(answer: Answer, request: AnswerRequest) -> Answer:
     return answer
 
 
-def answer_summary(answer: Answer) -> dict[str, Any]:
+def answer_summary(answer: Answer) -> AnswerSummary:
     """What every record of an answer carries: the trace, the `answer.completed` event, the response."""
+    conflicts: list[ConflictView] = [{"topic": c.topic, "card_ids": list(c.card_ids)} for c in answer.conflicts]
     return {
         "certainty": answer.certainty,
         "evidence": list(answer.evidence),
         "responder": answer.responder,
         "fallback_reason": answer.fallback_reason,
-        "conflicts": [conflict.as_dict() for conflict in answer.conflicts],
+        "conflicts": conflicts,
     }
 
 
-def build_trace(searched: list[str], classified: Classified, answer: Answer, duration_ms: float) -> dict[str, Any]:
+def build_trace(searched: list[str], classified: Classified, answer: Answer, duration_ms: float) -> Trace:
     """The X-ray. Uncertain candidates the model judged are `borderline_confirmed` hits or
     `borderline_rejected` misses (`judged_by: "model"`); unjudged ones are `uncertain` misses."""
-    hits, misses = [], []
+    hits: list[Mark] = []
+    misses: list[Mark] = []
 
-    def mark(candidate: Candidate, **extra: Any) -> dict[str, Any]:
-        return _mark(candidate, classified.judgements[candidate.card.id], **extra)
+    def mark(
+        candidate: Candidate,
+        *,
+        status: str | None = None,
+        reason: str | None = None,
+        judged_by: str | None = None,
+        borderline: bool = False,
+    ) -> Mark:
+        judgement = classified.judgements[candidate.card.id]
+        return _mark(candidate, judgement, status=status, reason=reason, judged_by=judged_by, borderline=borderline)
 
     for candidate in classified.hits:
         if candidate.card.id in answer.filtered:
@@ -245,37 +275,42 @@ def build_trace(searched: list[str], classified: Classified, answer: Answer, dur
         else:
             misses.append(mark(candidate, reason=MissReason.UNCERTAIN, borderline=True))
     misses += [mark(candidate, reason=reason) for candidate, reason in classified.misses]
+    summary = answer_summary(answer)
     return {
         "role": searched[0],
         "searched_scopes": searched,
-        "hits": sorted(hits, key=lambda h: (-h["score"], h["card_id"])),
-        "misses": sorted(misses, key=lambda m: (-m["score"], m["card_id"])),
+        "hits": sorted(hits, key=_by_score),
+        "misses": sorted(misses, key=_by_score),
         "threshold": classified.cuts.known,
         "borderline_floor": classified.cuts.uncertain,
         "relevance_policy": classified.policy,
         "question_language": classified.language,
         "duration_ms": round(duration_ms, 1),
-        **answer_summary(answer),
+        "certainty": summary["certainty"],
+        "evidence": summary["evidence"],
+        "responder": summary["responder"],
+        "fallback_reason": summary["fallback_reason"],
+        "conflicts": summary["conflicts"],
     }
 
 
-def with_read_policy(trace: dict[str, Any], excluded: list[Excluded]) -> None:
+def with_read_policy(trace: Trace, excluded: list[Excluded]) -> None:
     """Each candidate the read policy excluded joins the misses with its reason (`expired`,
     `failed_validation`, `type_not_evidence`); records outside the scope are only counted (nothing of them,
     not even an id, is shown)."""
     shown = [_mark(Candidate(e.card, e.score), reason=e.reason) for e in excluded if e.card is not None]
-    trace["misses"] = sorted(trace["misses"] + shown, key=lambda m: (-m["score"], m["card_id"]))
+    trace["misses"] = sorted(trace["misses"] + shown, key=_by_score)
     trace["owner_mismatch_dropped"] = sum(1 for e in excluded if e.card is None)
 
 
-def answer_readers(role: str, trace: dict[str, Any]) -> Readers:
+def answer_readers(role: str, trace: Trace) -> Readers:
     """An answer is derived from the question put to `role` and from every card it used (hits, and the card an
     uncertain answer quotes): the narrowest readership of them all (a role's own answer is that role's, even
     when every hit is on the board)."""
     return narrowest(Readers.of(role), *(readers_of_space(item["space"]) for item in provenance(trace)))
 
 
-def provenance(trace: dict[str, Any]) -> list[dict[str, Any]]:
+def provenance(trace: Trace) -> list[Ingredient]:
     """Which card in which space each hit was: the ingredients of whatever was derived from the trace
     (an uncertain answer's quoted card too, though it is no hit)."""
     quoted = [m for m in trace["misses"] if m["card_id"] in trace.get("evidence", ())]
@@ -294,7 +329,7 @@ def held_back_gaps(classified: Classified) -> dict[str, list[str]]:
 
 
 def interrogation_entry(
-    role: str, question: str, answer: str, trace: dict[str, Any], gaps: dict[str, list[str]] | None = None
+    role: str, question: str, answer: str, trace: Trace, gaps: dict[str, list[str]] | None = None
 ) -> RecordDraft:
     """The case-record entry of one interrogation: content-free summary, sealed text (the question, the answer,
     and the question's words a held-back candidate does not cover)."""
@@ -333,7 +368,7 @@ def _evidence_cards(classified: Classified, answer: Answer) -> list[StoredCard]:
     return [by_id[card_id] for card_id in answer.evidence if card_id in by_id]
 
 
-def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
+def _events(role: str, trace: Trace, answer: Answer, session_card: StoredCard) -> list[PendingEvent]:
     """Card metadata, the trace without the answer's evidence list, the answer's certainty: never text."""
     return [
         PendingEvent(EventType.MEMORY_WRITTEN, {"card": card_event_view(session_card)}),
@@ -343,10 +378,9 @@ def _events(role: str, trace: dict[str, Any], answer: Answer, session_card: Stor
 
 
 # -- The graph: load_context → respond → persist ------------------------------------------------------------
-# Route `POST /api/cases/{id}/interrogations` → `Bureau.interrogate` (checks the question and the version) →
-# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far.
-
-Commit = Callable[..., Awaitable[CaseRecord]]
+# Route `POST /api/cases/{id}/interrogations` → `QuestionService.interrogate` (checks the question and the version) →
+# `Interrogation.run` → the three steps below, each a function of its dependencies and the state so far; the
+# service commits what `persist` returns.
 
 
 class InterrogationState(TypedDict, total=False):
@@ -359,7 +393,7 @@ class InterrogationState(TypedDict, total=False):
     expected_version: int | None
     generation: str  # the case's generation the question is asked in (scope/keys.py: MemoryScope)
     grant: Grant  # the request's keys: own space and board to read, own space and the record to write
-    unfiltered: bool  # the presenter act: no space filter, no re-check (game/service.py: interrogate)
+    unfiltered: bool  # the presenter act: no space filter, no re-check (game/services/questions.py: interrogate)
     started: float  # perf_counter() when the question arrived: the trace's latency is measured from here
     # load_context:
     searched: list[str]
@@ -369,19 +403,17 @@ class InterrogationState(TypedDict, total=False):
     # respond:
     answer: Answer
     # persist:
-    result: dict[str, Any]
+    change: CaseChange
+    result: Reply
 
 
 @dataclass(frozen=True, slots=True)
 class InterrogationDeps:
-    """What the steps use besides the state: the store, the responder, and the service's commit (which undoes
-    the written cards if the ledger commit fails)."""
+    """What the steps use besides the state: the store and the responder."""
 
     settings: Settings
     gateway: MemoryGateway
     responder: Responder
-    commit: Commit
-    keys: Keys
 
 
 async def load_context(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
@@ -419,27 +451,34 @@ async def respond(deps: InterrogationDeps, state: InterrogationState) -> Interro
 
 
 async def persist(deps: InterrogationDeps, state: InterrogationState) -> InterrogationState:
-    """Step 3: make it part of the case, all or nothing. The role remembers being asked, and that card, the
-    events, the case-record entry and the policy audit commit together (the card is undone if the commit
-    fails). Then, best effort: the session-record retention."""
-    case_id, role, answer, grant = state["case_id"], state["role"], state["answer"], state["grant"]
+    """Step 3: make it part of the case, all or nothing. The role remembers being asked; that card, the events,
+    the case-record entry and the policy audit are returned as one change, which the service commits (undoing
+    the card if the commit fails) before the session-record retention runs."""
+    role, answer, grant = state["role"], state["answer"], state["grant"]
     session_card = await remember_being_asked(deps.gateway, grant, state["question"], state["language"])
     trace = xray(state)
-    await deps.commit(
-        case_id,
-        grant,
-        [session_card],
+    change = CaseChange(
         _events(role, trace, answer, session_card),
+        state["generation"],
         expected_version=state.get("expected_version"),
-        generation=state["generation"],
+        written=[session_card],
         record=interrogation_entry(role, state["question"], answer.text, trace, held_back_gaps(state["classified"])),
         decisions=read_decisions(role, session_card, state.get("excluded", [])),
     )
-    await keep_recent_session_records(deps.gateway, grant)
-    return {"result": {"answer": answer.text, **answer_summary(answer), "trace": trace}}
+    summary = answer_summary(answer)
+    result: Reply = {
+        "answer": answer.text,
+        "certainty": summary["certainty"],
+        "evidence": summary["evidence"],
+        "responder": summary["responder"],
+        "fallback_reason": summary["fallback_reason"],
+        "conflicts": summary["conflicts"],
+        "trace": trace,
+    }
+    return {"change": change, "result": result}
 
 
-def xray(state: InterrogationState) -> dict[str, Any]:
+def xray(state: InterrogationState) -> Trace:
     """The trace of this interrogation, as the console draws it: what was searched under which keys, every
     candidate with its outcome, what the read policy excluded, what came back locked (the presenter act), and
     the latency so far."""
@@ -447,13 +486,15 @@ def xray(state: InterrogationState) -> dict[str, Any]:
     trace = build_trace(state["searched"], state["classified"], state["answer"], duration_ms)
     with_read_policy(trace, state.get("excluded", []))
     grant = state["grant"]
-    trace["grant"] = {"purpose": grant.purpose, "keys": list(grant.shape.reads)}
+    shown_grant: GrantView = {"purpose": grant.purpose, "keys": list(grant.shape.reads)}
+    trace["grant"] = shown_grant
     if state.get("unfiltered"):
         trace["unfiltered"] = True
-        trace["locked"] = [
+        locked: list[LockedRow] = [
             {"space": row.space, "score": round(row.score, 4)}
             for row in sorted(state.get("locked", []), key=lambda r: (-r.score, r.space))
         ]
+        trace["locked"] = locked
     return trace
 
 
@@ -483,13 +524,19 @@ async def keep_recent_session_records(gateway: MemoryGateway, grant: Grant) -> N
         log.warning("session memory retention skipped; retried on the next question")
 
 
-class Interrogation:
-    """The compiled graph with its dependencies; `Bureau.interrogate` calls `run`."""
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One question run through the graph: the change to commit, and the answer once it is committed."""
 
-    def __init__(
-        self, settings: Settings, gateway: MemoryGateway, responder: Responder, commit: Commit, keys: Keys
-    ) -> None:
-        self.deps = InterrogationDeps(settings, gateway, responder, commit, keys)
+    change: CaseChange
+    result: contract.Interrogation
+
+
+class Interrogation:
+    """The compiled graph with its dependencies; `QuestionService.interrogate` calls `run` and commits its change."""
+
+    def __init__(self, settings: Settings, gateway: MemoryGateway, responder: Responder) -> None:
+        self.deps = InterrogationDeps(settings, gateway, responder)
         graph = StateGraph(InterrogationState)
         graph.add_node("load_context", partial(load_context, self.deps))
         graph.add_node("respond", partial(respond, self.deps))
@@ -501,21 +548,27 @@ class Interrogation:
         self.graph = graph.compile()
 
     async def run(
-        self, case: CaseRecord, role: Role, question: str, expected_version: int | None, *, unfiltered: bool = False
-    ) -> contract.Interrogation:
-        started = time.perf_counter()
-        async with self.deps.keys.interrogation(case, role) as grant:
-            state = await self.graph.ainvoke(
-                {
-                    "case_id": case.id,
-                    "role": role,
-                    "question": question,
-                    "language": case.language,
-                    "expected_version": expected_version,
-                    "generation": case.generation,
-                    "grant": grant,
-                    "unfiltered": unfiltered,
-                    "started": started,
-                }
-            )
-        return contract.Interrogation.model_validate(state["result"])
+        self,
+        case: CaseRecord,
+        role: Role,
+        question: str,
+        expected_version: int | None,
+        grant: Grant,
+        *,
+        unfiltered: bool = False,
+        started: float | None = None,
+    ) -> Asked:
+        state = await self.graph.ainvoke(
+            {
+                "case_id": case.id,
+                "role": role,
+                "question": question,
+                "language": case.language,
+                "expected_version": expected_version,
+                "generation": case.generation,
+                "grant": grant,
+                "unfiltered": unfiltered,
+                "started": time.perf_counter() if started is None else started,
+            }
+        )
+        return Asked(state["change"], contract.Interrogation.model_validate(state["result"]))

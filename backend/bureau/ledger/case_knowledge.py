@@ -5,9 +5,9 @@ Every change is written in the transaction of the command that causes it: an int
 step; a reset and an erase forget the rows. Erasing a card (its entries lose their text) and a case older than
 this state mark the case as not folded, and its next read (an operator's, whose grant reads the record) folds
 its interrogations again: the fold reads the questions, which an erasure's grant may not open. A step is the
-game's (`StepsFor`, set once by the game on the ledger: the cells need the scenario's key facts, which the
-ledger does not know). A latest answer's text is the body of the record entry it points at, opened with that
-body's own key: it has no ciphertext of its own.
+game's (`StepOf`, handed in by each call that may step or fold: the cells need the scenario's key facts, which
+the ledger does not know; the ledger holds no game code between calls). A latest answer's text is the body of
+the record entry it points at, opened with that body's own key: it has no ciphertext of its own.
 """
 
 from __future__ import annotations
@@ -84,10 +84,9 @@ LATEST_ANSWERS = select(_answers.role, _answers.entry_id, _answers.summary, _ans
 )
 CELLS = select(_cells.role, _cells.fact_id, _cells.cell).where(_cells.case_id == bindparam("case_id"))
 
-# The game's step for one interrogation entry of the record (None: the entry names no role), and the steps of
-# a scenario (by scenario id and language).
+# The game's step for one interrogation entry of the record (None: the entry names no role): a value each call
+# that steps or folds a case's maintained state is given, for that case's scenario.
 StepOf = Callable[[RecordEntry], AnswerStep | None]
-StepsFor = Callable[[str, str], StepOf]
 
 
 def apply_step(session: Session, case_id: str, entry_id: int, asked_at: datetime, step: AnswerStep) -> None:
@@ -201,18 +200,16 @@ def is_folded(session: Session, case_id: str) -> bool:
 
 
 class KnowledgeLedger(TransactionRunner):
-    # Set by the game (`Bureau`): the steps of a case's scenario.
-    knowledge_steps: StepsFor | None = None
-
-    def _step_forward(self, session: Session, case: AnyRow, entry: RecordEntry) -> None:
+    def _step_forward(self, session: Session, case: AnyRow, entry: RecordEntry, steps: StepOf | None) -> None:
         """An interrogation entry was appended to a case (`case`: its row as the command read it): apply its
-        step, in the same transaction."""
+        step (`steps`: the case scenario's, from the caller), in the same transaction. Without steps, the case
+        is folded whole on its next read."""
         if not case.knowledge_folded:
             return  # folded whole on its next read
-        if self.knowledge_steps is None:
+        if steps is None:
             session.execute(update(table(CaseRow)).where(table(CaseRow).c.id == case.id).values(knowledge_folded=False))
             return
-        step = self.knowledge_steps(case.scenario_id, case.language)(entry)
+        step = steps(entry)
         if step is not None:
             apply_step(session, case.id, entry.id, entry.created_at, step)
 
@@ -222,10 +219,10 @@ class KnowledgeLedger(TransactionRunner):
         if case is not None:
             case.knowledge_folded = False
 
-    async def case_knowledge(self, case_id: str, grant: Grant) -> KnowledgeState:
+    async def case_knowledge(self, case_id: str, grant: Grant, steps: StepOf) -> KnowledgeState:
         """The case's matrix and latest answers. A case not folded (older than the maintained state, or one of
-        its entries lost its text) is folded once, here, under its row lock (two first reads fold it once; a
-        command committing meanwhile waits)."""
+        its entries lost its text) is folded once, here, with `steps` (its scenario's), under its row lock (two
+        first reads fold it once; a command committing meanwhile waits)."""
 
         def read(session: Session) -> KnowledgeState | None:
             return read_knowledge(session, case_id, grant) if is_folded(session, case_id) else None
@@ -233,16 +230,13 @@ class KnowledgeLedger(TransactionRunner):
         found = await self._read(read)
         if found is not None:
             return found
-        steps = self.knowledge_steps
-        if steps is None:
-            raise LookupError("the game has not given the ledger its knowledge steps")
 
         def fold(session: Session) -> KnowledgeState:
             case = session.get(CaseRow, case_id, with_for_update=True)
             if case is None:
                 raise CaseMissingError(case_id)
             if not case.knowledge_folded:
-                refold_knowledge(session, case_id, steps(case.scenario_id, case.language), grant)
+                refold_knowledge(session, case_id, steps, grant)
                 case.knowledge_folded = True
             return read_knowledge(session, case_id, grant)
 

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from bureau.ledger.case_knowledge import (
     KnowledgeLedger,
     KnowledgeState,
+    StepOf,
     forget_knowledge,
     knowledge_state,
     read_knowledge_rows,
@@ -135,12 +136,12 @@ class CaseLedger(KnowledgeLedger):
 
         return await self._read_rows(work)
 
-    async def case_view(self, case_id: str, *, grant: Grant | None = None) -> CaseView:
+    async def case_view(self, case_id: str, *, grant: Grant | None = None, steps: StepOf | None = None) -> CaseView:
         """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
         X-ray, the stage's sentence), its newest cross-examination (what the stage announces) and, with a
         `grant` that reads the record (the operator's), their texts and the maintained matrix and latest
-        answers (a case not folded yet is folded first), every text opened in one vault statement. Without one,
-        content-free: what the stage may see."""
+        answers (a case not folded yet is folded first, with `steps`: its scenario's), every text opened in one
+        vault statement. Without one, content-free: what the stage may see."""
 
         def work(connection: Connection) -> CaseView:
             row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
@@ -164,7 +165,9 @@ class CaseLedger(KnowledgeLedger):
 
         view = await self._read_rows(work)
         if grant is not None and view.case is not None and view.knowledge is None:
-            return replace(view, knowledge=await self.case_knowledge(case_id, grant))
+            if steps is None:
+                raise LookupError("a case not folded yet is read with its scenario's knowledge steps")
+            return replace(view, knowledge=await self.case_knowledge(case_id, grant, steps))
         return view
 
     async def record_page(
@@ -205,31 +208,51 @@ class CaseLedger(KnowledgeLedger):
         record: RecordDraft | None = None,
         decisions: Sequence[PolicyDecision] = (),
         generation: str | None = None,
-        reset_to: str | None = None,
         grant: Grant | None = None,
+        steps: StepOf | None = None,
     ) -> CaseRecord:
         """Bump the case version and append its events in one transaction, with the policy decisions of the
         writes it keeps. Optionally append a case-record entry, its body sealed through `grant` (an
-        interrogation also steps the maintained snapshot state). `generation`: the generation the command
-        began in, which must still be the case's (GenerationMovedError otherwise: a reset came first).
-        `reset_to`: a reset, which forgets publications, the record and the maintained state and makes
-        `reset_to` the case's generation (the vault destroys the old generation's record key)."""
-
-        def extra(session: Session) -> None:
-            if reset_to is not None:
-                _forget_case_state(session, case_id)
-            append_decisions(session, case_id, decisions, utcnow())
-
+        interrogation also steps the maintained snapshot state, with `steps`: the case scenario's; without
+        them the case is folded whole on its next read). `generation`: the generation the command began in,
+        which must still be the case's (GenerationMovedError otherwise: a reset came first)."""
         return await self._change(
             case_id,
             events,
             expected_version,
             status,
             record,
-            extra,
+            generation=generation,
+            grant=grant,
+            steps=steps,
+            decisions=decisions,
+        )
+
+    async def reset_case(
+        self,
+        case_id: str,
+        events: Sequence[PendingEvent],
+        *,
+        reset_to: str,
+        expected_version: int | None = None,
+        decisions: Sequence[PolicyDecision] = (),
+        generation: str | None = None,
+    ) -> CaseRecord:
+        """A reset, as one change of the case: it forgets publications, the record and the maintained state and
+        makes `reset_to` the case's generation (the vault destroys the old generation's record key), with its
+        events and the policy decisions of the opening cards; `generation` as for `change_case`."""
+
+        def forget(session: Session) -> None:
+            _forget_case_state(session, case_id)
+
+        return await self._change(
+            case_id,
+            events,
+            expected_version,
+            extra=forget,
             generation=generation,
             reset_to=reset_to,
-            grant=grant,
+            decisions=decisions,
         )
 
     async def _change(
@@ -244,12 +267,14 @@ class CaseLedger(KnowledgeLedger):
         generation: str | None = None,
         reset_to: str | None = None,
         grant: Grant | None = None,
+        steps: StepOf | None = None,
+        decisions: Sequence[PolicyDecision] = (),
     ) -> CaseRecord:
         """The one way a case changes: version bump, optional extra work of another aggregate (which may
-        return events of its own, known only inside the transaction), events. An interrogation's record entry
-        steps the maintained snapshot state in the same transaction; its body is sealed through `grant`
-        before the transaction begins. Under the case row's lock: the generation the command began in is
-        checked, and a reset replaces it."""
+        return events of its own, known only inside the transaction), the policy decisions, events. An
+        interrogation's record entry steps the maintained snapshot state in the same transaction; its body is
+        sealed through `grant` before the transaction begins. Under the case row's lock: the generation the
+        command began in is checked, and a reset replaces it."""
         sealed: list[SealedBody] = []
 
         def seal() -> None:  # on the ledger's thread, outside the transaction (its key goes into the vault)
@@ -283,8 +308,9 @@ class CaseLedger(KnowledgeLedger):
             if record is not None:
                 entry = append_entry(session, case_id, record, sealed[0], utcnow())
                 if record.kind == INTERROGATION:
-                    self._step_forward(session, row, entry)
+                    self._step_forward(session, row, entry, steps)
             found = extra(session) if extra is not None else None
+            append_decisions(session, case_id, decisions, utcnow())
             appended = append_events(session, case_id, [*events, *(found or ())], new_version)
             # The case as this transaction leaves it, from the row read under its lock and what it changed.
             changed = replace(

@@ -9,7 +9,7 @@ State changes and the event that records them commit in one transaction.
 
 from __future__ import annotations
 
-from bureau.ledger.case_knowledge import AnswerStep, KnowledgeState, LatestAnswer, StepOf, StepsFor
+from bureau.ledger.case_knowledge import AnswerStep, KnowledgeState, LatestAnswer, StepOf
 from bureau.ledger.cases import ACTIVE, ERASING, LOADING, CaseLedger, CaseRecord, CaseView
 from bureau.ledger.cleanups import CleanupIntent, CleanupLedger, CleanupTask
 from bureau.ledger.event_records import EventRecord, PendingEvent
@@ -61,7 +61,6 @@ __all__ = [
     "RecordEntry",
     "SessionRecord",
     "StepOf",
-    "StepsFor",
     "VersionMismatchError",
     "utcnow",
 ]

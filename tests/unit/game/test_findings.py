@@ -308,7 +308,7 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
     assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
     with fault_at(findings_service, step, Crash()), pytest.raises(Crash):
-        await services.bureau.promote_finding(case_id, VAN["en"])
+        await services.bureau.finding_service.promote(case_id, VAN["en"])
     [pending] = await services.ledger.findings(case_id, None)
     assert pending.state == "pending"
     stranded = await services.gateway.find_finding(await board_of(services, case_id), pending.id)
@@ -334,7 +334,7 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
     findings_service = services.bureau.findings
     with fault_at(findings_service, "after_board_write", Crash()), pytest.raises(Crash):
-        await services.bureau.promote_finding(case_id, VAN["en"])
+        await services.bureau.finding_service.promote(case_id, VAN["en"])
     [pending] = await services.ledger.findings(case_id, None)
     assert len(await services.gateway.find_finding(await board_of(services, case_id), pending.id)) == 1
     assert await findings_service.roll_back_abandoned() == 0  # its lease is live: never undercut
@@ -369,5 +369,5 @@ async def test_a_withdrawal_whose_board_delete_fails_leaves_a_cleanup_task(
     assert await services.gateway.get(await board_of(services, case_id), card_id) is not None
     assert card_id in {t.card_id for t in await services.ledger.due_cleanups()}
     monkeypatch.setattr(services.gateway, "delete", real_delete)
-    await services.bureau.run_cleanups()
+    await services.bureau.case_service.run_cleanups()
     assert await services.gateway.get(await board_of(services, case_id), card_id) is None

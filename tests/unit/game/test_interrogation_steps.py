@@ -137,14 +137,18 @@ async def test_respond_holds_any_responder_to_what_retrieval_found(services: Ser
     assert [conflict.card_ids for conflict in answer.conflicts] == [("t1", "t2")]
 
 
-async def test_persist_commits_the_session_record_events_and_record_entry_together(
+async def test_persist_returns_the_session_record_events_and_record_entry_committed_together(
     services: Services, new_case: NewCase
 ) -> None:
     case = await new_case(language="zh")
     case_id = case["case"]["id"]
     state = await loaded(services, asked(case, "informant", "保险柜的密码是多少？"))
     state = {**state, **await respond(deps_of(services), state)}  # type: ignore[typeddict-item]
-    result = (await persist(deps_of(services), state))["result"]
+    events_before = await services.ledger.events_after(case_id, 0)
+    persisted = await persist(deps_of(services), state)
+    result, change = persisted["result"], persisted["change"]
+    assert await services.ledger.events_after(case_id, 0) == events_before  # nothing committed by the step
+    await services.bureau.commits.commit_change(case_id, state["grant"], change)
 
     assert result["certainty"] == Certainty.KNOWN and result["trace"]["duration_ms"] > 0
     informant = await grant_of(services, case_id, reads=["informant"])
@@ -156,7 +160,7 @@ async def test_persist_commits_the_session_record_events_and_record_entry_togeth
         EventType.RETRIEVAL_COMPLETED,
         EventType.ANSWER_COMPLETED,
     ]
-    _, page = await services.bureau.record_page(case_id, None, 50)
+    _, page = await services.bureau.record_service.record_page(case_id, None, 50)
     entries = page.entries
     assert page.next is None and page.total == 1
     assert [(e.kind, e.roles, e.audience) for e in entries] == [("interrogation", ["informant"], "informant")]
@@ -168,11 +172,12 @@ async def test_persist_leaves_nothing_behind_when_the_commit_fails(services: Ser
     case_id = case["case"]["id"]
     state = await loaded(services, asked(case, "detective"))
     state = {**state, **await respond(deps_of(services), state), "expected_version": case["case"]["version"] - 1}
+    change = (await persist(deps_of(services), state))["change"]  # type: ignore[arg-type]
     with pytest.raises(VersionConflictError):
-        await persist(deps_of(services), state)  # type: ignore[arg-type]
+        await services.bureau.commits.commit_change(case_id, state["grant"], change)
     spaces = await services.gateway.list(await grant_of(services, case_id, reads=["detective"]))
     assert [c for c in spaces if c.memory_type == "session"] == []
-    assert (await services.bureau.record_page(case_id, None, 50))[1].entries == []
+    assert (await services.bureau.record_service.record_page(case_id, None, 50))[1].entries == []
 
 
 def test_xray_measures_from_the_question_and_shows_what_the_read_policy_excluded() -> None:
@@ -267,9 +272,9 @@ async def test_a_cross_examination_runs_each_role_through_the_same_steps(service
     policy and conflicts included), except the latency; only the interrogation persists a session record."""
     case = await new_case()
     case_id = case["case"]["id"]
-    joint = await services.bureau.cross_examine(case_id, ["detective", "informant"], QUESTION)
+    joint = await services.bureau.question_service.cross_examine(case_id, ["detective", "informant"], QUESTION)
     for result in joint.results:
-        alone = await services.bureau.interrogate(case_id, result.role, QUESTION)
+        alone = await services.bureau.question_service.interrogate(case_id, result.role, QUESTION)
         shared, own = result.trace.model_dump(exclude_unset=True), alone.trace.model_dump(exclude_unset=True)
         # Under its part of the cross-examination's grant: the same keys, another purpose.
         assert shared.pop("grant") == {"purpose": "cross_examination", "keys": [result.role, "bulletin_board"]}

@@ -78,7 +78,13 @@ async def play(move: tuple[Any, ...], client: httpx.AsyncClient, services: Servi
             body = {"role": move[1], "card_id": own[move[2] % len(own)]}
             assert (await client.post(base + "/publications", json=body)).status_code in (200, 201)
     elif kind == "delete_cited":
-        maintained = await services.ledger.case_knowledge(case_id, await grant_of(services, case_id, record=True))
+        grant, case = (
+            await grant_of(services, case_id, record=True),
+            await services.bureau.case_access.require_case(case_id),
+        )
+        maintained = await services.ledger.case_knowledge(
+            case_id, grant, services.bureau.catalogue.knowledge_steps(case)
+        )
         cited = sorted({card for a in maintained.answers.values() for card in a.summary["evidence"]})
         private = {card for role in ROLES for card in await own_cards(client, case_id, role)}
         cited = [card for card in cited if card in private]

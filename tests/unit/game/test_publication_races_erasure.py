@@ -192,7 +192,7 @@ async def test_a_copy_left_by_an_attempt_that_died_during_the_erasure_is_swept_a
 
     monkeypatch.setattr(publisher, "fault", crash)
     publishing = asyncio.create_task(
-        publisher.publish(case_id, "informant", secret["id"], services.bureau.require_case)
+        publisher.publish(case_id, "informant", secret["id"], services.bureau.case_access.require_case)
     )
     await asyncio.wait_for(reserved.wait(), 60)
     around(monkeypatch, ledger, "erase_card", before=release(listed, publishing))

@@ -74,7 +74,7 @@ async def test_a_crash_at_any_step_is_reconciled_to_exactly_one_copy(
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     faults[step] = SimulatedCrash()
     with pytest.raises(SimulatedCrash):
-        await services.bureau.publish(case_id, "informant", secret["id"])
+        await services.bureau.publication_service.publish(case_id, "informant", secret["id"])
     pending = await services.ledger.get_publication(case_id, secret["id"])
     assert pending is not None and pending.state == "pending"
 
@@ -100,7 +100,7 @@ async def test_a_live_lease_answers_409_with_retry_after_but_never_forever(
     try:
         faults["after_reserve"] = SimulatedCrash()
         with pytest.raises(SimulatedCrash):
-            await services.bureau.publish(case_id, "informant", secret["id"])
+            await services.bureau.publication_service.publish(case_id, "informant", secret["id"])
         pending = await publish(client, case_id, "informant", secret["id"])
         assert pending.status_code == 409
         assert pending.json()["detail"]["code"] == "PUBLICATION_PENDING"
@@ -142,7 +142,7 @@ async def test_a_failed_compensation_becomes_a_cleanup_task_that_finishes_later(
     orphan = await gateway.list(board)
     assert len(orphan) == 1  # the copy whose delete failed, waiting for the cleanup
 
-    assert await services.bureau.run_cleanups() >= 1
+    assert await services.bureau.case_service.run_cleanups() >= 1
     assert await services.ledger.open_cleanups() == open_before
     assert await gateway.list(board) == []
 
@@ -206,7 +206,7 @@ async def test_a_retry_that_adopts_an_orphan_copy_keeps_it_safe_from_the_pending
     assert retry.status_code == 201
     adopted = retry.json()["public_card"]["id"]
 
-    await services.bureau.run_cleanups()
+    await services.bureau.case_service.run_cleanups()
     assert [c["id"] for c in await board(client, case_id)] == [adopted]
     again = await publish(client, case_id, "informant", secret["id"])
     assert again.status_code == 200 and again.json()["public_card"]["id"] == adopted
@@ -240,7 +240,7 @@ async def test_a_stalled_attempts_copy_seen_only_after_the_takeover_looked_is_re
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     faults["before_mark_ready"] = SimulatedCrash()  # A: copy written, never marked ready
     with pytest.raises(SimulatedCrash):
-        await services.bureau.publish(case_id, "informant", secret["id"])
+        await services.bureau.publication_service.publish(case_id, "informant", secret["id"])
     assert len(await board(client, case_id)) == 1
 
     real_find = services.gateway.find_by_source

@@ -73,10 +73,10 @@ async def test_a_promotion_judged_on_cards_a_reset_replaced_runs_again_in_the_ne
     async def reset_first(*args, **kwargs):  # type: ignore[no-untyped-def]
         if not reset:
             reset.append(True)
-            await services.bureau.reset(case_id)
+            await services.bureau.case_service.reset(case_id)
         return await real(*args, **kwargs)
 
     monkeypatch.setattr(findings, "assess", reset_first)
-    promoted = await services.bureau.promote_finding(case_id, "The grey van left the harbour at midnight.")
+    promoted = await services.bureau.finding_service.promote(case_id, "The grey van left the harbour at midnight.")
     assert reset and promoted.card.content == "The grey van left the harbour at midnight."
     assert promoted.finding.state == "ready"

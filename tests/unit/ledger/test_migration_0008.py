@@ -134,7 +134,7 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
         assert session.scalar(select(CaseRow.record_entries).where(CaseRow.id == case_id)) == 4  # counted once
 
     ledger = Ledger(old_engine)
-    ledger.knowledge_steps = lambda scenario_id, language: step_of(SCENARIO.key_facts)
+    steps = step_of(SCENARIO.key_facts)  # handed to each call that may fold
     vault = create_vault(
         VaultLocation(tmp_path / "vault", f"sqlite:///{tmp_path / 'vault' / 'vault.db'}", tmp_path / "vault" / "kek"),
         "v1",
@@ -149,14 +149,14 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
         )
         entries = await ledger.interrogations(case_id, grant)
         assert len(entries) == 4
-        maintained = await ledger.case_knowledge(case_id, grant)
+        maintained = await ledger.case_knowledge(case_id, grant, steps)
         assert maintained.knowledge == fold_knowledge(SCENARIO.key_facts, entries)
         assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
         assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
         assert maintained.answers["suspect"].answer == "The opera."
         _, newest, total = await ledger.record_page(case_id, None, 2, grant)
         assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
-        last = (await ledger.case_view(case_id, grant=grant)).last_interrogation
+        last = (await ledger.case_view(case_id, grant=grant, steps=steps)).last_interrogation
         assert last is not None and last.body["answer"] == "The opera."
         grant.close()
 

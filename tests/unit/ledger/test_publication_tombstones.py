@@ -115,7 +115,7 @@ async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_m
     assert await erased(ledger, vault, case_id, "card1", []) == []
     reserved, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
     assert not reserved and (existing.state, existing.role) == ("erased", "informant")
-    await ledger.change_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
+    await ledger.reset_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
     assert await ledger.publications(case_id) == []
 
 

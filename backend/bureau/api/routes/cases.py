@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from bureau.api.deps import BureauDep, OperatorDep, ServicesDep, StageDep
+from bureau.api.deps import (
+    OperatorDep,
+    ServicesDep,
+    StageDep,
+    case_service,
+    finding_service,
+    publication_service,
+    question_service,
+    record_service,
+    whisper_service,
+)
 from bureau.api.errors import OPERATOR_ACCESS, STAGE_ACCESS, WRITES, ApiError, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import (
@@ -37,6 +47,12 @@ from bureau.api.schemas import (
     WhisperBody,
 )
 from bureau.game.record_views import json_export, markdown_export, record_page_view
+from bureau.game.services.cases import CaseService
+from bureau.game.services.findings import FindingService
+from bureau.game.services.publications import PublicationService
+from bureau.game.services.questions import QuestionService
+from bureau.game.services.records import RecordService
+from bureau.game.services.whispers import WhisperService
 from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
 
@@ -48,8 +64,8 @@ COMMAND = (*CHANGE, "VERSION_CONFLICT")  # every command that takes `expected_ve
 
 
 @router.get("/scenarios", response_model=list[ScenarioSummary], responses=declare_errors(*STAGE_ACCESS))
-async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[ScenarioSummary]:
-    return bureau.scenario_list()
+async def list_scenarios(cases: Annotated[CaseService, Depends(case_service)], _: StageDep) -> list[ScenarioSummary]:
+    return cases.scenario_list()
 
 
 @router.post(
@@ -58,19 +74,23 @@ async def list_scenarios(bureau: BureauDep, _: StageDep) -> list[ScenarioSummary
     response_model=OperatorSnapshot,
     responses=declare_errors("SCENARIO_NOT_FOUND", "VALIDATION_ERROR", *OPERATOR_ACCESS, *WRITES, "WORKER_ID_LOST"),
 )
-async def create_case(body: CreateCase, bureau: BureauDep, _: OperatorDep) -> OperatorSnapshot:
-    return await bureau.create_case(body.scenario_id, body.language)
+async def create_case(
+    body: CreateCase, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep
+) -> OperatorSnapshot:
+    return await cases.create_case(body.scenario_id, body.language)
 
 
 @router.get(CASE_PATH, response_model=OperatorSnapshot, responses=declare_errors(*READ))
-async def get_case(case_id: str, bureau: BureauDep, _: OperatorDep) -> OperatorSnapshot:
-    return await bureau.snapshot(case_id)
+async def get_case(
+    case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep
+) -> OperatorSnapshot:
+    return await cases.snapshot(case_id)
 
 
 @router.get(CASE_PATH + "/record", response_model=CaseRecordPage, responses=declare_errors(*READ))
 async def get_record(
     case_id: str,
-    bureau: BureauDep,
+    records: Annotated[RecordService, Depends(record_service)],
     _: OperatorDep,
     after: RecordCursor = None,
     limit: RecordLimit = RECORD_PAGE_DEFAULT,
@@ -78,7 +98,7 @@ async def get_record(
     """The case record a page at a time, newest first (as the timeline shows it): every interrogation and
     cross-examination with trace, answer, audience and provenance. Follow `next` (as `after`) until it is
     null to read every entry. Operator only: the stage's record is its public projection (`/stage/record`)."""
-    case, page = await bureau.record_page(case_id, after, limit)
+    case, page = await records.record_page(case_id, after, limit)
     return record_page_view(case, page.entries, page.next, page.total)
 
 
@@ -98,11 +118,14 @@ async def get_record(
     },
 )
 async def export_record(
-    case_id: str, bureau: BureauDep, _: OperatorDep, format: Literal["json", "markdown"] = "json"
+    case_id: str,
+    records: Annotated[RecordService, Depends(record_service)],
+    _: OperatorDep,
+    format: Literal["json", "markdown"] = "json",
 ) -> StreamingResponse:
     """The whole record as a download, oldest first: JSON, or a Markdown report to hand out. Streamed from the
     ledger a page at a time, so its size never sits in the server's memory."""
-    export = await bureau.record_export(case_id)  # 404 before the first byte
+    export = await records.record_export(case_id)  # 404 before the first byte
     if format == "markdown":
         body, media, suffix = (
             markdown_export(export.case, export.count, export.pages),
@@ -123,10 +146,12 @@ async def export_record(
     # A preference's key and value are the schema's (422); the memory policy decides who writes which type.
     responses=declare_errors("UNSAFE_INPUT", policy.MEMORY_TYPE_FORBIDDEN, *COMMAND),
 )
-async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: OperatorDep) -> WhisperResult:
+async def whisper(
+    case_id: str, body: WhisperBody, whispers: Annotated[WhisperService, Depends(whisper_service)], _: OperatorDep
+) -> WhisperResult:
     """A card into one role's private space: a memory type (default `long_term_knowledge`), for a
     `user_preference` its key and a value that key takes."""
-    return await bureau.whisper(
+    return await whispers.whisper(
         case_id, body.role, body.text, body.expected_version, body.memory_type, body.key, body.source
     )
 
@@ -136,8 +161,13 @@ async def whisper(case_id: str, body: WhisperBody, bureau: BureauDep, _: Operato
     response_model=Interrogation,
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
-async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, _: OperatorDep) -> Interrogation:
-    return await bureau.interrogate(case_id, body.role, body.question, body.expected_version)
+async def interrogate(
+    case_id: str,
+    body: InterrogationBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    _: OperatorDep,
+) -> Interrogation:
+    return await questions.interrogate(case_id, body.role, body.question, body.expected_version)
 
 
 @router.post(
@@ -146,7 +176,11 @@ async def interrogate(case_id: str, body: InterrogationBody, bureau: BureauDep, 
     responses=declare_errors("UNSAFE_INPUT", "PRESENTER_ACTS_OFF", *COMMAND),
 )
 async def unfiltered_act(
-    case_id: str, body: UnfilteredActBody, bureau: BureauDep, svc: ServicesDep, _: OperatorDep
+    case_id: str,
+    body: UnfilteredActBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    svc: ServicesDep,
+    _: OperatorDep,
 ) -> Interrogation:
     """The presenter act (docs/presenter-guide.md): the question asked as an interrogation, its store statement
     without the space filter (each part fetching k x spaces) and without the scope re-check, so only the
@@ -155,7 +189,7 @@ async def unfiltered_act(
     403 PRESENTER_ACTS_OFF unless BUREAU_PRESENTER_ACTS=1 (never in production)."""
     if not svc.settings.presenter_acts:
         raise ApiError("PRESENTER_ACTS_OFF")
-    return await bureau.interrogate(case_id, body.role, body.question, body.expected_version, unfiltered=True)
+    return await questions.interrogate(case_id, body.role, body.question, body.expected_version, unfiltered=True)
 
 
 @router.post(
@@ -164,22 +198,25 @@ async def unfiltered_act(
     responses=declare_errors("UNSAFE_INPUT", *COMMAND),
 )
 async def cross_examine(
-    case_id: str, body: CrossExaminationBody, bureau: BureauDep, _: OperatorDep
+    case_id: str,
+    body: CrossExaminationBody,
+    questions: Annotated[QuestionService, Depends(question_service)],
+    _: OperatorDep,
 ) -> CrossExaminationResult:
     """One question to several roles; each role's scoped result and a joint conclusion with its audience."""
-    return await bureau.cross_examine(case_id, body.roles, body.question, body.expected_version)
+    return await questions.cross_examine(case_id, body.roles, body.question, body.expected_version)
 
 
 @router.delete(CASE_PATH + "/cards/{card_id}", status_code=204, responses=declare_errors("CARD_NOT_FOUND", *COMMAND))
 async def delete_card(
     case_id: str,
     card_id: Annotated[str, Path(min_length=1, max_length=64)],
-    bureau: BureauDep,
+    cases: Annotated[CaseService, Depends(case_service)],
     _: OperatorDep,
     expected_version: Annotated[int | None, Query(ge=0)] = None,
 ) -> Response:
     """Erase a private card, its board copies, and the text of every record entry derived from them."""
-    await bureau.delete_card(case_id, card_id, expected_version)
+    await cases.delete_card(case_id, card_id, expected_version)
     return Response(status_code=204)
 
 
@@ -194,10 +231,12 @@ async def delete_card(
         **declare_errors(*READ),
     },
 )
-async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> StreamingResponse:
+async def subject_access(
+    case_id: str, records: Annotated[RecordService, Depends(record_service)], _: OperatorDep
+) -> StreamingResponse:
     """Which spaces hold which cards, every board copy with its source, every derived artifact with its
     ingredients and audience. Streamed: the record's artifacts are read a page at a time."""
-    body = await bureau.subject_access(case_id)
+    body = await records.subject_access(case_id)
     return StreamingResponse(body, media_type="application/json", headers={"Cache-Control": "no-store"})
 
 
@@ -211,9 +250,13 @@ async def subject_access(case_id: str, bureau: BureauDep, _: OperatorDep) -> Str
     },
 )
 async def publish(
-    case_id: str, body: PublicationBody, response: Response, bureau: BureauDep, _: OperatorDep
+    case_id: str,
+    body: PublicationBody,
+    response: Response,
+    publications: Annotated[PublicationService, Depends(publication_service)],
+    _: OperatorDep,
 ) -> PublicationResult:
-    result = await bureau.publish(case_id, body.role, body.card_id, body.expected_version)
+    result = await publications.publish(case_id, body.role, body.card_id, body.expected_version)
     if result.idempotent:
         response.status_code = 200
     return result
@@ -225,11 +268,14 @@ async def publish(
     responses=declare_errors("UNSAFE_INPUT", *READ),
 )
 async def evaluate_findings(
-    case_id: str, bureau: BureauDep, _: OperatorDep, body: FindingEvaluationBody | None = None
+    case_id: str,
+    findings: Annotated[FindingService, Depends(finding_service)],
+    _: OperatorDep,
+    body: FindingEvaluationBody | None = None,
 ) -> FindingEvaluation:
     """Each given or proposed claim: every matching card's status (counted, or excluded and why), the
     leave-one-out result and the decision. Changes nothing."""
-    return await bureau.evaluate_findings(case_id, body.claim if body else None)
+    return await findings.evaluate(case_id, body.claim if body else None)
 
 
 @router.post(
@@ -242,30 +288,38 @@ async def evaluate_findings(
     },
 )
 async def promote_finding(
-    case_id: str, body: FindingClaimBody, response: Response, bureau: BureauDep, _: OperatorDep
+    case_id: str,
+    body: FindingClaimBody,
+    response: Response,
+    findings: Annotated[FindingService, Depends(finding_service)],
+    _: OperatorDep,
 ) -> FindingPromotion:
     """Promote a qualifying claim to the board as a finding: text, support figures, scope and review date;
     no card ids, roles or sources."""
-    result = await bureau.promote_finding(case_id, body.claim)
+    result = await findings.promote(case_id, body.claim)
     if result.idempotent:
         response.status_code = 200
     return result
 
 
 @router.get(CASE_PATH + "/findings", response_model=FindingList, responses=declare_errors(*READ))
-async def list_findings(case_id: str, bureau: BureauDep, _: OperatorDep) -> FindingList:
+async def list_findings(
+    case_id: str, findings: Annotated[FindingService, Depends(finding_service)], _: OperatorDep
+) -> FindingList:
     """The promoted and withdrawn findings of the case (never which cards supported them)."""
-    return await bureau.list_findings(case_id)
+    return await findings.list(case_id)
 
 
 @router.post(CASE_PATH + "/reset", response_model=OperatorSnapshot, responses=declare_errors(*COMMAND))
-async def reset(case_id: str, bureau: BureauDep, _: OperatorDep, body: ResetBody | None = None) -> OperatorSnapshot:
-    return await bureau.reset(case_id, body.expected_version if body else None)
+async def reset(
+    case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep, body: ResetBody | None = None
+) -> OperatorSnapshot:
+    return await cases.reset(case_id, body.expected_version if body else None)
 
 
 @router.delete(CASE_PATH, status_code=204, responses=declare_errors(*CHANGE))
-async def erase(case_id: str, bureau: BureauDep, _: OperatorDep) -> Response:
-    await bureau.erase(case_id)
+async def erase(case_id: str, cases: Annotated[CaseService, Depends(case_service)], _: OperatorDep) -> Response:
+    await cases.erase(case_id)
     return Response(status_code=204)
 
 

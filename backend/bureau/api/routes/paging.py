@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from bureau.game.service import RECORD_PAGE_DEFAULT, RECORD_PAGE_MAX
+from bureau.game.services.records import RECORD_PAGE_DEFAULT, RECORD_PAGE_MAX
 
 # `after` is the `next` of the page before (an entry id); a malformed or out-of-range one is a 422
 # VALIDATION_ERROR that names the parameter, never its value.

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
-from bureau.api.deps import BureauDep, OperatorDep
+from bureau.api.deps import OperatorDep, record_service
 from bureau.api.errors import OPERATOR_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage
+from bureau.game.services.records import RecordService
 from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
 from bureau.scope.vocabulary import CreatedBy, MemoryType
 
@@ -34,10 +35,10 @@ async def memory_policy(_: OperatorDep) -> MemoryPolicyView:
 )
 async def policy_decisions(
     case_id: str,
-    bureau: BureauDep,
+    records: Annotated[RecordService, Depends(record_service)],
     _: OperatorDep,
     after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> PolicyDecisionPage:
-    decisions = await bureau.policy_decisions(case_id, after, limit)
+    decisions = await records.policy_decisions(case_id, after, limit)
     return PolicyDecisionPage(decisions=decisions, next_after=decisions[-1].id if len(decisions) == limit else None)

@@ -77,7 +77,7 @@ async def sse_response(
     svc: Services, request: Request, principal: Principal, case_id: str, audience: Audience, after: int | None
 ) -> StreamingResponse:
     cursor = resume_cursor(request, after)
-    await svc.bureau.require_case(case_id)
+    await svc.bureau.case_access.require_case(case_id)
     key = principal.stream_key
     # Open local play has no sessions: every screen shares one budget, so it is larger.
     cap = svc.settings.max_sse_per_session * (1 if principal.session_hash else OPEN_MODE_STREAM_FACTOR)
