@@ -61,6 +61,8 @@ def render_rules(document: dict[str, Any]) -> str:
         if body.get("properties", {}).get("memory_type", {}).get("const") == "user_preference"
     }
     derived = schemas["CardMeta"]["properties"]["memory_type"][NEVER_EVIDENCE]
+    [page] = [p for p in document["paths"]["/api/cases/{case_id}/record"]["get"]["parameters"] if p["name"] == "limit"]
+    record_page = {"default": page["schema"]["default"], "max": page["schema"]["maximum"]}
     return "\n".join(
         [
             HEADER,
@@ -74,6 +76,9 @@ def render_rules(document: dict[str, Any]) -> str:
             "",
             "/** Memory types derived from conversations: context, never evidence, never publishable. */",
             f"export const DERIVED_MEMORY_TYPES = {json.dumps(derived)} as const;",
+            "",
+            "/** Entries of a record page: the server's default page (the timeline's) and its largest. */",
+            f"export const RECORD_PAGE = {json.dumps(record_page)} as const;",
             "",
         ]
     )

@@ -30,6 +30,8 @@ QUESTION_MAX_CHARS = 500  # an interrogation's or a cross-examination's question
 CLAIM_MAX_CHARS = 240  # a finding's claim
 SCENARIO_ID_MAX_CHARS = 64  # a scenario's id: its files' (game/scenario_schema.py) and a new case's request
 CARD_ID_MAX_CHARS = 64  # a card id a request names (the store's ids are far shorter)
+RECORD_PAGE_MAX, RECORD_PAGE_DEFAULT = 200, 50  # entries of a record page (the timeline asks for the default)
+MAX_EVENT_ID = 2**62  # the largest event or record cursor a request may name: bigger would overflow the ledger
 NFKC_MAX_GROWTH = 18  # the most code points NFKC makes of one (U+FDFA); a test measures it over all of Unicode
 
 Ranges = tuple[tuple[int, int], ...]

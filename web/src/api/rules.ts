@@ -9,3 +9,6 @@ export const PREFERENCE_LIMITS = {"answer_style": 16, "dietary_preference": 80, 
 
 /** Memory types derived from conversations: context, never evidence, never publishable. */
 export const DERIVED_MEMORY_TYPES = ["session", "task_state"] as const;
+
+/** Entries of a record page: the server's default page (the timeline's) and its largest. */
+export const RECORD_PAGE = {"default": 50, "max": 200} as const;

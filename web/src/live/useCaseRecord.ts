@@ -1,12 +1,11 @@
 import { useCallback, useEffect, useReducer, useRef, type Dispatch } from "react";
 import { api } from "../api/client";
+import { RECORD_PAGE as RECORD_PAGE_RULE } from "../api/rules";
 import type { LiveEvent, OperatorSnapshot } from "../api/types";
 import { initialRecordState, recordReducer, type RecordAction, type RecordState } from "../state/caseRecord";
 
 /** Entries per page the timeline asks for (the server's default page). */
-export const RECORD_PAGE = 50;
-/** The largest page the server gives. */
-const RECORD_PAGE_MAX = 200;
+export const RECORD_PAGE = RECORD_PAGE_RULE.default;
 
 /** Events that can take the text out of entries on any page (a card erased; a finding withdrawn, whose card
  * entries may have quoted): the next refresh reads the record again from its first page. */
@@ -43,7 +42,7 @@ export function useCaseRecord(caseId: string, snapshot: OperatorSnapshot | null)
     const wanted = reloadsWanted.current;
     const reload = held < 0 || wanted > reloadsDone.current;
     if (version === held && !reload) return; // nothing new
-    const limit = reload ? RECORD_PAGE : Math.min(RECORD_PAGE_MAX, Math.max(1, version - held + 1));
+    const limit = reload ? RECORD_PAGE : Math.min(RECORD_PAGE_RULE.max, Math.max(1, version - held + 1));
     let current = true;
     api.recordPage(caseId, null, limit).then(
       (page) => {

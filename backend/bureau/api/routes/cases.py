@@ -34,7 +34,7 @@ from bureau.api.responses import (
     WhisperResult,
 )
 from bureau.api.routes.paging import RECORD_PAGE_DEFAULT, RecordCursor, RecordLimit
-from bureau.api.routes.streaming import MAX_EVENT_ID, sse_response, sse_responses
+from bureau.api.routes.streaming import sse_response, sse_responses
 from bureau.api.schemas import (
     CreateCase,
     CrossExaminationBody,
@@ -55,6 +55,7 @@ from bureau.game.services.records import RecordService
 from bureau.game.services.whispers import WhisperService
 from bureau.scope import memory_policy as policy
 from bureau.scope.audience import Audience
+from bureau.scope.limits import CARD_ID_MAX_CHARS, MAX_EVENT_ID
 
 router = APIRouter(prefix="/api", tags=["game"], route_class=ContractRoute)
 CASE_PATH = "/cases/{case_id}"
@@ -210,7 +211,7 @@ async def cross_examine(
 @router.delete(CASE_PATH + "/cards/{card_id}", status_code=204, responses=declare_errors("CARD_NOT_FOUND", *COMMAND))
 async def delete_card(
     case_id: str,
-    card_id: Annotated[str, Path(min_length=1, max_length=64)],
+    card_id: Annotated[str, Path(min_length=1, max_length=CARD_ID_MAX_CHARS)],
     cases: Annotated[CaseService, Depends(case_service)],
     _: OperatorDep,
     expected_version: Annotated[int | None, Query(ge=0)] = None,

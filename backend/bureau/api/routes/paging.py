@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import Query
 
-from bureau.game.services.records import RECORD_PAGE_DEFAULT, RECORD_PAGE_MAX
+from bureau.scope.limits import MAX_EVENT_ID, RECORD_PAGE_DEFAULT, RECORD_PAGE_MAX
 
 # `after` is the `next` of the page before (an entry id); a malformed or out-of-range one is a 422
 # VALIDATION_ERROR that names the parameter, never its value.
-RecordCursor = Annotated[int | None, Query(ge=1, le=2**62, description="the `next` of the previous page")]
+RecordCursor = Annotated[int | None, Query(ge=1, le=MAX_EVENT_ID, description="the `next` of the previous page")]
 RecordLimit = Annotated[int, Query(ge=1, le=RECORD_PAGE_MAX, description="entries per page")]
 
 __all__ = ["RECORD_PAGE_DEFAULT", "RecordCursor", "RecordLimit"]

@@ -12,6 +12,7 @@ from bureau.api.errors import OPERATOR_ACCESS, declare_errors
 from bureau.api.openapi import ContractRoute
 from bureau.api.responses import MemoryPolicyView, PolicyDecisionPage
 from bureau.game.services.records import RecordService
+from bureau.scope.limits import MAX_EVENT_ID
 from bureau.scope.memory_policy import PREFERENCE_KEYS, writable_types
 from bureau.scope.vocabulary import CreatedBy, MemoryType
 
@@ -37,7 +38,7 @@ async def policy_decisions(
     case_id: str,
     records: Annotated[RecordService, Depends(record_service)],
     _: OperatorDep,
-    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
 ) -> PolicyDecisionPage:
     decisions = await records.policy_decisions(case_id, after, limit)

@@ -18,12 +18,12 @@ from bureau.api.events import event_stream
 from bureau.api.security import Principal
 from bureau.ledger.repository import LedgerError
 from bureau.scope.audience import Audience
+from bureau.scope.limits import MAX_EVENT_ID
 from bureau.scope.vocabulary import EventType
 
 OPEN_MODE_STREAM_FACTOR = 4
 STREAM_SLOT_LEASE_S = 30.0  # renewed by the maintenance loop while the stream lives
 _releases: set[asyncio.Future[None]] = set()
-MAX_EVENT_ID = 2**62  # far beyond any real id; bigger numbers would overflow the database integer
 MAX_EVENT_ID_DIGITS = len(str(MAX_EVENT_ID))
 
 

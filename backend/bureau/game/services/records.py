@@ -15,7 +15,6 @@ from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import CaseRecord, Ledger
 
 EXPORT_PAGE = 200  # entries an export reads from the ledger at a time
-RECORD_PAGE_MAX, RECORD_PAGE_DEFAULT = 200, 50  # a page of `/record` (the timeline asks for the default)
 
 
 @dataclass(frozen=True, slots=True)
