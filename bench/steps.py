@@ -59,7 +59,7 @@ class Steps:
     def install(self) -> None:
         """The steps of one interrogation, and the embedded driver's statements (when it is in use)."""
         from bureau.game import interrogation, service
-        from bureau.ledger.repository import Ledger
+        from bureau.ledger.cases import CaseRepository
         from bureau.memory.gateway import MemoryGateway
 
         self.wrap(service.Bureau, "interrogate", "whole command (Bureau.interrogate)")
@@ -68,7 +68,7 @@ class Steps:
         self.wrap(MemoryGateway, "retrieve", "retrieve (encoder, the search, signals)")
         self.wrap(interrogation, "respond", "respond (evidence answer)")
         self.wrap(MemoryGateway, "write", "session record written")
-        self.wrap(Ledger, "change_case", "commit (ledger)")
+        self.wrap(CaseRepository, "change_case", "commit (ledger)")
         self.wrap(MemoryGateway, "trim", "retention trim")
         self._time_statements()
 
