@@ -51,7 +51,7 @@ async def fill(services: Any, case_id: str, role: str, count: int) -> None:
     from bureau.scope.keys import role_scope
     from bureau.scope.vocabulary import Purpose
 
-    generation = (await services.ledger.get_case(case_id)).generation
+    generation = (await services.ledger.cases.get_case(case_id)).generation
     drafts = [CardDraft(content=FILLER[i % len(FILLER)], topic="filler", kind="note") for i in range(count)]
     for start in range(0, count, 1000):
         scope = role_scope(case_id, role, generation)

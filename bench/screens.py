@@ -169,7 +169,7 @@ async def commit_times(server: Server, case_id: str) -> dict[int, tuple[str, flo
     url = Settings(_env_file=None, data_dir=server.data_dir).effective_database_url
     ledger = Ledger(create_ledger_engine(url))
     try:
-        events = await ledger.events_after(case_id, 0, limit=10_000_000)
+        events = await ledger.events.events_after(case_id, 0, limit=10_000_000)
     finally:
         ledger.engine.dispose()
     return {

@@ -49,7 +49,7 @@ def lister(services: Any, case_id: str, *spaces: str) -> Callable[[], Awaitable[
     from bureau.scope.vocabulary import Purpose
 
     async def listed() -> Any:
-        generation = (await services.ledger.get_case(case_id)).generation
+        generation = (await services.ledger.cases.get_case(case_id)).generation
         scopes = [space_scope(case_id, space, generation) for space in spaces]
         grant = await services.vault.grant(case_id, generation, Purpose.OPERATOR, reads=scopes)
         try:
@@ -90,7 +90,9 @@ async def measure(sizes: list[int], reads: int) -> list[list[str]]:
             async def case_view() -> Any:  # with the operator's grant, as the snapshot reads it
                 case = await access.require_case(case_id)
                 async with bureau.keys.operator(case) as grant:
-                    return await ledger.case_view(case_id, grant=grant, steps=bureau.catalogue.knowledge_steps(case))
+                    return await ledger.cases.case_view(
+                        case_id, grant=grant, steps=bureau.catalogue.knowledge_steps(case)
+                    )
 
             parts: dict[str, Callable[[], Awaitable[Any]]] = {
                 "case row": lambda: access.require_case(case_id),

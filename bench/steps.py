@@ -1,5 +1,5 @@
-"""Where an interrogation's time goes, step by step: wall-clock spans of the steps `Bureau.interrogate`
-awaits, and of every SQL statement the embedded seekdb driver runs. Used by `bench/interrogation.py
+"""Where an interrogation's time goes, step by step: wall-clock spans of the steps
+`QuestionService.interrogate` awaits, and of every SQL statement the embedded seekdb driver runs. Used by `bench/interrogation.py
 --steps`; it wraps the functions in this process only (nothing of it is in the product).
 
 A step's span includes its own waits (a store call waits for the memory worker, a ledger call for its
@@ -58,17 +58,19 @@ class Steps:
 
     def install(self) -> None:
         """The steps of one interrogation, and the embedded driver's statements (when it is in use)."""
-        from bureau.game import interrogation, service
-        from bureau.ledger.repository import Ledger
+        from bureau.game import interrogation
+        from bureau.game.commits import Commits
+        from bureau.game.services import questions
+        from bureau.ledger.cases import CaseRepository
         from bureau.memory.gateway import MemoryGateway
 
-        self.wrap(service.Bureau, "interrogate", "whole command (Bureau.interrogate)")
-        self.wrap(service, "checked_text", "question checked (screening)")
-        self.wrap(service.Bureau, "_check_version", "case read (ledger)")
+        self.wrap(questions.QuestionService, "interrogate", "whole command (QuestionService.interrogate)")
+        self.wrap(questions, "checked_text", "question checked (screening)")
+        self.wrap(Commits, "check_version", "case read (ledger)")
         self.wrap(MemoryGateway, "retrieve", "retrieve (encoder, the search, signals)")
         self.wrap(interrogation, "respond", "respond (evidence answer)")
         self.wrap(MemoryGateway, "write", "session record written")
-        self.wrap(Ledger, "change_case", "commit (ledger)")
+        self.wrap(CaseRepository, "change_case", "commit (ledger)")
         self.wrap(MemoryGateway, "trim", "retention trim")
         self._time_statements()
 

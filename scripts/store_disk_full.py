@@ -94,7 +94,7 @@ async def measure(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             first = await http.post(whispers, json={"role": "detective", "text": "The van was blue."})
             result["first whisper on the full disk"] = first.status_code
             written, started, failure = 0, time.monotonic(), None
-            generation = (await services.ledger.get_case(case_id)).generation
+            generation = (await services.ledger.cases.get_case(case_id)).generation
             scope = role_scope(case_id, "detective", generation)
             while written < args.max_cards:
                 drafts = [

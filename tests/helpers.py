@@ -42,7 +42,7 @@ async def grant_of(
     from bureau.scope.keys import space_scope
     from bureau.scope.vocabulary import Purpose
 
-    case = await services.ledger.get_case(case_id)
+    case = await services.ledger.cases.get_case(case_id)
     generation = case.generation if case is not None else ""
     if case is None:
         await services.vault.create_case(case_id, generation)
@@ -193,9 +193,11 @@ async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services:
     case = await services.bureau.case_access.require_case(case_id)
     scenario = services.bureau.catalogue.scenario(case.scenario_id, case.language)
     grant = await grant_of(services, case_id, record=True)  # the operator's: the record's texts
-    entries = await services.ledger.interrogations(case_id, grant)
+    entries = await services.ledger.record.interrogations(case_id, grant)
     knowledge, answers = fold_knowledge(scenario.key_facts, entries), latest_answers(entries)
-    maintained = await services.ledger.case_knowledge(case_id, grant, services.bureau.catalogue.knowledge_steps(case))
+    maintained = await services.ledger.knowledge.case_knowledge(
+        case_id, grant, services.bureau.catalogue.knowledge_steps(case)
+    )
     assert maintained.knowledge == knowledge
     assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
     shown = (await client.get(f"/api/cases/{case_id}")).json()

@@ -181,7 +181,7 @@ async def _with_services(
 
 async def _known_case_ids(svc: Runtime) -> tuple[set[str], set[str]]:
     """(cases the ledger knows, cases with cards in the store): a crash can leave cards the ledger forgot."""
-    return {c.id for c in await svc.ledger.list_cases()}, set(await svc.gateway.list_case_ids())
+    return {c.id for c in await svc.ledger.cases.list_cases()}, set(await svc.gateway.list_case_ids())
 
 
 def erase(args: argparse.Namespace) -> int:

@@ -61,7 +61,7 @@ def check_ledger(settings: Settings) -> list[Check]:
             return checks
         ledger = Ledger(engine)
         checks.append(_check_worker_id(settings, ledger))
-        checks.append(check_vault(settings, asyncio.run(ledger.vault_id())))
+        checks.append(check_vault(settings, asyncio.run(ledger.vault_binding.vault_id())))
         return checks
     finally:
         engine.dispose()
@@ -71,7 +71,7 @@ def _check_worker_id(settings: Settings, ledger: Ledger) -> Check:
     if settings.worker_id is None:
         detail = "leased from the shared ledger" if settings.shared_ledger else "leased from the local ledger"
         return Check("worker id", True, detail)
-    live = asyncio.run(ledger.live_slots(SLOT_STALE_S))
+    live = asyncio.run(ledger.slots.live_slots(SLOT_STALE_S))
     if settings.worker_id in live:
         return Check("worker id", False, f"BUREAU_WORKER_ID={settings.worker_id} is held by a live instance")
     return Check("worker id", True, f"BUREAU_WORKER_ID={settings.worker_id} is free")

@@ -83,14 +83,14 @@ async def test_an_empty_or_blank_text_is_malformed_by_the_schema_and_writes_noth
     case = await new_case()
     case_id = case["case"]["id"]
     before = await all_cards(services, case_id)
-    audited = await services.ledger.policy_decisions(case_id, 0, 500)
+    audited = await services.ledger.policy_audit.policy_decisions(case_id, 0, 500)
     response = await client.post(f"/api/cases/{case_id}{suffix}", json={**body, field: blank})
     assert (response.status_code, code(response)) == (422, "VALIDATION_ERROR"), response.text
     rule = "string_too_short" if blank == "" else "string_pattern_mismatch"  # minLength 1, then the pattern
     path = ["body", "other_types", field] if suffix == "/whispers" else ["body", field]
     assert response.json()["detail"]["fields"] == [{"loc": path, "type": rule}]
     assert len(await all_cards(services, case_id)) == len(before)
-    assert await services.ledger.policy_decisions(case_id, 0, 500) == audited
+    assert await services.ledger.policy_audit.policy_decisions(case_id, 0, 500) == audited
     assert (await snapshot(client, case_id))["case"]["version"] == case["case"]["version"]
 
 
@@ -206,7 +206,7 @@ async def test_storage_faults_are_503_and_change_nothing(
     case = await new_case()
     case_id = case["case"]["id"]
     cards_before = sorted(await all_cards(services, case_id))
-    events_before = len(await services.ledger.events_after(case_id, 0))
+    events_before = len(await services.ledger.events.events_after(case_id, 0))
     with monkeypatch.context() as patch:
         patch.setattr(services.gateway.runner, "client", unavailable_store)
         response = await client.request(method, f"/api/cases/{case_id}{suffix}", json=body)
@@ -215,7 +215,7 @@ async def test_storage_faults_are_503_and_change_nothing(
         assert "seekdb" not in response.text and "connection lost" not in response.text
         assert (await client.get("/api/ready")).status_code == 503
     assert sorted(await all_cards(services, case_id)) == cards_before
-    assert len(await services.ledger.events_after(case_id, 0)) == events_before
+    assert len(await services.ledger.events.events_after(case_id, 0)) == events_before
     assert (await client.get("/api/ready")).status_code == 200
 
 
@@ -243,10 +243,10 @@ async def test_a_case_whose_scenario_fails_to_load_leaves_nothing(
     assert written
     case_id = written[0].case_id
     assert await all_cards(services, case_id) == []
-    assert await services.ledger.get_case(case_id) is None
+    assert await services.ledger.cases.get_case(case_id) is None
     assert (await client.get(f"/api/cases/{case_id}")).status_code == 404
     assert set(await gateway.list_case_ids()) <= known_before
-    assert await services.ledger.events_after(case_id, 0) == []  # not even a tombstone: nobody saw it
+    assert await services.ledger.events.events_after(case_id, 0) == []  # not even a tombstone: nobody saw it
 
 
 async def test_expected_version_mismatch_is_409_with_the_latest_snapshot(
@@ -302,11 +302,11 @@ async def test_erase_removes_every_trace(client: httpx.AsyncClient, new_case: Ne
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
     assert await all_cards(services, case_id) == []
     assert case_id not in await services.gateway.list_case_ids()
-    assert await services.ledger.get_case(case_id) is None
-    assert await services.ledger.case_record(case_id, None) == []
+    assert await services.ledger.cases.get_case(case_id) is None
+    assert await services.ledger.record.case_record(case_id, None) == []
     assert case_id not in services.vault.store.cases()
-    assert await services.ledger.publications(case_id) == []
-    events = await services.ledger.events_after(case_id, 0)
+    assert await services.ledger.publications.publications(case_id) == []
+    events = await services.ledger.events.events_after(case_id, 0)
     assert [(e.type, set(e.payload)) for e in events] == [("case.erased", {"case_id", "version"})]
     for path in ("", "/stage"):
         assert (await client.get(f"/api/cases/{case_id}{path}")).status_code == 404
@@ -328,7 +328,7 @@ async def test_a_reset_whose_commit_fails_leaves_the_case_as_it_was(
         raise LedgerError("OperationalError")
 
     with monkeypatch.context() as patch:
-        patch.setattr(services.ledger, "reset_case", ledger_down)
+        patch.setattr(services.ledger.cases, "reset_case", ledger_down)
         response = await client.post(f"/api/cases/{case_id}/reset")
     assert response.status_code == 503 and code(response) == "MEMORY_UNAVAILABLE"
     assert await snapshot(client, case_id) == before  # same cards, same ids, same version

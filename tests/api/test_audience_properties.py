@@ -110,7 +110,7 @@ class Game:
 async def stage_payloads(client: httpx.AsyncClient, services: Services, case_id: str) -> str:
     parts = [(await client.get(f"/api/cases/{case_id}/stage")).text]
     parts.append((await client.get(f"/api/cases/{case_id}/stage/record")).text)
-    for event in await services.ledger.events_after(case_id, 0):
+    for event in await services.ledger.events.events_after(case_id, 0):
         parts.append(json.dumps(project_event(Audience.STAGE, event.type, event.payload), ensure_ascii=False))
     return "\n".join(parts)
 

@@ -157,5 +157,5 @@ async def test_record_text_is_sealed_in_the_ledger_and_goes_with_reset_and_erase
     for path in ("/record", "/record/export", "/stage/record"):
         response = await client.get(f"/api/cases/{case_id}{path}")
         assert (response.status_code, response.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND")
-    assert await services.ledger.case_record(case_id, None) == []
+    assert await services.ledger.record.case_record(case_id, None) == []
     assert case_id not in services.vault.store.cases()

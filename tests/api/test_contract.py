@@ -266,20 +266,20 @@ class HeldFinding:
 
     async def __aenter__(self) -> None:
         figures = FindingFigures(3, 2, 2, 0, "medium", datetime.now(UTC))
-        case = await self.ledger.get_case(self.case_id)
+        case = await self.ledger.cases.get_case(self.case_id)
         assert case is not None
         spaces = case_scopes(self.case_id, case.generation)
         grant = await self.vault.grant(
             self.case_id, case.generation, Purpose.FINDINGS, reads=spaces, record_writes=True, pseudonyms=True
         )
-        held, _ = await self.ledger.reserve_finding(
+        held, _ = await self.ledger.findings.reserve_finding(
             self.case_id, self.finding_id, self.claim, self.OWNER, 60, figures, [], grant
         )
         grant.close()
         assert held
 
     async def __aexit__(self, *_: object) -> None:
-        await self.ledger.release_finding(self.case_id, self.finding_id, self.OWNER)
+        await self.ledger.findings.release_finding(self.case_id, self.finding_id, self.OWNER)
         self.ledger.engine.dispose()
         self.vault.close()
 
@@ -295,11 +295,13 @@ class HeldPublication:
         self.case_id, self.card_id = case_id, card_id
 
     async def __aenter__(self) -> None:
-        held, _ = await self.ledger.reserve_publication(self.case_id, self.card_id, "detective", self.OWNER, 60)
+        held, _ = await self.ledger.publications.reserve_publication(
+            self.case_id, self.card_id, "detective", self.OWNER, 60
+        )
         assert held
 
     async def __aexit__(self, *_: object) -> None:
-        await self.ledger.release_publication(self.case_id, self.card_id, self.OWNER)
+        await self.ledger.publications.release_publication(self.case_id, self.card_id, self.OWNER)
         self.ledger.engine.dispose()
 
 

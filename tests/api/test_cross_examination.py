@@ -41,7 +41,7 @@ async def stage_texts(client: httpx.AsyncClient, services: Services, case_id: st
     """Everything the stage can receive about the case: snapshot, record projection, every event frame."""
     parts = [(await client.get(f"/api/cases/{case_id}/stage")).text]
     parts.append((await client.get(f"/api/cases/{case_id}/stage/record")).text)
-    for event in await services.ledger.events_after(case_id, 0):
+    for event in await services.ledger.events.events_after(case_id, 0):
         projected = project_event(Audience.STAGE, event.type, event.payload)
         parts.append(json.dumps(projected, ensure_ascii=False))
     return "\n".join(parts)
@@ -208,4 +208,4 @@ async def test_publishing_rechecks_the_source_at_the_moment_of_publishing(
         publisher.fault = lambda step: None
     assert (response.status_code, response.json()["detail"]["code"]) == (404, "CARD_NOT_FOUND")
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []  # the copy was undone
-    assert await services.ledger.publications(case_id) == []
+    assert await services.ledger.publications.publications(case_id) == []

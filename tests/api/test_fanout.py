@@ -187,7 +187,7 @@ async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_othe
     async with asyncio.timeout(DEADLINE_S):
         await live.wait()
     ledger = services.ledger  # the hub's own (api/app.py builds the hub over the runtime's ledger)
-    real_read = ledger.events_after
+    real_read = ledger.events.events_after
     refusals = [LedgerError("OperationalError")]
 
     async def refuse_once(case: str, after: int, limit: int = 500) -> list[EventRecord]:
@@ -195,7 +195,7 @@ async def test_a_failed_feed_read_ends_only_the_stream_that_made_it_and_the_othe
             raise refusals.pop()
         return await real_read(case, after, limit=limit)
 
-    monkeypatch.setattr(ledger, "events_after", refuse_once)
+    monkeypatch.setattr(ledger.events, "events_after", refuse_once)
     await services.bureau.whisper_service.whisper(case_id, "detective", "Ledger line: crates at dock nine.", None)
     outcomes = await asyncio.gather(*streams, return_exceptions=True)
 

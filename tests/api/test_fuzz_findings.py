@@ -44,7 +44,7 @@ async def test_a_stream_is_declared_as_the_wire_carries_it(
     """The streams' `itemSchema` was the parsed frame (`id` an integer, `data` an object), but an OpenAPI 3.2
     `text/event-stream` item is the event as sent: strings, with `data` JSON of the declared payload."""
     case_id = (await new_case())["case"]["id"]
-    [created] = await services.ledger.events_after(case_id, 0)
+    [created] = await services.ledger.events.events_after(case_id, 0)
     for audience, schema in ((Audience.STAGE, "StageFrame"), (Audience.OPERATOR, "OperatorFrame")):
         frame = render(created, audience)
         assert frame is not None

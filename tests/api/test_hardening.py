@@ -28,13 +28,13 @@ async def test_nothing_can_commit_into_a_case_that_is_being_erased(new_case: New
     case = await new_case()
     case_id = case["case"]["id"]
     secret = informant_secret_card(case)
-    assert await services.ledger.begin_erase(case_id)
+    assert await services.ledger.cases.begin_erase(case_id)
     with pytest.raises(CaseMissingError):
-        await services.ledger.change_case(case_id, [PendingEvent("memory.written", {})])
+        await services.ledger.cases.change_case(case_id, [PendingEvent("memory.written", {})])
     with pytest.raises(CaseMissingError):
-        await services.ledger.reserve_publication(case_id, secret["id"], "informant", "someone", 5)
+        await services.ledger.publications.reserve_publication(case_id, secret["id"], "informant", "someone", 5)
     await services.bureau.case_service.erase(case_id)  # an erase that stopped half-way can be finished
-    assert await services.ledger.get_case(case_id) is None
+    assert await services.ledger.cases.get_case(case_id) is None
     assert await card_counts(services, case_id) == dict.fromkeys(SPACES, 0)
 
 
@@ -49,7 +49,7 @@ async def test_only_the_canonical_card_id_finds_a_card(
     response = await client.post(f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": card_id})
     assert response.status_code in (404, 422)
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
-    assert await services.ledger.publications(case_id) == []
+    assert await services.ledger.publications.publications(case_id) == []
     canonical = await client.post(
         f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
     )
@@ -153,23 +153,23 @@ async def test_publishing_into_a_case_erased_meanwhile_is_not_found(
 
     def erase_meanwhile(step: str) -> None:
         if step == "before_mark_ready" and not erased:
-            erased.append(asyncio.ensure_future(services.ledger.begin_erase(case_id)))
+            erased.append(asyncio.ensure_future(services.ledger.cases.begin_erase(case_id)))
 
     services.bureau.publisher.fault = erase_meanwhile
-    original_complete = services.ledger.complete_publication
+    original_complete = services.ledger.publications.complete_publication
 
     async def complete_after_erase(*args, **kwargs):
         await asyncio.gather(*erased)
         return await original_complete(*args, **kwargs)
 
-    services.ledger.complete_publication = complete_after_erase  # type: ignore[method-assign]
+    services.ledger.publications.complete_publication = complete_after_erase  # type: ignore[method-assign]
     try:
         response = await client.post(
             f"/api/cases/{case_id}/publications", json={"role": "informant", "card_id": secret["id"]}
         )
     finally:
         services.bureau.publisher.fault = lambda step: None
-        del services.ledger.complete_publication
+        del services.ledger.publications.complete_publication
     assert response.status_code == 404 and response.json()["detail"]["code"] == "CASE_NOT_FOUND"
     assert (await stored_rows(services, case_id))["bulletin_board"] == []  # compensated
 

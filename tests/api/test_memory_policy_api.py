@@ -55,8 +55,8 @@ WHISPERS: list[tuple[dict[str, Any], int, str | None]] = [
 async def everything(services: Services, case_id: str) -> tuple[list[str], int, int]:
     """(card ids in every space, events, case version): what a rejected write must leave unchanged."""
     ids = [card for rows in (await stored_rows(services, case_id)).values() for card in rows]
-    events = await services.ledger.events_after(case_id, 0, limit=10_000)
-    case = await services.ledger.get_case(case_id)
+    events = await services.ledger.events.events_after(case_id, 0, limit=10_000)
+    case = await services.ledger.cases.get_case(case_id)
     assert case is not None
     return sorted(ids), len(events), case.version
 
@@ -106,13 +106,13 @@ async def test_the_policy_table_still_refuses_and_audits_writes_that_skip_http(
     depth, each refusal audited with its code, nothing written."""
     case_id = (await new_case())["case"]["id"]
     before = await everything(services, case_id)
-    audited = len(await services.ledger.policy_decisions(case_id, 0, 500))
+    audited = len(await services.ledger.policy_audit.policy_decisions(case_id, 0, 500))
     with pytest.raises((MemoryPolicyError, UnsafeInputError)) as refused:
         await services.bureau.whisper_service.whisper(case_id, "informant", text, None, memory_type, key)
     reasons = refused.value.reasons if isinstance(refused.value, UnsafeInputError) else [refused.value.code]
     assert refusal in reasons
     assert await everything(services, case_id) == before
-    [row] = (await services.ledger.policy_decisions(case_id, 0, 500))[audited:]
+    [row] = (await services.ledger.policy_audit.policy_decisions(case_id, 0, 500))[audited:]
     assert (row.decision.action, row.decision.memory_type) == ("write_rejected", memory_type)
     assert text not in row.decision.detail  # codes, never the text
 

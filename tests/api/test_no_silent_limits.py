@@ -128,10 +128,10 @@ async def test_a_record_longer_than_any_page_is_reached_whole_by_paging_and_by_t
     case_id = (await new_case())["case"]["id"]
     await ask(client, case_id, "informant", ALARM_QUESTION)
     operator = await grant_of(services, case_id, record=True)
-    [asked] = await services.ledger.interrogations(case_id, operator)
+    [asked] = await services.ledger.record.interrogations(case_id, operator)
     draft = RecordDraft(asked.kind, asked.roles, asked.audience, asked.summary, asked.body)
     for _ in range(RECORD_ENTRIES - 1):
-        await services.ledger.change_case(case_id, [], record=draft, grant=operator)
+        await services.ledger.cases.change_case(case_id, [], record=draft, grant=operator)
     for limit in (None, 200):
         seen: list[int] = []
         params: dict[str, int] = {"limit": limit} if limit else {}

@@ -242,7 +242,7 @@ class Match:
 
     async def events(self, case_id: str, after: int) -> list[Any]:
         found: list[Any] = []
-        while page := await self.services.ledger.events_after(case_id, after):
+        while page := await self.services.ledger.events.events_after(case_id, after):
             found += page
             after = page[-1].id
         return found

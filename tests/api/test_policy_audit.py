@@ -16,6 +16,7 @@ from bureau.api.deps import Services
 from bureau.game.retention import LEASE_NAME, RetentionSweeper
 from bureau.ledger import cases as case_ledger
 from bureau.memory import owner_rows
+from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
 from bureau.scope.memory_policy import MemoryPolicyError
 from bureau.scope.vocabulary import MemoryType
@@ -103,7 +104,7 @@ async def test_the_audit_trail_pages_and_goes_with_the_case(
     assert [d["id"] for d in seen] == [d["id"] for d in everything] and len(seen) >= 5
 
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
-    assert await services.ledger.policy_decisions(case_id) == []  # erased with the case
+    assert await services.ledger.policy_audit.policy_decisions(case_id) == []  # erased with the case
     assert (await client.get(f"/api/cases/{case_id}/policy-decisions")).status_code == 404
 
 
@@ -144,17 +145,31 @@ async def test_the_sweeper_pages_through_every_card_and_cleans_store_and_ledger(
     monkeypatch.setattr(owner_rows, "_PAGE_SIZE", 3)  # several pages even for a small case
 
     await asyncio.sleep(max(0.0, (soon - datetime.now(UTC)).total_seconds()) + 0.05)  # let `soon` pass
-    purged = await sweep_when_free(RetentionSweeper(gateway, services.ledger, services.bureau.keys))
+    purged = await sweep_when_free(new_sweeper(services, gateway))
     assert purged >= 9  # 7 expired + the published card + its board copy
 
     assert await raw_ids(services, case_id, "informant") == live
     assert await raw_ids(services, case_id, "bulletin_board") == set()
-    assert await services.ledger.publications(case_id) == []  # the ledger forgot the copy too
+    assert await services.ledger.publications.publications(case_id) == []  # the ledger forgot the copy too
     swept: dict[tuple[str, str], int] = {}
     for code, memory_type, creator, space, count in rows(await decisions(client, case_id), "retention_purged"):
         assert (code, memory_type, creator) == ("expired", "long_term_knowledge", "operator")
         swept[space] = swept.get(space, 0) + count
     assert swept == {"informant": 8, "bulletin_board": 1}
+
+
+def new_sweeper(services: Services, gateway: MemoryGateway) -> RetentionSweeper:
+    """Another process's sweeper: its own lease owner, over the same ledger and store."""
+    ledger = services.ledger
+    return RetentionSweeper(
+        gateway,
+        services.bureau.keys,
+        cases=ledger.cases,
+        record=ledger.record,
+        publications=ledger.publications,
+        cleanups=ledger.cleanups,
+        policy_audit=ledger.policy_audit,
+    )
 
 
 async def sweep_when_free(sweeper: RetentionSweeper, deadline_s: float = 30.0) -> int:
@@ -168,21 +183,20 @@ async def sweep_when_free(sweeper: RetentionSweeper, deadline_s: float = 30.0) -
 
 async def test_one_sweeper_at_a_time(services: Services) -> None:
     ledger = services.ledger
-    keys = services.bureau.keys
-    first, second = RetentionSweeper(services.gateway, ledger, keys), RetentionSweeper(services.gateway, ledger, keys)
+    first, second = new_sweeper(services, services.gateway), new_sweeper(services, services.gateway)
     await sweep_when_free(first)  # the lease is free now (the app's start-up sweep is over)
-    assert await ledger.acquire_lease(LEASE_NAME, first.owner, 60)
+    assert await ledger.policy_audit.acquire_lease(LEASE_NAME, first.owner, 60)
     try:
         assert await second.sweep() is None  # another process holds the lease: this one skips
-        assert await ledger.acquire_lease(LEASE_NAME, first.owner, 60)  # the holder renews
+        assert await ledger.policy_audit.acquire_lease(LEASE_NAME, first.owner, 60)  # the holder renews
     finally:
-        await ledger.release_lease(LEASE_NAME, first.owner)
+        await ledger.policy_audit.release_lease(LEASE_NAME, first.owner)
     assert await second.sweep() is not None
     # a lease nobody renews can be taken over
-    assert await ledger.acquire_lease(LEASE_NAME, first.owner, 0.01)
+    assert await ledger.policy_audit.acquire_lease(LEASE_NAME, first.owner, 0.01)
     await asyncio.sleep(0.05)  # let the 10 ms lease lapse (waiting for time, not for another task)
-    assert await ledger.acquire_lease(LEASE_NAME, second.owner, 60)
-    await ledger.release_lease(LEASE_NAME, second.owner)
+    assert await ledger.policy_audit.acquire_lease(LEASE_NAME, second.owner, 60)
+    await ledger.policy_audit.release_lease(LEASE_NAME, second.owner)
 
 
 @pytest.mark.parametrize("command", ["whisper", "interrogation"])

@@ -52,8 +52,8 @@ QUESTION = "What is the courier's codename?"
 
 async def everything(services: Services, case_id: str) -> tuple[list[str], int, int]:
     ids = [card for rows in (await stored_rows(services, case_id)).values() for card in rows]
-    events = await services.ledger.events_after(case_id, 0, limit=10_000)
-    case = await services.ledger.get_case(case_id)
+    events = await services.ledger.events.events_after(case_id, 0, limit=10_000)
+    case = await services.ledger.cases.get_case(case_id)
     assert case is not None
     return sorted(ids), len(events), case.version
 

@@ -234,7 +234,7 @@ async def test_a_success_on_one_screen_never_clears_the_other_screens_failures(
     services: Services, tmp_path: Path
 ) -> None:
     settings = settings_for(tmp_path, operator_passcode=OPERATOR_PASSCODE, stage_passcode=STAGE_PASSCODE)
-    access = AccessControl(settings, services.ledger)
+    access = AccessControl(settings, services.ledger.sessions, services.ledger.limits)
     # A holder of the stage passcode guesses the operator passcode, signing in to the stage in between.
     for round_ in range(2):
         assert [await attempt(access, f"guess-{round_}-{i}") for i in range(2)] == [401, 401]

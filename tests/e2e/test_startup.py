@@ -124,7 +124,7 @@ def test_a_phase_that_fails_after_the_port_opened_ends_the_process_with_the_reas
     engine = create_ledger_engine(f"sqlite:///{tmp_path / 'bureau.db'}")
     migrate(engine)
     try:
-        asyncio.run(Ledger(engine).claim_slot("another-live-instance", wanted=5))
+        asyncio.run(Ledger(engine).slots.claim_slot("another-live-instance", wanted=5))
     finally:
         engine.dispose()
     process = serve(tmp_path, free_port(), BUREAU_WORKER_ID="5")

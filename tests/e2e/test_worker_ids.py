@@ -45,13 +45,13 @@ async def test_a_configured_worker_id_is_leased_so_two_live_instances_cannot_sha
     migrate(engine)
     ledger = Ledger(engine)
     try:
-        assert await ledger.claim_slot("instance-a", wanted=5) == 5
+        assert await ledger.slots.claim_slot("instance-a", wanted=5) == 5
         with pytest.raises(LedgerConflictError):
-            await ledger.claim_slot("instance-b", wanted=5)
-        assert await ledger.claim_slot("instance-b") == 0  # leasing a free one still works
+            await ledger.slots.claim_slot("instance-b", wanted=5)
+        assert await ledger.slots.claim_slot("instance-b") == 0  # leasing a free one still works
         # A lease nobody renewed is reclaimable: its holder is gone (or fenced itself, see below).
-        assert await ledger.claim_slot("instance-c", wanted=5, stale_after_s=0.0) == 5
-        assert not await ledger.heartbeat_slot(5, "instance-a")  # what tells the old holder it lost it
+        assert await ledger.slots.claim_slot("instance-c", wanted=5, stale_after_s=0.0) == 5
+        assert not await ledger.slots.heartbeat_slot(5, "instance-a")  # what tells the old holder it lost it
     finally:
         engine.dispose()
 

@@ -96,12 +96,12 @@ async def test_a_foreign_kek_refuses_the_start_naming_the_file_never_the_key(tmp
     migrate(engine)
     ledger = Ledger(engine)
     try:
-        vault = await bind_vault(settings, ledger)
+        vault = await bind_vault(settings, ledger.vault_binding)
         vault.close()
         kek = tmp_path / "vault" / "kek"
         kek.write_bytes(base64.b64encode(os.urandom(32)) + b"\n")
         with pytest.raises(VaultBindingError) as refused:
-            await bind_vault(settings, ledger)
+            await bind_vault(settings, ledger.vault_binding)
         assert str(kek) in str(refused.value) and kek.read_text().strip() not in str(refused.value)
     finally:
         engine.dispose()

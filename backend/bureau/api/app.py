@@ -35,16 +35,16 @@ REPO_WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
 
 def api_services(runtime: Runtime) -> Services:
     """The runtime plus the API's own parts: the event hub (woken by every commit) and access control."""
-    access = AccessControl(runtime.settings, runtime.ledger)
-    svc = Services(**runtime.parts(), hub=EventHub(runtime.ledger), access=access)
-    runtime.ledger.on_commit = svc.hub.notify
+    access = AccessControl(runtime.settings, runtime.ledger.sessions, runtime.ledger.limits)
+    svc = Services(**runtime.parts(), hub=EventHub(runtime.ledger.events), access=access)
+    runtime.ledger.runner.on_commit = svc.hub.notify
     return svc
 
 
 def _background(svc: Services) -> list[asyncio.Task[None]]:
     jobs = [
-        ("stream slots", lambda: svc.ledger.renew_stream_slots(svc.instance_id, STREAM_SLOT_LEASE_S)),
-        ("throttle", lambda: svc.ledger.purge_old_failures(svc.access.throttle.window_s)),
+        ("stream slots", lambda: svc.ledger.limits.renew_stream_slots(svc.instance_id, STREAM_SLOT_LEASE_S)),
+        ("throttle", lambda: svc.ledger.limits.purge_old_failures(svc.access.throttle.window_s)),
     ]
     watcher = asyncio.create_task(svc.hub.watch_other_processes(), name="event-watcher")
     return [watcher, *start_background(svc, jobs)]

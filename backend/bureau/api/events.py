@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from bureau.api.delivery import project_event
 from bureau.ledger.notifications import CommitListener
-from bureau.ledger.repository import EventRecord, Ledger
+from bureau.ledger.repository import EventRecord, EventRepository
 from bureau.scope.audience import Audience
 from bureau.scope.vocabulary import EventType
 
@@ -65,8 +65,8 @@ class CaseFeed:
     another read due, and a stream that finds a read running waits for it, so none is missed.
     """
 
-    def __init__(self, ledger: Ledger, case_id: str, start: int) -> None:
-        self._ledger = ledger
+    def __init__(self, events: EventRepository, case_id: str, start: int) -> None:
+        self._events = events
         self.case_id = case_id
         self.floor = self.head = start
         self._ids: list[int] = []
@@ -89,7 +89,7 @@ class CaseFeed:
     async def after(self, cursor: int, audience: Audience) -> list[tuple[EventRecord, str | None]]:
         """The events after `cursor` with their frames for `audience`, oldest first."""
         if cursor < self.floor:  # further back than the feed keeps (a resume): this stream reads by itself
-            return [(e, render(e, audience)) for e in await self._ledger.events_after(self.case_id, cursor)]
+            return [(e, render(e, audience)) for e in await self._events.events_after(self.case_id, cursor)]
         await self._catch_up()
         start = bisect.bisect_right(self._ids, cursor)
         return [(entry.event, entry.frame(audience)) for entry in self._entries[start:]]
@@ -107,7 +107,7 @@ class CaseFeed:
         self._read_wakes = self._wakes  # taken before the read: later wake-ups make another read due
         try:
             while True:
-                batch = await self._ledger.events_after(self.case_id, self.head, limit=FEED_READ_BATCH)
+                batch = await self._events.events_after(self.case_id, self.head, limit=FEED_READ_BATCH)
                 self._append(batch)
                 if len(batch) < FEED_READ_BATCH:
                     return
@@ -130,8 +130,8 @@ class CaseFeed:
 
 
 class EventHub:
-    def __init__(self, ledger: Ledger, cross_process_interval_s: float = 0.25) -> None:
-        self._ledger = ledger
+    def __init__(self, events: EventRepository, cross_process_interval_s: float = 0.25) -> None:
+        self._events = events
         self._interval = cross_process_interval_s
         self._feeds: dict[str, CaseFeed] = {}
         self._latest_seen = 0
@@ -144,7 +144,7 @@ class EventHub:
         if feed is None:
             # Never past the newest event seen: a cursor from the future would leave every other stream
             # of the case reading the ledger by itself.
-            feed = self._feeds[case_id] = CaseFeed(self._ledger, case_id, min(cursor, self._latest_seen))
+            feed = self._feeds[case_id] = CaseFeed(self._events, case_id, min(cursor, self._latest_seen))
         feed.streams += 1
         try:
             yield feed
@@ -184,7 +184,7 @@ class EventHub:
         the database pushes a notification at every commit of any instance, and this poll slows down to a
         safety net; on SQLite (one host) it polls `max(id)` every 0.25 s."""
         loop = asyncio.get_running_loop()
-        listener = self._ledger.commit_listener()
+        listener = self._events.commit_listener()
         if listener is not None:
             listener.start(lambda: loop.call_soon_threadsafe(self._wake_all))
         try:
@@ -195,12 +195,12 @@ class EventHub:
 
     async def _poll(self, listener: CommitListener | None) -> None:
         with contextlib.suppress(Exception):
-            self._latest_seen = await self._ledger.latest_event_id()
+            self._latest_seen = await self._events.latest_event_id()
         while not self.closing:
             pushed = listener is not None and listener.connected
             await asyncio.sleep(FALLBACK_POLL_S if pushed else self._interval)
             try:
-                latest = await self._ledger.latest_event_id()
+                latest = await self._events.latest_event_id()
             except Exception:
                 log.warning("event watcher could not read the ledger; retrying")
                 continue

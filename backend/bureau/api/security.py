@@ -16,7 +16,7 @@ from fastapi import Request, Response
 from bureau.api.errors import ApiError
 from bureau.api.session_checks import SessionChecks
 from bureau.config import Settings
-from bureau.ledger.repository import Ledger, utcnow
+from bureau.ledger.repository import LimitRepository, SessionRepository, utcnow
 from bureau.scope.audience import Audience
 
 SESSION_COOKIE = "bureau_session"
@@ -52,8 +52,8 @@ class PasscodeThrottle:
     do not allow N times the guesses).
     """
 
-    def __init__(self, ledger: Ledger, limit: int = 5, window_s: float = 300.0) -> None:
-        self.ledger = ledger
+    def __init__(self, limits: LimitRepository, limit: int = 5, window_s: float = 300.0) -> None:
+        self.limits = limits
         self.limit, self.window_s = limit, window_s
 
     @staticmethod
@@ -61,7 +61,7 @@ class PasscodeThrottle:
         return f"{client}\n{audience.value}"
 
     async def retry_after(self, client: str, audience: Audience) -> int:
-        count, oldest = await self.ledger.recent_failures(self._key(client, audience), self.window_s)
+        count, oldest = await self.limits.recent_failures(self._key(client, audience), self.window_s)
         if count < self.limit or oldest is None:
             return 0
         remaining = (oldest - utcnow()).total_seconds() + self.window_s
@@ -72,18 +72,18 @@ class PasscodeThrottle:
 
     async def fail(self, client: str) -> None:
         for audience in Audience:
-            await self.ledger.record_failure(self._key(client, audience))
+            await self.limits.record_failure(self._key(client, audience))
 
     async def succeed(self, client: str, audience: Audience) -> None:
-        await self.ledger.clear_failures(self._key(client, audience))
+        await self.limits.clear_failures(self._key(client, audience))
 
 
 class AccessControl:
-    def __init__(self, settings: Settings, ledger: Ledger) -> None:
+    def __init__(self, settings: Settings, sessions: SessionRepository, limits: LimitRepository) -> None:
         self.settings = settings
-        self.ledger = ledger
-        self.throttle = PasscodeThrottle(ledger)
-        self._session_checks = SessionChecks(ledger)  # streams' heartbeat checks, many per ledger read
+        self.sessions = sessions
+        self.throttle = PasscodeThrottle(limits)
+        self._session_checks = SessionChecks(sessions)  # streams' heartbeat checks, many per ledger read
 
     @property
     def open_mode(self) -> bool:
@@ -98,7 +98,7 @@ class AccessControl:
         token = request.cookies.get(SESSION_COOKIE)
         if not token or len(token) > 128:
             return Principal(None, None, None)
-        record = await self.ledger.get_session(token_hash(token))
+        record = await self.sessions.get_session(token_hash(token))
         if record is None or not record.active:
             return Principal(None, None, None)
         audience = Audience(record.audience)
@@ -164,7 +164,7 @@ class AccessControl:
         await self.throttle.succeed(client, audience)
         session_token, csrf_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         ttl = self.settings.session_ttl_s
-        await self.ledger.create_session(
+        await self.sessions.create_session(
             token_hash(session_token),
             token_hash(csrf_token),
             audience.value,
@@ -189,7 +189,7 @@ class AccessControl:
 
     async def sign_out(self, principal: Principal, response: Response) -> None:
         if principal.session_hash:
-            await self.ledger.revoke_session(principal.session_hash)
+            await self.sessions.revoke_session(principal.session_hash)
         response.delete_cookie(SESSION_COOKIE, path="/")
         response.delete_cookie(CSRF_COOKIE, path="/")
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import asyncio
 
-from bureau.ledger.repository import Ledger, LedgerError
+from bureau.ledger.repository import LedgerError, SessionRepository
 
 WINDOW_S = 0.05
 
 
 class SessionChecks:
-    def __init__(self, ledger: Ledger, window_s: float = WINDOW_S) -> None:
-        self._ledger = ledger
+    def __init__(self, sessions: SessionRepository, window_s: float = WINDOW_S) -> None:
+        self._sessions = sessions
         self._window_s = window_s
         self._due: dict[str, asyncio.Future[bool | Exception]] | None = None  # the batch being gathered
         self._reads: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to tasks
@@ -47,7 +47,7 @@ class SessionChecks:
 
     async def _answer(self, due: dict[str, asyncio.Future[bool | Exception]]) -> None:
         try:
-            active = await self._ledger.active_sessions(due)
+            active = await self._sessions.active_sessions(due)
         except Exception as exc:  # any failure reaches every waiter: none may wait for ever
             for answer in due.values():
                 answer.set_result(exc)  # a result, not an exception: nobody may be left to retrieve it

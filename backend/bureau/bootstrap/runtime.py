@@ -25,7 +25,7 @@ from bureau.game.publication import SAGA_STEPS
 from bureau.game.reseal import RESEAL_STEPS
 from bureau.game.services.cases import ERASURE_STEPS
 from bureau.ledger.database import create_ledger_engine, migrate
-from bureau.ledger.repository import Ledger, LedgerConflictError
+from bureau.ledger.repository import Ledger, LedgerConflictError, SlotRepository
 from bureau.memory.embedders import build_embedder
 from bureau.memory.gateway import MemoryGateway
 from bureau.vault import Vault
@@ -70,20 +70,20 @@ async def open_runtime(settings: Settings, startup: Startup | None = None, *, pr
         await asyncio.to_thread(migrate, engine, lock)
         ledger = Ledger(engine)
         startup.enter(Phase.VAULT)
-        vault = await bind_vault(settings, ledger)
+        vault = await bind_vault(settings, ledger.vault_binding)
         undo.callback(vault.close)
         owner = secrets.token_hex(8)
         startup.enter(Phase.WORKER_ID)
-        slot = await _claim_worker_id(ledger, owner, settings.worker_id)
+        slot = await _claim_worker_id(ledger.slots, owner, settings.worker_id)
         # A failed start must not keep the worker id leased: the corrected restart would be refused it.
-        undo.push_async_callback(_release_slot, ledger, slot, owner)
+        undo.push_async_callback(_release_slot, ledger.slots, slot, owner)
         startup.enter(Phase.MEMORY)
         gateway = MemoryGateway(settings, build_embedder(settings), worker_slot=slot, prepare=prepare)
         undo.push_async_callback(gateway.close)
         log.info("memory store %s, embedder %s", gateway.backend_name, settings.embedder)
         await gateway.start()
         startup.enter(Phase.RESPONDER)
-        responder = build_responder(settings, shared_budget=ledger)
+        responder = build_responder(settings, shared_budget=ledger.limits)
         await asyncio.to_thread(responder.warm_up)  # the first question should not pay for building agents
         startup.enter(Phase.SCENARIOS)
         bureau = Bureau(settings, gateway, ledger, responder, vault)
@@ -130,14 +130,14 @@ def _inject_faults(bureau: Bureau, settings: Settings) -> None:
 
 async def close_runtime(runtime: Runtime) -> None:
     await runtime.gateway.close()
-    await _release_slot(runtime.ledger, runtime.slot, runtime.instance_id)
+    await _release_slot(runtime.ledger.slots, runtime.slot, runtime.instance_id)
     runtime.ledger.engine.dispose()
     runtime.vault.close()
 
 
-async def _release_slot(ledger: Ledger, slot: int, owner: str) -> None:
+async def _release_slot(slots: SlotRepository, slot: int, owner: str) -> None:
     with contextlib.suppress(Exception):
-        await ledger.release_slot(slot, owner)
+        await slots.release_slot(slot, owner)
 
 
 @contextlib.asynccontextmanager
@@ -150,11 +150,11 @@ async def running(settings: Settings, *, prepare: bool = False) -> AsyncIterator
         await close_runtime(runtime)
 
 
-async def _claim_worker_id(ledger: Ledger, owner: str, wanted: int | None) -> int:
+async def _claim_worker_id(slots: SlotRepository, owner: str, wanted: int | None) -> int:
     """Lease a Snowflake slot from the ledger; a configured id is leased too, so two instances given the
     same BUREAU_WORKER_ID over one shared ledger cannot both start."""
     try:
-        return await ledger.claim_slot(owner, stale_after_s=SLOT_STALE_S, wanted=wanted)
+        return await slots.claim_slot(owner, stale_after_s=SLOT_STALE_S, wanted=wanted)
     except LedgerConflictError:
         raise UnsafeSettingsError(
             f"Refusing to start: BUREAU_WORKER_ID={wanted} is held by another live instance of this ledger. "
@@ -181,7 +181,7 @@ async def _maintenance(runtime: Runtime, jobs: Sequence[Job]) -> None:
     publications and findings, and the jobs the caller adds."""
     every = [
         ("cleanups", runtime.bureau.case_service.run_cleanups),
-        ("sessions", runtime.ledger.purge_expired_sessions),
+        ("sessions", runtime.ledger.sessions.purge_expired_sessions),
         ("abandoned publications", runtime.bureau.publisher.roll_back_abandoned),
         ("abandoned findings", runtime.bureau.findings.roll_back_abandoned),
         ("store compaction", runtime.gateway.compact_if_due),
@@ -250,7 +250,7 @@ async def _keep_slot(runtime: Runtime) -> None:
     while not runtime.gateway.fenced:
         await asyncio.sleep(interval)
         try:
-            if await runtime.ledger.heartbeat_slot(slot, owner):
+            if await runtime.ledger.slots.heartbeat_slot(slot, owner):
                 renewed = time.monotonic()
                 continue
             log.error("lost worker id %s to another process: writes refused; restart this instance", slot)

@@ -17,7 +17,7 @@ import uuid
 
 from bureau.config import Settings, UnsafeSettingsError
 from bureau.ledger.database import printable_url
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import VaultBindingRepository
 from bureau.vault import KekError, Vault
 from bureau.vault.opening import VaultLocation, create_vault, open_vault
 
@@ -32,16 +32,16 @@ def location_of(settings: Settings) -> VaultLocation:
     return VaultLocation(settings.vault_dir, settings.effective_vault_url, settings.effective_kek_file)
 
 
-async def bind_vault(settings: Settings, ledger: Ledger) -> Vault:
+async def bind_vault(settings: Settings, binding: VaultBindingRepository) -> Vault:
     try:
-        return await _bind(settings, ledger)
+        return await _bind(settings, binding)
     except KekError as exc:  # a missing, malformed or foreign KEK: a setting to fix, not a crash
         raise VaultBindingError(f"Refusing to start: the vault of the data in {settings.data_dir}: {exc}.") from None
 
 
-async def _bind(settings: Settings, ledger: Ledger) -> Vault:
+async def _bind(settings: Settings, binding: VaultBindingRepository) -> Vault:
     location = location_of(settings)
-    stamped = await ledger.vault_id()
+    stamped = await binding.vault_id()
     vault = await asyncio.to_thread(open_vault, location)
     data = f"the data in {settings.data_dir} (ledger {printable_url(settings.effective_database_url)})"
     if vault is None:
@@ -63,10 +63,10 @@ async def _bind(settings: Settings, ledger: Ledger) -> Vault:
     try:
         if stamped is None:
             # Keys an earlier version kept in the ledger move first; a crash before the stamp moves them again.
-            await asyncio.to_thread(vault.adopt_case_keys, await ledger.keys_to_move())
-            await ledger.bind_vault(vault.vault_id)
-        if await ledger.has_case_keys():
-            await ledger.forget_case_keys()
+            await asyncio.to_thread(vault.adopt_case_keys, await binding.keys_to_move())
+            await binding.bind_vault(vault.vault_id)
+        if await binding.has_case_keys():
+            await binding.forget_case_keys()
             log.info("moved the ledger's case keys into the vault and emptied case_keys")
     except BaseException:
         vault.close()

@@ -11,7 +11,7 @@ from bureau.game.contract import CaseMode, OperatorSnapshot
 from bureau.game.errors import CaseNotFoundError
 from bureau.game.keys import Keys
 from bureau.game.views import CaseState, StageState, operator_snapshot
-from bureau.ledger.cases import CaseLedger
+from bureau.ledger.cases import CaseRepository
 from bureau.ledger.repository import ACTIVE, CaseRecord, CaseView
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import StoredCard
@@ -28,7 +28,7 @@ def in_play(case_id: str, case: CaseRecord | None) -> CaseRecord:
 
 
 class CaseAccess:
-    """Reads cases only (`cases`: the ledger's case aggregate), and the store under the operator's or the
+    """Reads cases only (`cases`: the ledger's cases repository), and the store under the operator's or the
     stage's grant."""
 
     def __init__(
@@ -36,12 +36,13 @@ class CaseAccess:
         settings: Settings,
         responder: Responder,
         gateway: MemoryGateway,
-        cases: CaseLedger,
+        cases: CaseRepository,
         keys: Keys,
         catalogue: Catalogue,
     ) -> None:
         self.settings, self.responder = settings, responder
-        self.gateway, self.cases, self.keys, self.catalogue = gateway, cases, keys, catalogue
+        self.gateway, self.keys, self.catalogue = gateway, keys, catalogue
+        self.cases: CaseRepository = cases
 
     async def require_case(self, case_id: str) -> CaseRecord:
         """The case, in play, with its keys in the vault: a case whose keys are gone was erased (here, or after

@@ -17,12 +17,12 @@ from bureau.game.errors import (
     PublicationPendingError,
     VersionConflictError,
 )
-from bureau.ledger.cases import CaseLedger
 from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
+    CaseRepository,
+    CleanupRepository,
     GenerationMovedError,
-    Ledger,
     PendingEvent,
     StepOf,
     VersionMismatchError,
@@ -38,9 +38,11 @@ GENERATION_ATTEMPTS = 5
 
 
 class Commits:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, access: CaseAccess) -> None:
-        self.gateway, self.ledger, self.access = gateway, ledger, access
-        self.cases: CaseLedger = ledger  # what a commit changes: the case aggregate (undo hands the rest cleanups)
+    def __init__(
+        self, gateway: MemoryGateway, cases: CaseRepository, cleanups: CleanupRepository, access: CaseAccess
+    ) -> None:
+        self.gateway, self.access = gateway, access
+        self.cases, self.cleanups = cases, cleanups  # what a commit changes; what an undo leaves to clean up
 
     async def check_version(self, case_id: str, expected_version: int | None) -> CaseRecord:
         case = await self.access.require_case(case_id)
@@ -111,4 +113,4 @@ class Commits:
         for card in written:
             by_space.setdefault(card.space, []).append(card)
         for space, cards in by_space.items():
-            await discard_many(self.gateway, self.ledger, grant, space, cards, "undo_failed_command")
+            await discard_many(self.gateway, self.cleanups, grant, space, cards, "undo_failed_command")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from bureau.game.errors import CaseNotFoundError
 from bureau.game.keys import Keys
-from bureau.ledger.repository import CleanupTask, Ledger, LedgerError
+from bureau.ledger.repository import CleanupRepository, CleanupTask, LedgerError, PublicationRepository
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import MemoryUnavailableError, RowFacts, StoredCard
 from bureau.scope.keys import BOARD, RECORD, SPACES
@@ -26,21 +26,21 @@ def _deleting(grant: Grant, space: str) -> Grant:
 
 
 async def discard_card(
-    gateway: MemoryGateway, ledger: Ledger, grant: Grant, space: str, card_id: str, reason: str
+    gateway: MemoryGateway, cleanups: CleanupRepository, grant: Grant, space: str, card_id: str, reason: str
 ) -> None:
     """Never raises, so it is safe inside an `except` block that must re-raise the original error."""
     try:
         await gateway.delete(_deleting(grant, space), card_id)
     except (MemoryUnavailableError, VaultUnavailableError):
         try:
-            await ledger.add_cleanup(grant.case_id, space, card_id, reason)
+            await cleanups.add_cleanup(grant.case_id, space, card_id, reason)
         except LedgerError:
             log.error("could not record a cleanup task for a card of %s", space)
 
 
 async def discard_many(
     gateway: MemoryGateway,
-    ledger: Ledger,
+    cleanups: CleanupRepository,
     grant: Grant,
     space: str,
     cards: Sequence[RowFacts | StoredCard],
@@ -53,11 +53,16 @@ async def discard_many(
         await gateway.delete_many(_deleting(grant, space), space, cards)
     except (MemoryUnavailableError, VaultUnavailableError):
         for card in cards:
-            await discard_card(gateway, ledger, grant, space, card.id, reason)
+            await discard_card(gateway, cleanups, grant, space, card.id, reason)
 
 
 async def discard_superseded(
-    gateway: MemoryGateway, ledger: Ledger, keys: Keys, case_id: str, current: str, replaced: str | None = None
+    gateway: MemoryGateway,
+    cleanups: CleanupRepository,
+    keys: Keys,
+    case_id: str,
+    current: str,
+    replaced: str | None = None,
 ) -> int:
     """Delete what generations other than `current` left, in every space, however many, and their record keys:
     the `replaced` one's (a reset just replaced it: its cards, and what commands that began before the reset
@@ -76,17 +81,19 @@ async def discard_superseded(
                 if row.generation != current and (row.generation == replaced or row.created_at < cutoff)
             ]
             found += len(stale)
-            await discard_many(gateway, ledger, grant, space, stale, "reset")
+            await discard_many(gateway, cleanups, grant, space, stale, "reset")
     if replaced is not None and replaced != current:
         await keys.vault.retire_generation(case_id, replaced)
     await keys.vault.retire_stale_generations(case_id, current, older_than=SUPERSEDED_GRACE)
     return found
 
 
-async def run_cleanup(gateway: MemoryGateway, ledger: Ledger, keys: Keys, task: CleanupTask) -> bool:
+async def run_cleanup(
+    gateway: MemoryGateway, publications: PublicationRepository, keys: Keys, task: CleanupTask
+) -> bool:
     """One cleanup task: an item's key destroyed, and/or a card deleted (its keys first). True when done
     (a case erased meanwhile has nothing left to clean); False when it is to be retried later."""
-    if task.space == BOARD and task.card_id and await ledger.is_published_copy(task.case_id, task.card_id):
+    if task.space == BOARD and task.card_id and await publications.is_published_copy(task.case_id, task.card_id):
         return True  # a retry adopted this copy (found by source id) after its compensation failed: it is live
     try:
         if task.item and task.space == RECORD:

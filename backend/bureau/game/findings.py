@@ -36,11 +36,14 @@ from bureau.ledger.record import RecordEntry
 from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
+    CaseRepository,
+    CleanupRepository,
     FindingFigures,
     FindingRecord,
+    FindingRepository,
     GenerationMovedError,
-    Ledger,
     PendingEvent,
+    RecordRepository,
 )
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, FindingMark, MemoryUnavailableError, StoredCard
@@ -168,10 +171,21 @@ def finding_view(record: FindingRecord) -> Finding:
 
 
 class Findings:
-    def __init__(self, settings: Settings, gateway: MemoryGateway, ledger: Ledger, keys: Keys) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        gateway: MemoryGateway,
+        keys: Keys,
+        *,
+        cases: CaseRepository,
+        record: RecordRepository,
+        findings: FindingRepository,
+        cleanups: CleanupRepository,
+    ) -> None:
+        """`record`: what an evaluation reads; `findings`: the Saga's rows; `cleanups`: a board card left."""
         self.settings = settings
         self.gateway = gateway
-        self.ledger = ledger
+        self.cases, self.record, self.findings, self.cleanups = cases, record, findings, cleanups
         self.keys = keys
         self.lease_s = settings.publication_lease_s
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
@@ -198,14 +212,14 @@ class Findings:
 
     async def _evaluate(self, case: CaseRecord, grant: Grant, claim: str | None) -> FindingEvaluation:
         case_id = case.id
-        record = await self.ledger.case_record(case_id, grant)
+        record = await self.record.case_record(case_id, grant)
         if claim is not None:
             claims = [(self.screened(claim), False)]
         else:
             claims = [(text, True) for text in await self.proposals(case, grant)]
         results = []
         for text, proposed in claims:
-            promoted = await self.ledger.finding_for_claim(case_id, text, grant)
+            promoted = await self.findings.finding_for_claim(case_id, text, grant)
             if promoted is not None and promoted.state == FindingState.READY:
                 # After promotion no view shows which cards supported it: the figures, never the contributors.
                 results.append(_promoted_view(text, proposed, promoted))
@@ -222,7 +236,7 @@ class Findings:
         listed too (never contributors)."""
         case_id = case.id
         result = Assessed(claim, proposed, self.min_support)
-        on_board_at = await self.ledger.claim_first_promoted(case_id, claim, grant)
+        on_board_at = await self.findings.claim_first_promoted(case_id, claim, grant)
         known: list[tuple[Role, StoredCard, float]] = []
         close: list[tuple[Role, StoredCard, float]] = []
         for role in ROLES:
@@ -362,7 +376,7 @@ class Findings:
         deadline = loop.time() + PENDING_WAIT_S
         case_id = case.id
         while True:
-            existing = await self.ledger.finding_for_claim(case_id, claim, grant)
+            existing = await self.findings.finding_for_claim(case_id, claim, grant)
             if existing is not None and existing.state == FindingState.READY and existing.public_card_id:
                 card = await self.gateway.get(_reading(grant, BOARD), existing.public_card_id)
                 if card is not None:
@@ -374,10 +388,10 @@ class Findings:
                     await asyncio.sleep(PENDING_POLL_S)
                     continue
                 owner = secrets.token_hex(8)
-                if await self.ledger.take_over_finding(case_id, existing.id, owner, self.lease_s):
+                if await self.findings.take_over_finding(case_id, existing.id, owner, self.lease_s):
                     return await self._run_owned(grant, existing, owner)
                 continue
-            assessed = await self.assess(case, grant, claim, await self.ledger.case_record(case_id, grant))
+            assessed = await self.assess(case, grant, claim, await self.record.case_record(case_id, grant))
             if not assessed.qualifies:
                 await self._unless_reset(case)
                 raise FindingNotQualifiedError("not qualified")
@@ -390,7 +404,7 @@ class Findings:
                 trust=assessed.trust,
                 review_at=datetime.now(UTC) + timedelta(days=self.settings.finding_review_days),
             )
-            reserved, record = await self.ledger.reserve_finding(
+            reserved, record = await self.findings.reserve_finding(
                 case_id, secrets.token_hex(12), claim, owner, self.lease_s, figures, assessed.eligible, grant
             )
             if reserved and not await self._contributors_still_there(grant, assessed.eligible):
@@ -406,7 +420,7 @@ class Findings:
     async def _unless_reset(self, case: CaseRecord) -> None:
         """A claim judged on the cards of a generation a reset has replaced since (they are being deleted) says
         nothing about the case: the promotion runs again in the new generation (GenerationMovedError)."""
-        now = await self.ledger.get_case(case.id)
+        now = await self.cases.get_case(case.id)
         if now is not None and now.generation != case.generation:
             raise GenerationMovedError(case.id)
 
@@ -427,7 +441,7 @@ class Findings:
             card = await self._find_or_write_card(grant, record)
             self.fault("after_board_write")
             f = record.figures
-            done = await self.ledger.complete_finding(
+            done = await self.findings.complete_finding(
                 record.case_id,
                 record.id,
                 owner,
@@ -451,10 +465,10 @@ class Findings:
                 raise FindingNotQualifiedError("withdrawn or taken over while promoting")
         except Exception:
             if card is not None:
-                await discard_card(self.gateway, self.ledger, grant, BOARD, card.id, "finding_compensation")
+                await discard_card(self.gateway, self.cleanups, grant, BOARD, card.id, "finding_compensation")
             await self._release_quietly(record, owner)
             raise
-        promoted = await self.ledger.finding(record.case_id, record.id, grant)
+        promoted = await self.findings.finding(record.case_id, record.id, grant)
         return FindingPromotion(finding=finding_view(promoted or record), card=card_view(card), idempotent=False)
 
     async def _find_or_write_card(self, grant: Grant, record: FindingRecord) -> StoredCard:
@@ -462,7 +476,7 @@ class Findings:
         existing = await self.gateway.find_finding(grant, record.id)
         if existing:
             for extra in existing[1:]:
-                await discard_card(self.gateway, self.ledger, grant, BOARD, extra.id, "finding_compensation")
+                await discard_card(self.gateway, self.cleanups, grant, BOARD, extra.id, "finding_compensation")
             found = await self.gateway.get(_reading(grant, BOARD), existing[0].id)
             if found is not None:
                 return found
@@ -486,7 +500,7 @@ class Findings:
 
     async def _release_quietly(self, record: FindingRecord, owner: str) -> None:
         try:
-            await self.ledger.release_finding(record.case_id, record.id, owner)
+            await self.findings.release_finding(record.case_id, record.id, owner)
         except Exception:
             log.warning("could not release a finding reservation; its lease will expire")
 
@@ -495,12 +509,12 @@ class Findings:
         board card (found by its finding id) goes and the claim is free again. Only leases that ran out a
         whole lease ago, taken over first, so a live owner or a retry is never undercut. Returns how many."""
         undone = 0
-        for record in await self.ledger.abandoned_findings(older_than_s=self.lease_s):
+        for record in await self.findings.abandoned_findings(older_than_s=self.lease_s):
             owner = secrets.token_hex(8)
-            if not await self.ledger.take_over_finding(record.case_id, record.id, owner, self.lease_s):
+            if not await self.findings.take_over_finding(record.case_id, record.id, owner, self.lease_s):
                 continue  # a retry got there first: it reconciles
             await self._discard_cards(record.case_id, record.id, "finding_compensation")
-            await self.ledger.release_finding(record.case_id, record.id, owner)
+            await self.findings.release_finding(record.case_id, record.id, owner)
             undone += 1
         if undone:
             log.warning("rolled back %d finding promotion(s) abandoned by a crashed process", undone)
@@ -510,7 +524,7 @@ class Findings:
 
     async def list(self, case: CaseRecord) -> FindingList:
         async with self.keys.operator(case) as grant:
-            return FindingList(findings=[finding_view(r) for r in await self.ledger.findings(case.id, grant)])
+            return FindingList(findings=[finding_view(r) for r in await self.findings.findings(case.id, grant)])
 
     async def remove_withdrawn(self, case_id: str, withdrawn: Sequence[FindingRecord]) -> None:
         """After the ledger withdrew them (their named board cards are the erasure's own cleanup tasks): a stray
@@ -526,7 +540,7 @@ class Findings:
         try:
             async with self.keys.lifecycle(case_id) as grant:
                 for card in await self.gateway.find_finding(grant, finding_id):
-                    await discard_card(self.gateway, self.ledger, grant, BOARD, card.id, reason)
+                    await discard_card(self.gateway, self.cleanups, grant, BOARD, card.id, reason)
         except CaseNotFoundError:
             return  # the case's keys are gone: erased, its cards with it
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import CaseRepository, RecordRepository
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.keys import SPACES, case_scopes
 from bureau.scope.vocabulary import Purpose
@@ -20,9 +20,9 @@ _PAGE = 500
 
 
 class OrphanKeys:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, vault: Vault) -> None:
+    def __init__(self, gateway: MemoryGateway, cases: CaseRepository, record: RecordRepository, vault: Vault) -> None:
         self.gateway = gateway
-        self.ledger = ledger
+        self.cases, self.record = cases, record
         self.vault = vault
         self.destroyed = 0  # this process, so far (tests read it)
 
@@ -38,7 +38,7 @@ class OrphanKeys:
         finally:
             grant.close()
         live = {row.item for space in SPACES for row in rows[space] if row.item}
-        live |= await self.ledger.record_items(case_id)
+        live |= await self.record.record_items(case_id)
         gone = 0
         async for page in self.vault.items_older_than(case_id, ORPHAN_GRACE, _PAGE):
             orphans = [item for item in page if item.split(".", 1)[0] not in live]
@@ -51,7 +51,7 @@ class OrphanKeys:
     async def sweep_cases(self) -> int:
         """Destroy every key of cases the ledger does not know and the store holds nothing of (an erase whose
         last step failed, a data directory replaced under a kept vault). Returns how many cases."""
-        known = {case.id for case in await self.ledger.list_cases()}
+        known = {case.id for case in await self.cases.list_cases()}
         stored = set(await self.gateway.list_case_ids())
         stale = [case_id for case_id in await self.vault.case_ids(older_than=ORPHAN_GRACE) if case_id not in known]
         for case_id in stale:

@@ -22,10 +22,11 @@ from bureau.game.views import card_event_view, card_view
 from bureau.ledger.repository import (
     CaseMissingError,
     CaseRecord,
+    CleanupRepository,
     GenerationMovedError,
-    Ledger,
     PendingEvent,
     PublicationRecord,
+    PublicationRepository,
 )
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft, MemoryUnavailableError, StoredCard
@@ -48,9 +49,16 @@ CaseCheck = Callable[[str], Awaitable[CaseRecord]]
 
 
 class Publisher:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, keys: Keys, lease_s: float) -> None:
+    def __init__(
+        self,
+        gateway: MemoryGateway,
+        publications: PublicationRepository,
+        cleanups: CleanupRepository,
+        keys: Keys,
+        lease_s: float,
+    ) -> None:
         self.gateway = gateway
-        self.ledger = ledger
+        self.publications, self.cleanups = publications, cleanups  # the Saga's rows; a copy left to delete
         self.keys = keys
         self.lease_s = lease_s
         self.fault: FaultHook = lambda step: None
@@ -105,7 +113,7 @@ class Publisher:
         deadline, delay = loop.time() + PENDING_WAIT_S, FIRST_POLL_S
         owner = secrets.token_hex(8)
         source: StoredCard | None = None
-        record = await self.ledger.get_publication(case_id, card_id)
+        record = await self.publications.get_publication(case_id, card_id)
         while True:
             if record is not None and record.state == PublicationState.ERASED:
                 raise CardNotFoundError(card_id)  # a tombstone: answered as for any erased card
@@ -119,7 +127,7 @@ class Publisher:
                         raise self._pending()
                     await asyncio.sleep(delay)
                     delay = min(2 * delay, PENDING_POLL_S)
-                    record = await self.ledger.get_publication(case_id, card_id)
+                    record = await self.publications.get_publication(case_id, card_id)
                     continue
             if source is None:
                 source = await self.gateway.get(_reading(grant, role), card_id)
@@ -130,7 +138,7 @@ class Publisher:
                 return await self._run_owned(grant, source, owner)
             if loop.time() >= deadline:
                 raise self._pending()
-            record = await self.ledger.get_publication(case_id, card_id)  # someone else acted first: look again
+            record = await self.publications.get_publication(case_id, card_id)  # someone else acted first: look again
 
     async def _claim(self, source: StoredCard, record: PublicationRecord | None, owner: str) -> bool:
         """Make `owner` the attempt that publishes the source, as the row allows: reserve it (no row), reopen
@@ -138,14 +146,16 @@ class Publisher:
         acted first."""
         case_id, card_id = source.case_id, source.id
         if record is None:
-            reserved, _ = await self.ledger.reserve_publication(case_id, card_id, source.space, owner, self.lease_s)
+            reserved, _ = await self.publications.reserve_publication(
+                case_id, card_id, source.space, owner, self.lease_s
+            )
             return reserved
         if record.state == PublicationState.READY and record.public_card_id:
-            if await self.ledger.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
+            if await self.publications.reopen_lost_copy(case_id, card_id, record.public_card_id, owner, self.lease_s):
                 log.warning("a ready publication had lost its board copy; publishing it again")
                 return True
             return False
-        return await self.ledger.take_over_expired(case_id, card_id, owner, self.lease_s)
+        return await self.publications.take_over_expired(case_id, card_id, owner, self.lease_s)
 
     def _pending(self) -> PublicationPendingError:
         return PublicationPendingError(retry_after_s=max(1, round(self.lease_s / 2)))
@@ -161,7 +171,7 @@ class Publisher:
             self.fault("before_mark_ready")
             if not await self._still_private(grant, source):
                 raise CardNotFoundError(source.id)  # erased or reset while we wrote the copy: undo it
-            done = await self.ledger.complete_publication(
+            done = await self.publications.complete_publication(
                 case_id,
                 source.id,
                 owner,
@@ -198,16 +208,16 @@ class Publisher:
         ran out a whole lease ago, taken over first, so a live owner or a retry is never undercut (a stalled
         owner that wakes up finds its lease lost and removes its own copy). Returns how many were undone."""
         undone = 0
-        for record in await self.ledger.abandoned_publications(older_than_s=self.lease_s):
+        for record in await self.publications.abandoned_publications(older_than_s=self.lease_s):
             case_id, source_card_id = record.case_id, record.source_card_id
             if record.state == PublicationState.ERASED:
                 undone += await self._sweep_erased(record)
                 continue
             owner = secrets.token_hex(8)
-            if not await self.ledger.take_over_expired(case_id, source_card_id, owner, self.lease_s):
+            if not await self.publications.take_over_expired(case_id, source_card_id, owner, self.lease_s):
                 continue  # a retry got there first: it reconciles
             await self._discard_copies(case_id, source_card_id)
-            await self.ledger.release_publication(case_id, source_card_id, owner)
+            await self.publications.release_publication(case_id, source_card_id, owner)
             undone += 1
         if undone:
             log.warning("rolled back %d publication(s) abandoned by a crashed process", undone)
@@ -219,7 +229,7 @@ class Publisher:
         there. Delete every copy of the source, then mark the tombstone swept. (An attempt that is merely
         slow finds the tombstone when it marks ready and removes its own copy.)"""
         await self._discard_copies(tombstone.case_id, tombstone.source_card_id)
-        settled = await self.ledger.settle_tombstone(tombstone.case_id, tombstone.source_card_id, tombstone.owner)
+        settled = await self.publications.settle_tombstone(tombstone.case_id, tombstone.source_card_id, tombstone.owner)
         return int(settled)
 
     async def _discard_copies(self, case_id: str, source_card_id: str) -> None:
@@ -276,7 +286,7 @@ class Publisher:
 
     async def _lost_lease(self, grant: Grant, source: StoredCard, copy: StoredCard) -> Card:
         """We stalled past our lease and someone else took over. Their result wins."""
-        record: PublicationRecord | None = await self.ledger.get_publication(source.case_id, source.id)
+        record: PublicationRecord | None = await self.publications.get_publication(source.case_id, source.id)
         erased = record is not None and record.state == PublicationState.ERASED
         if record is None or erased or (record.state == PublicationState.READY and record.public_card_id != copy.id):
             # Our copy lost: nobody holds a reservation any more (reset), the card was erased meanwhile, or
@@ -291,11 +301,11 @@ class Publisher:
         raise self._pending()
 
     async def _compensate(self, grant: Grant, copy_id: str) -> None:
-        await discard_card(self.gateway, self.ledger, grant, BOARD, copy_id, "publication_compensation")
+        await discard_card(self.gateway, self.cleanups, grant, BOARD, copy_id, "publication_compensation")
 
     async def _release_quietly(self, case_id: str, source_card_id: str, owner: str) -> None:
         try:
-            await self.ledger.release_publication(case_id, source_card_id, owner)
+            await self.publications.release_publication(case_id, source_card_id, owner)
         except Exception:
             # The lease expires on its own; the next attempt reconciles.
             log.warning("could not release a publication reservation; its lease will expire")

@@ -14,7 +14,7 @@ import asyncio
 import logging
 
 from bureau.game.publication import FaultHook
-from bureau.ledger.repository import Ledger
+from bureau.ledger.repository import CaseRepository, ResealRepository
 from bureau.memory.gateway import MemoryGateway
 from bureau.vault import CaseKeysGoneError, Vault
 
@@ -24,9 +24,11 @@ RESEAL_STEPS = ("after_store_reseal",)
 
 
 class Resealer:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, vault: Vault) -> None:
+    def __init__(
+        self, gateway: MemoryGateway, cases: CaseRepository, resealing: ResealRepository, vault: Vault
+    ) -> None:
         self.gateway = gateway
-        self.ledger = ledger
+        self.cases, self.resealing = cases, resealing
         self.vault = vault
         self._locks: dict[str, asyncio.Lock] = {}
         self.fault: FaultHook = lambda step: None
@@ -38,7 +40,7 @@ class Resealer:
             async with lock:
                 if case_id not in await asyncio.to_thread(self.vault.legacy_cases_among, [case_id]):
                     return
-                case = await self.ledger.get_case(case_id)
+                case = await self.cases.get_case(case_id)
                 if case is None:
                     return  # keys of a case the ledger no longer has: the orphan sweep's
                 await asyncio.to_thread(self.vault.compartmentalise, case_id, case.generation)
@@ -46,7 +48,7 @@ class Resealer:
                 try:
                     rows = await self.gateway.reseal(grant)
                     self.fault("after_store_reseal")
-                    texts = await self.ledger.reseal_texts(case_id, grant)
+                    texts = await self.resealing.reseal_texts(case_id, grant)
                 finally:
                     grant.close()
                 await asyncio.to_thread(self.vault.retire_legacy, case_id)

@@ -17,7 +17,14 @@ from bureau.game.errors import CaseNotFoundError
 from bureau.game.keys import Keys
 from bureau.game.orphans import OrphanKeys
 from bureau.ledger.policy_audit import PolicyDecision
-from bureau.ledger.repository import ACTIVE, Ledger
+from bureau.ledger.repository import (
+    ACTIVE,
+    CaseRepository,
+    CleanupRepository,
+    PolicyAuditRepository,
+    PublicationRepository,
+    RecordRepository,
+)
 from bureau.memory.gateway import MemoryGateway
 from bureau.scope.vocabulary import PolicyAction, PolicyCode
 
@@ -26,36 +33,48 @@ LEASE_NAME = "retention_sweeper"
 
 
 class RetentionSweeper:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, keys: Keys, lease_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        gateway: MemoryGateway,
+        keys: Keys,
+        *,
+        cases: CaseRepository,
+        record: RecordRepository,
+        publications: PublicationRepository,
+        cleanups: CleanupRepository,
+        policy_audit: PolicyAuditRepository,
+        lease_s: float = 120.0,
+    ) -> None:
+        """`policy_audit` holds the sweeper's lease and records what it purged."""
         self.gateway = gateway
-        self.ledger = ledger
+        self.cases, self.publications, self.cleanups, self.policy_audit = cases, publications, cleanups, policy_audit
         self.keys = keys
         self.lease_s = lease_s
         self.owner = secrets.token_hex(8)
-        self.orphans = OrphanKeys(gateway, ledger, keys.vault)
+        self.orphans = OrphanKeys(gateway, cases, record, keys.vault)
 
     async def sweep(self) -> int | None:
         """Purge every expired record now. Returns how many, or None when another process holds the lease."""
-        if not await self.ledger.acquire_lease(LEASE_NAME, self.owner, self.lease_s):
+        if not await self.policy_audit.acquire_lease(LEASE_NAME, self.owner, self.lease_s):
             return None
         purged = 0
         try:
-            for case in await self.ledger.list_cases():
+            for case in await self.cases.list_cases():
                 if case.status != ACTIVE:
                     continue  # loading or erasing: the command in flight owns its cards
                 try:
                     purged += await self._sweep_case(case.id)
                     # A reset whose process died between its commit and its deletes left the old generation.
-                    await discard_superseded(self.gateway, self.ledger, self.keys, case.id, case.generation)
+                    await discard_superseded(self.gateway, self.cleanups, self.keys, case.id, case.generation)
                     await self.orphans.sweep_case(case.id)
                 except CaseNotFoundError:
                     continue  # its keys are gone (a restored ledger's erased case): reads answer 404
-                if not await self.ledger.acquire_lease(LEASE_NAME, self.owner, self.lease_s):  # renew
+                if not await self.policy_audit.acquire_lease(LEASE_NAME, self.owner, self.lease_s):  # renew
                     log.warning("retention sweeper lost its lease mid-sweep; another process goes on")
                     break
             await self.orphans.sweep_cases()
         finally:
-            await self.ledger.release_lease(LEASE_NAME, self.owner)
+            await self.policy_audit.release_lease(LEASE_NAME, self.owner)
         if purged:
             log.info("retention sweeper purged %d expired records", purged)
         return purged
@@ -66,9 +85,9 @@ class RetentionSweeper:
             cards = await self.gateway.purge_expired(grant)
         if not cards:
             return 0
-        await self.ledger.forget_publications_of(case_id, [card.id for card in cards])
+        await self.publications.forget_publications_of(case_id, [card.id for card in cards])
         by_kind = Counter((card.space, card.memory_type, card.created_by) for card in cards)
-        await self.ledger.record_policy(
+        await self.policy_audit.record_policy(
             case_id,
             [
                 PolicyDecision(PolicyAction.RETENTION_PURGED, PolicyCode.EXPIRED, memory_type, creator, space, count)

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, KnowledgeCellRow, LatestAnswerRow, table
 from bureau.ledger.record import INTERROGATION, AnyRow, Reader, RecordEntry, open_bodies, read_bodies, read_entries
-from bureau.ledger.transactions import CaseMissingError, TransactionRunner, aware
+from bureau.ledger.transactions import CaseMissingError, Repository, aware
 from bureau.vault.grants import Grant
 
 
@@ -199,25 +199,30 @@ def is_folded(session: Session, case_id: str) -> bool:
     return bool(session.scalar(select(CaseRow.knowledge_folded).where(CaseRow.id == case_id)))
 
 
-class KnowledgeLedger(TransactionRunner):
-    def _step_forward(self, session: Session, case: AnyRow, entry: RecordEntry, steps: StepOf | None) -> None:
-        """An interrogation entry was appended to a case (`case`: its row as the command read it): apply its
-        step (`steps`: the case scenario's, from the caller), in the same transaction. Without steps, the case
-        is folded whole on its next read."""
-        if not case.knowledge_folded:
-            return  # folded whole on its next read
-        if steps is None:
-            session.execute(update(table(CaseRow)).where(table(CaseRow).c.id == case.id).values(knowledge_folded=False))
-            return
-        step = steps(entry)
-        if step is not None:
-            apply_step(session, case.id, entry.id, entry.created_at, step)
+def step_forward(session: Session, case: AnyRow, entry: RecordEntry, steps: StepOf | None) -> None:
+    """An interrogation entry was appended to a case (`case`: its row as the command read it): apply its step
+    (`steps`: the case scenario's, from the caller), in the same transaction. Without steps, the case is folded
+    whole on its next read."""
+    if not case.knowledge_folded:
+        return  # folded whole on its next read
+    if steps is None:
+        session.execute(update(table(CaseRow)).where(table(CaseRow).c.id == case.id).values(knowledge_folded=False))
+        return
+    step = steps(entry)
+    if step is not None:
+        apply_step(session, case.id, entry.id, entry.created_at, step)
 
-    def _fold_again(self, session: Session, case_id: str) -> None:
-        """Entries of a case lost their text: its next read folds it again (it reads the questions)."""
-        case = session.get(CaseRow, case_id)
-        if case is not None:
-            case.knowledge_folded = False
+
+def fold_again(session: Session, case_id: str) -> None:
+    """Entries of a case lost their text: its next read folds it again (it reads the questions)."""
+    case = session.get(CaseRow, case_id)
+    if case is not None:
+        case.knowledge_folded = False
+
+
+class KnowledgeRepository(Repository):
+    """The maintained matrix and latest answers of a case (beneath the cases repository, which steps them in
+    its own transactions)."""
 
     async def case_knowledge(self, case_id: str, grant: Grant, steps: StepOf) -> KnowledgeState:
         """The case's matrix and latest answers. A case not folded (older than the maintained state, or one of
@@ -227,7 +232,7 @@ class KnowledgeLedger(TransactionRunner):
         def read(session: Session) -> KnowledgeState | None:
             return read_knowledge(session, case_id, grant) if is_folded(session, case_id) else None
 
-        found = await self._read(read)
+        found = await self.runner.read(read)
         if found is not None:
             return found
 
@@ -240,4 +245,4 @@ class KnowledgeLedger(TransactionRunner):
                 case.knowledge_folded = True
             return read_knowledge(session, case_id, grant)
 
-        return await self._run(fold)
+        return await self.runner.run(fold)

@@ -15,12 +15,14 @@ from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.case_knowledge import (
-    KnowledgeLedger,
+    KnowledgeRepository,
     KnowledgeState,
     StepOf,
+    fold_again,
     forget_knowledge,
     knowledge_state,
     read_knowledge_rows,
+    step_forward,
 )
 from bureau.ledger.cleanups import CleanupIntent, CleanupTask, add_intents, task_of
 from bureau.ledger.database import checkpoint_wal
@@ -49,6 +51,8 @@ from bureau.ledger.tombstones import entomb_publication
 from bureau.ledger.transactions import (
     CaseMissingError,
     GenerationMovedError,
+    Repository,
+    TransactionRunner,
     VersionMismatchError,
     affected,
     aware,
@@ -76,7 +80,7 @@ class CaseRecord:
 
 @dataclass(frozen=True, slots=True)
 class CaseView:
-    """A case as its views read it (`CaseLedger.case_view`); `case` None: no such case."""
+    """A case as its views read it (`CaseRepository.case_view`); `case` None: no such case."""
 
     case: CaseRecord | None
     last_interrogation: RecordEntry | None
@@ -109,7 +113,14 @@ def new_generation() -> str:
     return secrets.token_hex(8)
 
 
-class CaseLedger(KnowledgeLedger):
+class CaseRepository(Repository):
+    """Cases and every change of one: `apply_change` is the one transaction a case changes in, and where
+    another aggregate's work joins it (`extra`: publications, findings, a card's erasure)."""
+
+    def __init__(self, runner: TransactionRunner, knowledge: KnowledgeRepository) -> None:
+        super().__init__(runner)
+        self.knowledge = knowledge  # a view folds a case not folded yet
+
     async def create_case(self, case_id: str, scenario_id: str, language: str) -> CaseRecord:
         def work(session: Session) -> CaseRecord:
             now = utcnow()
@@ -127,14 +138,14 @@ class CaseLedger(KnowledgeLedger):
             session.flush()
             return case_record(row)
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def get_case(self, case_id: str) -> CaseRecord | None:
         def work(connection: Connection) -> CaseRecord | None:
             row = connection.execute(CASE_BY_ID, {"case_id": case_id}).first()
             return case_record(row) if row else None
 
-        return await self._read_rows(work)
+        return await self.runner.read_rows(work)
 
     async def case_view(self, case_id: str, *, grant: Grant | None = None, steps: StepOf | None = None) -> CaseView:
         """What every view of a case starts from, in one read: the case, its newest interrogation (the console's
@@ -163,11 +174,11 @@ class CaseLedger(KnowledgeLedger):
                 knowledge = knowledge_state(known, dict(zip(answer_ids, opened[len(newest) :], strict=True)))
             return CaseView(case_record(row), last, joint, knowledge)
 
-        view = await self._read_rows(work)
+        view = await self.runner.read_rows(work)
         if grant is not None and view.case is not None and view.knowledge is None:
             if steps is None:
                 raise LookupError("a case not folded yet is read with its scenario's knowledge steps")
-            return replace(view, knowledge=await self.case_knowledge(case_id, grant, steps))
+            return replace(view, knowledge=await self.knowledge.case_knowledge(case_id, grant, steps))
         return view
 
     async def record_page(
@@ -183,10 +194,12 @@ class CaseLedger(KnowledgeLedger):
             entries = read_page(connection, case_id, before=before, after=None, limit=limit, grant=grant)
             return case_record(row), entries, row.record_entries or 0
 
-        return await self._read_rows(work)
+        return await self.runner.read_rows(work)
 
     async def list_cases(self) -> list[CaseRecord]:
-        return await self._read(lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))])
+        return await self.runner.read(
+            lambda s: [case_record(r) for r in s.scalars(select(CaseRow).order_by(CaseRow.id))]
+        )
 
     async def latest_active_case(self) -> CaseRecord | None:
         """The newest case that is in play: what a following stage shows."""
@@ -196,7 +209,7 @@ class CaseLedger(KnowledgeLedger):
             row = session.scalars(stmt.limit(1)).first()
             return case_record(row) if row else None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def change_case(
         self,
@@ -216,7 +229,7 @@ class CaseLedger(KnowledgeLedger):
         interrogation also steps the maintained snapshot state, with `steps`: the case scenario's; without
         them the case is folded whole on its next read). `generation`: the generation the command began in,
         which must still be the case's (GenerationMovedError otherwise: a reset came first)."""
-        return await self._change(
+        return await self.apply_change(
             case_id,
             events,
             expected_version,
@@ -245,7 +258,7 @@ class CaseLedger(KnowledgeLedger):
         def forget(session: Session) -> None:
             _forget_case_state(session, case_id)
 
-        return await self._change(
+        return await self.apply_change(
             case_id,
             events,
             expected_version,
@@ -255,7 +268,7 @@ class CaseLedger(KnowledgeLedger):
             decisions=decisions,
         )
 
-    async def _change(
+    async def apply_change(
         self,
         case_id: str,
         events: Sequence[PendingEvent],
@@ -308,7 +321,7 @@ class CaseLedger(KnowledgeLedger):
             if record is not None:
                 entry = append_entry(session, case_id, record, sealed[0], utcnow())
                 if record.kind == INTERROGATION:
-                    self._step_forward(session, row, entry, steps)
+                    step_forward(session, row, entry, steps)
             found = extra(session) if extra is not None else None
             append_decisions(session, case_id, decisions, utcnow())
             appended = append_events(session, case_id, [*events, *(found or ())], new_version)
@@ -322,11 +335,11 @@ class CaseLedger(KnowledgeLedger):
             return changed, appended
 
         try:
-            case, committed = await self._run(work, before=seal)
+            case, committed = await self.runner.run(work, before=seal)
         except BaseException:
             await destroy_unstored(grant, [body.item for body in sealed if body.item])
             raise
-        self._notify(committed)
+        self.runner.notify(committed)
         return case
 
     async def begin_erase(self, case_id: str) -> bool:
@@ -336,7 +349,7 @@ class CaseLedger(KnowledgeLedger):
             stmt = update(CaseRow).where(CaseRow.id == case_id).values(status=ERASING, updated_at=utcnow())
             return affected(session.execute(stmt)) == 1
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def delete_case(self, case_id: str, *, tombstone: bool = True) -> None:
         """Erase every ledger row of a case and (by default) leave one content-free tombstone event, so live
@@ -354,10 +367,10 @@ class CaseLedger(KnowledgeLedger):
                 return None
             return append_event(session, case_id, PendingEvent(EventType.CASE_ERASED, {}), 0)
 
-        erased = await self._run(work)
-        if not await asyncio.to_thread(checkpoint_wal, self.engine):
+        erased = await self.runner.run(work)
+        if not await asyncio.to_thread(checkpoint_wal, self.runner.engine):
             log.warning("the ledger WAL could not be truncated after an erase; a later checkpoint will")
-        self._notify([erased] if erased else [])
+        self.runner.notify([erased] if erased else [])
 
     async def erase_card(
         self,
@@ -395,7 +408,7 @@ class CaseLedger(KnowledgeLedger):
                 marked, texts = marked + count, texts + items
             gone = withdraw_unsupported(session, case_id, [card_id], grant, texts)  # entries quoting it lose text
             if marked or gone:
-                self._fold_again(session, case_id)
+                fold_again(session, case_id)
             if withdrawn is not None:
                 withdrawn.extend(gone)
             intents = [
@@ -408,7 +421,7 @@ class CaseLedger(KnowledgeLedger):
             payload = {"space": space, "card_id": card_id, "board_card_ids": list(copy_ids)}
             return [PendingEvent(EventType.CARD_ERASED, payload), *withdrawn_events(gone)]
 
-        await self._change(case_id, [], expected_version, extra=extra, generation=generation)
+        await self.apply_change(case_id, [], expected_version, extra=extra, generation=generation)
         return tasks
 
 

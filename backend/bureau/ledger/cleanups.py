@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CleanupTaskRow
-from bureau.ledger.transactions import TransactionRunner, utcnow
+from bureau.ledger.transactions import Repository, utcnow
 
 INLINE_GRACE_S = 30.0  # a task its own command is carrying out is left to it this long
 
@@ -64,7 +64,7 @@ def task_of(row: CleanupTaskRow) -> CleanupTask:
     return CleanupTask(row.id, row.case_id, row.space, row.card_id, row.reason, row.attempts, row.item)
 
 
-class CleanupLedger(TransactionRunner):
+class CleanupRepository(Repository):
     async def add_cleanup(self, case_id: str, space: str, card_id: str, reason: str, item: str | None = None) -> None:
         def work(session: Session) -> None:
             now = utcnow()
@@ -81,7 +81,7 @@ class CleanupLedger(TransactionRunner):
                 )
             )
 
-        await self._run(work)
+        await self.runner.run(work)
 
     async def due_cleanups(self, limit: int = 20) -> list[CleanupTask]:
         def work(session: Session) -> list[CleanupTask]:
@@ -93,7 +93,7 @@ class CleanupLedger(TransactionRunner):
             )
             return [task_of(r) for r in session.scalars(stmt)]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def finish_cleanup(self, task_id: int) -> None:
         await self.finish_cleanups([task_id])
@@ -102,18 +102,18 @@ class CleanupLedger(TransactionRunner):
         if not task_ids:
             return
         stmt = update(CleanupTaskRow).where(CleanupTaskRow.id.in_(list(task_ids))).values(done_at=utcnow())
-        await self._run(lambda s: s.execute(stmt))
+        await self.runner.run(lambda s: s.execute(stmt))
 
     async def hand_over_cleanups(self, task_ids: Sequence[int]) -> None:
         """Tasks their own command could not carry out: due now, for the background loop."""
         if not task_ids:
             return
         stmt = update(CleanupTaskRow).where(CleanupTaskRow.id.in_(list(task_ids))).values(next_attempt_at=utcnow())
-        await self._run(lambda s: s.execute(stmt))
+        await self.runner.run(lambda s: s.execute(stmt))
 
     async def retry_cleanup_later(self, task_id: int, attempts: int) -> None:
         delay = min(300.0, 2.0**attempts)
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(
                 update(CleanupTaskRow)
                 .where(CleanupTaskRow.id == task_id)
@@ -122,6 +122,6 @@ class CleanupLedger(TransactionRunner):
         )
 
     async def open_cleanups(self) -> int:
-        return await self._read(
+        return await self.runner.read(
             lambda s: int(s.scalar(select(func.count()).where(CleanupTaskRow.done_at.is_(None))) or 0)
         )

@@ -11,7 +11,7 @@ from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.models import EventRow, table
 from bureau.ledger.notifications import CommitListener
 from bureau.ledger.record import AnyRow
-from bureau.ledger.transactions import TransactionRunner, aware, inserted_id, utcnow
+from bureau.ledger.transactions import Repository, aware, inserted_id, utcnow
 from bureau.scope.vocabulary import EventType
 
 EVENT_APPEND_LOCK = 0x62757265  # advisory lock namespace ("bure"): per-case event appends on PostgreSQL
@@ -68,7 +68,7 @@ def append_events(session: Session, case_id: str, events: Sequence[PendingEvent]
     return appended
 
 
-class EventLedger(TransactionRunner):
+class EventRepository(Repository):
     """Reads of the outbox (live streams and the cross-process watcher)."""
 
     async def events_after(self, case_id: str, after_id: int, limit: int = 500) -> list[EventRecord]:
@@ -76,13 +76,13 @@ class EventLedger(TransactionRunner):
             found = connection.execute(EVENTS_AFTER, {"case_id": case_id, "after_id": after_id, "limit": limit})
             return [event_record(row) for row in found]
 
-        return await self._read_rows(work)
+        return await self.runner.read_rows(work)
 
     async def latest_event_id(self) -> int:
-        return await self._read_rows(lambda connection: int(connection.scalar(LATEST_EVENT_ID) or 0))
+        return await self.runner.read_rows(lambda connection: int(connection.scalar(LATEST_EVENT_ID) or 0))
 
     def commit_listener(self) -> CommitListener | None:
         """Wake-ups pushed by the database at each commit of any instance; None where there is none (SQLite)."""
-        if self.engine.dialect.name != "postgresql":
+        if self.runner.engine.dialect.name != "postgresql":
             return None
-        return CommitListener(self.engine, EVENTS_CHANNEL)
+        return CommitListener(self.runner.engine, EVENTS_CHANNEL)

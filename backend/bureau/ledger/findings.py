@@ -20,7 +20,8 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bureau.ledger.cases import CaseLedger, CaseRecord, destroy_unstored
+from bureau.ledger.case_knowledge import fold_again
+from bureau.ledger.cases import CaseRecord, CaseRepository, destroy_unstored
 from bureau.ledger.event_records import PendingEvent
 from bureau.ledger.finding_rows import (
     FindingFigures,
@@ -33,7 +34,15 @@ from bureau.ledger.finding_rows import (
 )
 from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
 from bureau.ledger.models import FindingRow, FindingSupportRow
-from bureau.ledger.transactions import GenerationMovedError, LedgerConflictError, LedgerError, aware, utcnow
+from bureau.ledger.transactions import (
+    GenerationMovedError,
+    LedgerConflictError,
+    LedgerError,
+    Repository,
+    TransactionRunner,
+    aware,
+    utcnow,
+)
 from bureau.scope.keys import RECORD
 from bureau.scope.support import Contribution, qualifies
 from bureau.scope.vocabulary import FindingState
@@ -46,7 +55,14 @@ class _NoLongerSupported(Exception):
     pass
 
 
-class FindingLedger(CaseLedger):
+class FindingRepository(Repository):
+    """Completing a finding, or withdrawing those a card's departure leaves unsupported, is a case change, run
+    through the cases repository in one transaction."""
+
+    def __init__(self, runner: TransactionRunner, cases: CaseRepository) -> None:
+        super().__init__(runner)
+        self.cases = cases  # completing or withdrawing a finding commits inside the case's change
+
     async def reserve_finding(
         self,
         case_id: str,
@@ -113,7 +129,7 @@ class FindingLedger(CaseLedger):
         try:
             for _ in range(2):
                 try:
-                    return True, await self._run(insert, before=seal)
+                    return True, await self.runner.run(insert, before=seal)
                 except LedgerConflictError:
                     existing = await self.finding_for_claim(case_id, claim, grant)
                     if existing is not None:
@@ -132,7 +148,7 @@ class FindingLedger(CaseLedger):
             row = session.scalar(select(FindingRow).where(FindingRow.case_id == case_id, FindingRow.slot == slot))
             return records([row], grant)[0] if row else None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def claim_first_promoted(self, case_id: str, claim: str, grant: Grant) -> datetime | None:
         """When a finding of this claim first reached the board (withdrawn ones included), or None."""
@@ -145,14 +161,14 @@ class FindingLedger(CaseLedger):
             times = [aware(t) for t in session.scalars(stmt) if t is not None]
             return min(times) if times else None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def take_over_finding(self, case_id: str, finding_id: str, owner: str, lease_s: float) -> bool:
         def work(session: Session) -> bool:
             row = (FindingRow.id == finding_id, FindingRow.case_id == case_id)
             return take_over_expired(session, FindingRow, *row, owner=owner, lease_s=lease_s)
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def complete_finding(
         self,
@@ -182,7 +198,7 @@ class FindingLedger(CaseLedger):
             )
 
         try:
-            return await self._change(case_id, events, extra=mark, generation=generation)
+            return await self.cases.apply_change(case_id, events, extra=mark, generation=generation)
         except (LostLeaseError, _NoLongerSupported):
             return None
 
@@ -196,7 +212,7 @@ class FindingLedger(CaseLedger):
             session.execute(delete(FindingSupportRow).where(FindingSupportRow.finding_id == finding_id))
             session.delete(row)
 
-        await self._run(work)
+        await self.runner.run(work)
 
     async def abandoned_findings(self, older_than_s: float) -> list[FindingRecord]:
         """Pending promotions whose lease ran out more than `older_than_s` ago, across cases: their owner died
@@ -208,7 +224,7 @@ class FindingLedger(CaseLedger):
             )
             return records(list(session.scalars(stmt.order_by(FindingRow.id))), None)  # content-free
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def findings(self, case_id: str, grant: Grant | None) -> list[FindingRecord]:
         """Every finding of the case (pending, promoted and withdrawn), oldest first; claims open through
@@ -220,7 +236,7 @@ class FindingLedger(CaseLedger):
             )
             return records(list(session.scalars(stmt)), grant)
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def finding(self, case_id: str, finding_id: str, grant: Grant | None) -> FindingRecord | None:
         def work(session: Session) -> FindingRecord | None:
@@ -229,7 +245,7 @@ class FindingLedger(CaseLedger):
                 return None
             return records([row], grant)[0]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def withdraw_cards(
         self, case_id: str, removed_card_ids: Sequence[str], grant: Grant, dropped: list[str]
@@ -242,10 +258,10 @@ class FindingLedger(CaseLedger):
         def extra(session: Session) -> list[PendingEvent]:
             withdrawn.extend(withdraw_unsupported(session, case_id, removed_card_ids, grant, dropped))
             if withdrawn:  # the entries that quoted a withdrawn finding lost their text
-                self._fold_again(session, case_id)
+                fold_again(session, case_id)
             return withdrawn_events(withdrawn)
 
-        await self._change(case_id, [], extra=extra)
+        await self.cases.apply_change(case_id, [], extra=extra)
         return withdrawn
 
     async def support_rows(self, case_id: str) -> list[tuple[str, str, str, str]]:
@@ -256,4 +272,4 @@ class FindingLedger(CaseLedger):
             stmt = select(FindingSupportRow).where(FindingSupportRow.case_id == case_id)
             return [(r.finding_id, r.card, r.role, r.source) for r in session.scalars(stmt)]
 
-        return await self._read(work)
+        return await self.runner.read(work)

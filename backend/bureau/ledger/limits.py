@@ -13,14 +13,14 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import PasscodeFailureRow, StreamSlotRow, UsageCounterRow
-from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, Repository, affected, aware, utcnow
 
 
 def _key_hash(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class LimitLedger(TransactionRunner):
+class LimitRepository(Repository):
     # ----- passcode throttle ---------------------------------------------------------------------------
 
     async def recent_failures(self, key: str, window_s: float) -> tuple[int, datetime | None]:
@@ -34,19 +34,21 @@ class LimitLedger(TransactionRunner):
             count, oldest = session.execute(stmt).one()
             return int(count), aware(oldest) if oldest is not None else None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def record_failure(self, key: str) -> None:
-        await self._run(lambda s: s.add(PasscodeFailureRow(key_hash=_key_hash(key), failed_at=utcnow())))
+        await self.runner.run(lambda s: s.add(PasscodeFailureRow(key_hash=_key_hash(key), failed_at=utcnow())))
 
     async def clear_failures(self, key: str) -> None:
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(delete(PasscodeFailureRow).where(PasscodeFailureRow.key_hash == _key_hash(key)))
         )
 
     async def purge_old_failures(self, window_s: float) -> None:
         cutoff = utcnow() - timedelta(seconds=window_s)
-        await self._run(lambda s: s.execute(delete(PasscodeFailureRow).where(PasscodeFailureRow.failed_at <= cutoff)))
+        await self.runner.run(
+            lambda s: s.execute(delete(PasscodeFailureRow).where(PasscodeFailureRow.failed_at <= cutoff))
+        )
 
     # ----- live stream slots ---------------------------------------------------------------------------
 
@@ -88,19 +90,19 @@ class LimitLedger(TransactionRunner):
 
         for _ in range(5):
             try:
-                return await self._run(work)
+                return await self.runner.run(work)
             except LedgerConflictError:
                 continue  # another instance took that slot first: look again
         return None
 
     async def renew_stream_slots(self, owner: str, lease_s: float) -> None:
         expires = utcnow() + timedelta(seconds=lease_s)
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(update(StreamSlotRow).where(StreamSlotRow.owner == owner).values(expires_at=expires))
         )
 
     async def release_stream_slot(self, session_key: str, slot: int, owner: str) -> None:
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(
                 delete(StreamSlotRow).where(
                     StreamSlotRow.session_key == session_key, StreamSlotRow.slot == slot, StreamSlotRow.owner == owner
@@ -130,7 +132,7 @@ class LimitLedger(TransactionRunner):
 
         for _ in range(3):
             try:
-                return await self._run(work)
+                return await self.runner.run(work)
             except LedgerConflictError:
                 continue  # another instance created the counter first: spend from it
         return False
@@ -140,4 +142,4 @@ class LimitLedger(TransactionRunner):
             row = session.get(UsageCounterRow, name)
             return int(row.used) if row is not None else 0
 
-        return await self._read(work)
+        return await self.runner.read(work)

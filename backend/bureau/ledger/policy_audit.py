@@ -11,7 +11,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, MaintenanceLeaseRow, PolicyDecisionRow, table
-from bureau.ledger.transactions import LedgerConflictError, TransactionRunner, affected, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, Repository, affected, aware, utcnow
 from bureau.scope.vocabulary import PolicyAction, PolicyCode
 
 INSERT_DECISION = insert(table(PolicyDecisionRow))
@@ -64,7 +64,7 @@ def append_decisions(session: Session, case_id: str, decisions: Sequence[PolicyD
     )
 
 
-class PolicyAuditLedger(TransactionRunner):
+class PolicyAuditRepository(Repository):
     async def record_policy(self, case_id: str, decisions: Sequence[PolicyDecision]) -> int:
         """Append decisions for a case that exists (a rejected write to an unknown case has nobody to
         audit it for). Returns how many rows were written."""
@@ -77,7 +77,7 @@ class PolicyAuditLedger(TransactionRunner):
             append_decisions(session, case_id, decisions, utcnow())
             return len(decisions)
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def policy_decisions(self, case_id: str, after_id: int = 0, limit: int = 100) -> list[PolicyDecisionRecord]:
         """One page of a case's decisions in order; page on with the last id (no silent limit)."""
@@ -101,7 +101,7 @@ class PolicyAuditLedger(TransactionRunner):
                 for r in rows
             ]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     # ----- maintenance leases ----------------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ class PolicyAuditLedger(TransactionRunner):
             return True
 
         try:
-            return await self._run(work)
+            return await self.runner.run(work)
         except LedgerConflictError:
             return False  # another process inserted it first
 
@@ -143,4 +143,4 @@ class PolicyAuditLedger(TransactionRunner):
                 .values(expires_at=utcnow())
             )
 
-        await self._run(work)
+        await self.runner.run(work)

@@ -9,13 +9,21 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from bureau.ledger.cases import CaseLedger, CaseRecord
+from bureau.ledger.cases import CaseRecord, CaseRepository
 from bureau.ledger.event_records import EventRecord, PendingEvent
 from bureau.ledger.events import append_event
 from bureau.ledger.leases import LostLeaseError, lease_ran_out, lease_until, lock_active_case, take_over_expired
 from bureau.ledger.models import PublicationRow
 from bureau.ledger.tombstones import the_row
-from bureau.ledger.transactions import LedgerConflictError, LedgerError, affected, aware, utcnow
+from bureau.ledger.transactions import (
+    LedgerConflictError,
+    LedgerError,
+    Repository,
+    TransactionRunner,
+    affected,
+    aware,
+    utcnow,
+)
 from bureau.scope.vocabulary import EventType, PublicationState
 
 
@@ -45,8 +53,13 @@ def publication_record(row: PublicationRow) -> PublicationRecord:
     )
 
 
-class PublicationLedger(CaseLedger):
-    """Completing a publication is a case change (version bump + events), hence built on `CaseLedger`."""
+class PublicationRepository(Repository):
+    """Completing a publication is a case change (version bump + events), run through the cases repository in
+    one transaction."""
+
+    def __init__(self, runner: TransactionRunner, cases: CaseRepository) -> None:
+        super().__init__(runner)
+        self.cases = cases  # completing a publication commits inside the case's change
 
     async def reserve_publication(
         self, case_id: str, source_card_id: str, role: str, owner: str, lease_s: float
@@ -74,13 +87,13 @@ class PublicationLedger(CaseLedger):
 
         for _ in range(2):  # a conflicting row deleted before we could read it: insert once more
             try:
-                record, started = await self._run(insert)
+                record, started = await self.runner.run(insert)
             except LedgerConflictError:
                 existing = await self.get_publication(case_id, source_card_id)
                 if existing is not None:
                     return False, existing
                 continue
-            self._notify([started])
+            self.runner.notify([started])
             return True, record
         raise LedgerError("publication reservation kept conflicting")
 
@@ -89,7 +102,7 @@ class PublicationLedger(CaseLedger):
             row = session.scalar(select(PublicationRow).where(*the_row(case_id, source_card_id)))
             return publication_record(row) if row else None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def abandoned_publications(self, older_than_s: float) -> list[PublicationRecord]:
         """Pending reservations whose lease ran out more than `older_than_s` ago: their owner died (or
@@ -104,7 +117,7 @@ class PublicationLedger(CaseLedger):
             )
             return [publication_record(r) for r in session.scalars(stmt.order_by(PublicationRow.id))]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def settle_tombstone(self, case_id: str, source_card_id: str, owner: str) -> bool:
         """The board was swept for the copy of the attempt in flight at the erasure: nothing left to do."""
@@ -121,7 +134,7 @@ class PublicationLedger(CaseLedger):
             )
             return affected(session.execute(stmt)) == 1
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def take_over_expired(self, case_id: str, source_card_id: str, owner: str, lease_s: float) -> bool:
         """Claim a pending reservation whose lease ran out (its owner crashed or stalled)."""
@@ -130,7 +143,7 @@ class PublicationLedger(CaseLedger):
             row = the_row(case_id, source_card_id)
             return take_over_expired(session, PublicationRow, *row, owner=owner, lease_s=lease_s)
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def complete_publication(
         self,
@@ -158,7 +171,7 @@ class PublicationLedger(CaseLedger):
                 raise LostLeaseError
 
         try:
-            return await self._change(case_id, events, extra=mark, generation=generation)
+            return await self.cases.apply_change(case_id, events, extra=mark, generation=generation)
         except LostLeaseError:
             return None
 
@@ -186,7 +199,7 @@ class PublicationLedger(CaseLedger):
             )
             return affected(session.execute(stmt)) == 1
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def is_published_copy(self, case_id: str, card_id: str) -> bool:
         """Whether a ready publication points at this board card (then no cleanup may delete it)."""
@@ -199,7 +212,7 @@ class PublicationLedger(CaseLedger):
             )
             return session.scalar(stmt) is not None
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def release_publication(self, case_id: str, source_card_id: str, owner: str) -> None:
         def work(session: Session) -> None:
@@ -211,14 +224,14 @@ class PublicationLedger(CaseLedger):
                 )
             )
 
-        await self._run(work)
+        await self.runner.run(work)
 
     async def publications(self, case_id: str) -> list[PublicationRecord]:
         def work(session: Session) -> list[PublicationRecord]:
             stmt = select(PublicationRow).where(PublicationRow.case_id == case_id)
             return [publication_record(r) for r in session.scalars(stmt)]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def forget_publications_of(self, case_id: str, card_ids: list[str]) -> int:
         """Publication rows whose source or board copy no longer exists (retention purged it)."""
@@ -227,4 +240,4 @@ class PublicationLedger(CaseLedger):
             gone = PublicationRow.source_card_id.in_(card_ids) | PublicationRow.public_card_id.in_(card_ids)
             return affected(session.execute(delete(PublicationRow).where(PublicationRow.case_id == case_id, gone)))
 
-        return await self._run(work) if card_ids else 0
+        return await self.runner.run(work) if card_ids else 0

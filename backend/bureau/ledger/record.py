@@ -20,7 +20,7 @@ from sqlalchemy import Connection, Row, bindparam, delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import CaseRow, FindingRow, RecordEntryRow, table
-from bureau.ledger.transactions import TransactionRunner, inserted_id
+from bureau.ledger.transactions import Repository, inserted_id
 from bureau.scope.keys import RECORD
 from bureau.scope.vocabulary import RecordKind
 from bureau.vault.grants import Grant
@@ -224,16 +224,16 @@ def redact_card(session: Session, case_id: str, card_id: str) -> tuple[int, list
     return marked, dropped
 
 
-class RecordLedger(TransactionRunner):
+class RecordRepository(Repository):
     async def case_record(self, case_id: str, grant: Grant | None) -> list[RecordEntry]:
         """Every interrogation and cross-examination of the case, oldest first (bodies open through `grant`)."""
-        return await self._read(lambda s: read_entries(s, case_id, grant=grant))
+        return await self.runner.read(lambda s: read_entries(s, case_id, grant=grant))
 
     async def record_since(
         self, case_id: str, after: int, limit: int, until: int | None = None, *, grant: Grant | None
     ) -> list[RecordEntry]:
         """The next `limit` entries above `after` (and up to `until`), oldest first: what an export streams."""
-        return await self._read(
+        return await self.runner.read(
             lambda s: read_page(s, case_id, before=None, after=after, limit=limit, until=until, grant=grant)
         )
 
@@ -246,7 +246,7 @@ class RecordLedger(TransactionRunner):
             claims = session.scalars(select(FindingRow.claim_item).where(FindingRow.case_id == case_id))
             return {item for item in (*bodies, *claims) if item}
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def record_bounds(self, case_id: str) -> tuple[int, int]:
         """(how many entries, the newest id; 0 when empty), read together: an export announces the count and
@@ -257,9 +257,9 @@ class RecordLedger(TransactionRunner):
             newest = session.scalar(select(func.max(RecordEntryRow.id)).where(RecordEntryRow.case_id == case_id))
             return count, int(newest or 0)
 
-        return await self._read(bounds)
+        return await self.runner.read(bounds)
 
     async def interrogations(self, case_id: str, grant: Grant | None) -> list[RecordEntry]:
         """Every interrogation entry, oldest first: what the reference fold of the snapshot's state reads (tests;
         the snapshot itself reads the maintained state, `case_knowledge.py`)."""
-        return await self._read(lambda s: read_entries(s, case_id, kind=INTERROGATION, grant=grant))
+        return await self.runner.read(lambda s: read_entries(s, case_id, kind=INTERROGATION, grant=grant))

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import FindingRow, LatestAnswerRow, RecordEntryRow
-from bureau.ledger.transactions import TransactionRunner
+from bureau.ledger.transactions import Repository
 from bureau.scope.keys import RECORD
 from bureau.vault.grants import ResealGrant
 from bureau.vault.items import new_item_id
@@ -19,18 +19,18 @@ RESEAL_BATCH = 200
 _V1 = "sealed:v1:%"
 
 
-class ResealLedger(TransactionRunner):
+class ResealRepository(Repository):
     async def reseal_texts(self, case_id: str, grant: ResealGrant, batch: int = RESEAL_BATCH) -> int:
         """Every `sealed:v1:` body and claim of the case re-sealed; returns how many."""
         done = 0
-        while found := await self._read(lambda s: _legacy_rows(s, case_id, batch)):
+        while found := await self.runner.read(lambda s: _legacy_rows(s, case_id, batch)):
             resealed = _Batch(grant, found)
-            await self._run(resealed.write, before=resealed.seal)
+            await self.runner.run(resealed.write, before=resealed.seal)
             done += len(found)
             if len(found) < batch:
                 break
         stmt = update(LatestAnswerRow).where(LatestAnswerRow.case_id == case_id, LatestAnswerRow.answer != "")
-        await self._run(lambda s: s.execute(stmt.values(answer="")))
+        await self.runner.run(lambda s: s.execute(stmt.values(answer="")))
         return done
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import SessionRow, table
-from bureau.ledger.transactions import TransactionRunner, aware, utcnow
+from bureau.ledger.transactions import Repository, aware, utcnow
 
 ACTIVE_CHECK_BATCH = 500  # session hashes per IN (...) list
 _sessions = table(SessionRow).c
@@ -39,7 +39,7 @@ class SessionRecord:
         return not self.revoked and self.expires_at > utcnow()
 
 
-class SessionLedger(TransactionRunner):
+class SessionRepository(Repository):
     async def create_session(
         self, token_hash: str, csrf_hash: str, audience: str, credential_tag: str, ttl_s: int
     ) -> None:
@@ -56,7 +56,7 @@ class SessionLedger(TransactionRunner):
                 )
             )
 
-        await self._run(work)
+        await self.runner.run(work)
 
     async def get_session(self, token_hash: str) -> SessionRecord | None:
         def work(connection: Connection) -> SessionRecord | None:
@@ -72,7 +72,7 @@ class SessionLedger(TransactionRunner):
                 row.revoked_at is not None,
             )
 
-        return await self._read_rows(work)
+        return await self.runner.read_rows(work)
 
     async def active_sessions(self, token_hashes: Collection[str]) -> set[str]:
         """Which of these sessions are still signed in (not revoked, not expired): one read for many."""
@@ -89,13 +89,13 @@ class SessionLedger(TransactionRunner):
                 active.update(session.scalars(stmt))
             return active
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def purge_expired_sessions(self) -> None:
-        await self._run(lambda s: s.execute(delete(SessionRow).where(SessionRow.expires_at <= utcnow())))
+        await self.runner.run(lambda s: s.execute(delete(SessionRow).where(SessionRow.expires_at <= utcnow())))
 
     async def revoke_session(self, token_hash: str) -> None:
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(
                 update(SessionRow).where(SessionRow.token_hash == token_hash).values(revoked_at=utcnow())
             )

@@ -8,12 +8,12 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from bureau.ledger.models import ProcessSlotRow
-from bureau.ledger.transactions import LedgerConflictError, LedgerError, TransactionRunner, affected, aware, utcnow
+from bureau.ledger.transactions import LedgerConflictError, LedgerError, Repository, affected, aware, utcnow
 
 SLOT_COUNT = 1024
 
 
-class SlotLedger(TransactionRunner):
+class SlotRepository(Repository):
     async def claim_slot(self, owner: str, stale_after_s: float = 120.0, wanted: int | None = None) -> int:
         """Lease the lowest free Snowflake slot (or exactly `wanted`), so no two live processes sharing this
         ledger generate the same card ids. A `wanted` slot held by a live process raises LedgerConflictError."""
@@ -45,7 +45,7 @@ class SlotLedger(TransactionRunner):
 
         for _ in range(5):
             try:
-                return await self._run(work)
+                return await self.runner.run(work)
             except LedgerConflictError:
                 if wanted is not None:
                     raise
@@ -63,10 +63,10 @@ class SlotLedger(TransactionRunner):
             )
             return affected(session.execute(stmt)) == 1
 
-        return await self._run(work)
+        return await self.runner.run(work)
 
     async def release_slot(self, slot: int, owner: str) -> None:
-        await self._run(
+        await self.runner.run(
             lambda s: s.execute(
                 delete(ProcessSlotRow).where(ProcessSlotRow.slot == slot, ProcessSlotRow.owner == owner)
             )
@@ -75,5 +75,7 @@ class SlotLedger(TransactionRunner):
     async def live_slots(self, stale_after_s: float = 120.0) -> set[int]:
         """Slots leased by processes that renewed their lease recently (for `bureau preflight`)."""
         stale = utcnow() - timedelta(seconds=stale_after_s)
-        rows = await self._read(lambda s: list(s.execute(select(ProcessSlotRow.slot, ProcessSlotRow.heartbeat_at))))
+        rows = await self.runner.read(
+            lambda s: list(s.execute(select(ProcessSlotRow.slot, ProcessSlotRow.heartbeat_at)))
+        )
         return {slot for slot, beat in rows if aware(beat) >= stale}

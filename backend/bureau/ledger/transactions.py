@@ -1,4 +1,4 @@
-"""The one transaction runner every ledger aggregate shares, and the errors that may leave the ledger.
+"""The one transaction runner every ledger repository shares, and the errors that may leave the ledger.
 
 Each transaction runs its (blocking) SQL in a worker thread so the event loop never waits on the database
 file, and no SQLAlchemy exception escapes: a unique-key conflict becomes `LedgerConflictError`, anything
@@ -103,7 +103,9 @@ def fault_of(exc: SQLAlchemyError) -> LedgerFault:
 
 
 class TransactionRunner:
-    """Owns the engine and runs one transaction at a time off the event loop."""
+    """Owns the engine and runs one transaction at a time off the event loop. Every repository runs its
+    statements here; a command that changes several aggregates runs one function of theirs in one transaction
+    (the repositories' session-level helpers compose inside it: `CaseRepository.apply_change`)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -113,7 +115,7 @@ class TransactionRunner:
         # Called on the event loop with each batch of committed events (wakes live streams).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
-    async def _run(
+    async def run(
         self, fn: Callable[[Session], T], *, read_only: bool = False, before: Callable[[], object] | None = None
     ) -> T:
         """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger. `before` runs on the
@@ -134,19 +136,19 @@ class TransactionRunner:
 
         return await asyncio.to_thread(work)
 
-    async def _read(self, fn: Callable[[Session], T]) -> T:
-        return await self._run(fn, read_only=True)
+    async def read(self, fn: Callable[[Session], T]) -> T:
+        return await self.run(fn, read_only=True)
 
     async def run_transaction(self, fn: Callable[[Session], T]) -> T:
         """One write transaction of the caller's own statements, run as the ledger's own are. A test seam: the
         PostgreSQL tests hold one open (tests/unit/ledger/test_postgres_ledger.py) to show what other
         transactions see and wait for meanwhile."""
-        return await self._run(fn)
+        return await self.run(fn)
 
-    async def _read_rows(self, fn: Callable[[Connection], T]) -> T:
+    async def read_rows(self, fn: Callable[[Connection], T]) -> T:
         """A read transaction on a plain connection: for the reads every request makes (its session, its case,
         a snapshot's view, a record page), whose statements select columns and need no ORM session. The same
-        transaction as `_read` (one snapshot of the database), at a third of its CPU (docs/performance.md,
+        transaction as `read` (one snapshot of the database), at a third of its CPU (docs/performance.md,
         "Workshop")."""
 
         def work() -> T:
@@ -158,6 +160,15 @@ class TransactionRunner:
 
         return await asyncio.to_thread(work)
 
-    def _notify(self, events: list[EventRecord]) -> None:
+    def notify(self, events: list[EventRecord]) -> None:
+        """Hand committed events to the listener (live streams); called after their transaction committed."""
         if events and self.on_commit is not None:
             self.on_commit(events)
+
+
+class Repository:
+    """One aggregate's statements, over the runner every repository shares (so they compose in one
+    transaction where a command needs it)."""
+
+    def __init__(self, runner: TransactionRunner) -> None:
+        self.runner = runner

@@ -13,14 +13,14 @@ from sqlalchemy.orm import Session
 
 from bureau.ledger.database import checkpoint_wal
 from bureau.ledger.models import CaseKeyRow, CaseRow, LedgerMetaRow
-from bureau.ledger.transactions import TransactionRunner
+from bureau.ledger.transactions import Repository
 
 VAULT_ID = "vault_id"
 
 
-class VaultBindingLedger(TransactionRunner):
+class VaultBindingRepository(Repository):
     async def vault_id(self) -> str | None:
-        return await self._read(lambda session: session.scalar(_meta(VAULT_ID)))
+        return await self.runner.read(lambda session: session.scalar(_meta(VAULT_ID)))
 
     async def bind_vault(self, vault_id: str) -> str:
         """Stamp the vault id unless one is stamped; returns the one that holds (two processes binding)."""
@@ -30,7 +30,7 @@ class VaultBindingLedger(TransactionRunner):
             session.flush()
 
         try:
-            await self._run(work)
+            await self.runner.run(work)
         except Exception as exc:  # a unique-key conflict: another process stamped first
             if not isinstance(exc.__cause__, IntegrityError):
                 raise
@@ -48,18 +48,18 @@ class VaultBindingLedger(TransactionRunner):
             keyless = [case for case in session.scalars(select(CaseRow.id)) if case not in found]
             return [*found.items(), *((case_id, os.urandom(32)) for case_id in keyless)]
 
-        return await self._read(work)
+        return await self.runner.read(work)
 
     async def has_case_keys(self) -> bool:
-        return await self._read(lambda session: session.scalar(select(CaseKeyRow.case_id).limit(1)) is not None)
+        return await self.runner.read(lambda session: session.scalar(select(CaseKeyRow.case_id).limit(1)) is not None)
 
     async def has_cases(self) -> bool:
-        return await self._read(lambda session: session.scalar(select(CaseRow.id).limit(1)) is not None)
+        return await self.runner.read(lambda session: session.scalar(select(CaseRow.id).limit(1)) is not None)
 
     async def forget_case_keys(self) -> None:
         """Empty `case_keys` for good: rows deleted (overwritten on SQLite), then the WAL truncated."""
-        await self._run(lambda session: session.execute(delete(CaseKeyRow)))
-        await asyncio.to_thread(checkpoint_wal, self.engine)
+        await self.runner.run(lambda session: session.execute(delete(CaseKeyRow)))
+        await asyncio.to_thread(checkpoint_wal, self.runner.engine)
 
 
 def _meta(name: str) -> Select[str]:

@@ -16,7 +16,7 @@ from bureau.ledger.sessions import ACTIVE_CHECK_BATCH
 async def _sessions(ledger: Ledger, count: int, prefix: str, ttl_s: int = 3600) -> list[str]:
     hashes = [f"{prefix}-{i:04d}" for i in range(count)]
     for token_hash in hashes:
-        await ledger.create_session(token_hash, f"csrf-{token_hash}", "stage", "tag", ttl_s)
+        await ledger.sessions.create_session(token_hash, f"csrf-{token_hash}", "stage", "tag", ttl_s)
     return hashes
 
 
@@ -24,11 +24,11 @@ async def test_active_sessions_names_only_those_neither_revoked_nor_expired(engi
     ledger = Ledger(engine)
     active = await _sessions(ledger, ACTIVE_CHECK_BATCH + 20, "active")  # more than one IN (...) list
     [revoked] = await _sessions(ledger, 1, "revoked")
-    await ledger.revoke_session(revoked)
+    await ledger.sessions.revoke_session(revoked)
     [expired] = await _sessions(ledger, 1, "expired", ttl_s=-1)
     asked = [*active, revoked, expired, "never-signed-in"]
-    assert await ledger.active_sessions(asked) == set(active)
-    assert await ledger.active_sessions([]) == set()
+    assert await ledger.sessions.active_sessions(asked) == set(active)
+    assert await ledger.sessions.active_sessions([]) == set()
 
 
 async def test_checks_made_together_share_one_read_and_each_gets_its_own_answer(
@@ -38,16 +38,16 @@ async def test_checks_made_together_share_one_read_and_each_gets_its_own_answer(
     active = await _sessions(ledger, 300, "active")
     revoked = await _sessions(ledger, 300, "revoked")
     for token_hash in revoked:
-        await ledger.revoke_session(token_hash)
+        await ledger.sessions.revoke_session(token_hash)
     reads: list[int] = []
-    real_read = ledger.active_sessions
+    real_read = ledger.sessions.active_sessions
 
     async def counted(token_hashes: list[str]) -> set[str]:
         reads.append(len(token_hashes))
         return await real_read(token_hashes)
 
-    monkeypatch.setattr(ledger, "active_sessions", counted)
-    checks = SessionChecks(ledger)
+    monkeypatch.setattr(ledger.sessions, "active_sessions", counted)
+    checks = SessionChecks(ledger.sessions)
     asked = [*active, *revoked, *active[:10]]  # two streams of one session ask once
     leaving = asyncio.ensure_future(checks.signed_in(active[0]))  # a stream that goes away meanwhile
     answers = asyncio.gather(*(checks.signed_in(h) for h in asked))
@@ -76,7 +76,7 @@ async def test_a_failed_read_reaches_every_waiting_check(
     async def refuse(token_hashes: list[str]) -> set[str]:
         raise failure
 
-    monkeypatch.setattr(ledger, "active_sessions", refuse)
-    checks = SessionChecks(ledger)
+    monkeypatch.setattr(ledger.sessions, "active_sessions", refuse)
+    checks = SessionChecks(ledger.sessions)
     outcomes = await asyncio.wait_for(asyncio.gather(*(checks.signed_in(h) for h in hashes), return_exceptions=True), 5)
     assert all(type(o) is raised for o in outcomes)  # none left waiting, each with its own error

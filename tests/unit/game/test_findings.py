@@ -88,7 +88,7 @@ async def test_promotion_is_idempotent_and_the_card_has_no_path_home(
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
     state = await snapshot(client, case_id)
     private_ids = {c["id"] for role in ROLES for c in cards(state, role)}
-    cursor = await services.ledger.latest_event_id()
+    cursor = await services.ledger.events.latest_event_id()
 
     first = await promote(client, case_id, VAN["en"])
     assert first.status_code == 201, first.text
@@ -112,7 +112,7 @@ async def test_promotion_is_idempotent_and_the_card_has_no_path_home(
 
     # Nothing a reader can follow home: no private card id, role or source in the card, the finding list,
     # the finding events (operator and stage), the stage snapshot or the record.
-    events = await services.ledger.events_after(case_id, cursor)
+    events = await services.ledger.events.events_after(case_id, cursor)
     finding_events = [e for e in events if e.type.startswith("finding.") or e.type == "memory.written"]
     assert [e.type for e in finding_events] == ["memory.written", "finding.promoted"]
     stage = (await client.get(f"/api/cases/{case_id}/stage")).json()
@@ -127,7 +127,7 @@ async def test_promotion_is_idempotent_and_the_card_has_no_path_home(
     record = (await client.get(f"/api/cases/{case_id}/record/export")).text
     assert finding["id"] not in record
     # The mapping exists, in the ledger only, as pseudonyms.
-    rows = await services.ledger.support_rows(case_id)
+    rows = await services.ledger.findings.support_rows(case_id)
     assert len(rows) == 3 and {r[0] for r in rows} == {finding["id"]}
     assert not [i for i in private_ids if any(i in r for r in rows)]
 
@@ -149,7 +149,7 @@ async def test_a_claim_that_does_not_qualify_is_refused_and_nothing_is_written(
     )
     state = await snapshot(client, case_id)
     assert state["spaces"]["bulletin_board"] == [] and state["case"]["version"] == version
-    assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
+    assert await findings(client, case_id) == [] and await services.ledger.findings.support_rows(case_id) == []
 
 
 async def test_an_echo_counts_for_nothing(client: httpx.AsyncClient, new_case: NewCase) -> None:
@@ -208,7 +208,7 @@ async def test_deleting_a_contributor_withdraws_the_finding(
     ).json()
     quoted = [h for h in answer["trace"]["hits"] if h["card_id"] == card_id]
     assert quoted and quoted[0]["topic"] == "finding" and quoted[0]["space"] == "bulletin_board"
-    cursor = await services.ledger.latest_event_id()
+    cursor = await services.ledger.events.latest_event_id()
 
     state = await snapshot(client, case_id)
     van_card = next(c for c in cards(state, "informant") if c["topic"] == "van_harbourmaster")
@@ -221,8 +221,8 @@ async def test_deleting_a_contributor_withdraws_the_finding(
     [withdrawn] = await findings(client, case_id)
     assert (withdrawn["id"], withdrawn["state"], withdrawn["claim"]) == (finding_id, "withdrawn", None)
     assert withdrawn["public_card_id"] is None and withdrawn["withdrawn_at"]
-    assert await services.ledger.support_rows(case_id) == []
-    events = await services.ledger.events_after(case_id, cursor)
+    assert await services.ledger.findings.support_rows(case_id) == []
+    events = await services.ledger.events.events_after(case_id, cursor)
     [gone] = [e for e in events if e.type == "finding.withdrawn"]
     assert gone.payload == {"finding_id": finding_id, "public_card_id": card_id, **_case(gone.payload)}
     assert van_card["id"] not in json.dumps(gone.payload)
@@ -257,11 +257,11 @@ async def test_a_deletion_that_leaves_enough_support_keeps_the_finding(
     )
     assert told.status_code == 201
     promoted = (await promote(client, case_id, VAN["en"])).json()
-    assert len(await services.ledger.support_rows(case_id)) == 4
+    assert len(await services.ledger.findings.support_rows(case_id)) == 4
     assert (await client.delete(f"/api/cases/{case_id}/cards/{told.json()['card']['id']}")).status_code == 204
     [kept] = await findings(client, case_id)
     assert kept["state"] == "ready" and kept["public_card_id"] == promoted["card"]["id"]
-    assert len(await services.ledger.support_rows(case_id)) == 3
+    assert len(await services.ledger.findings.support_rows(case_id)) == 3
 
 
 async def test_reset_and_erase_take_findings_and_their_mapping(
@@ -270,11 +270,14 @@ async def test_reset_and_erase_take_findings_and_their_mapping(
     case_id = (await new_case("night-ferry", "en"))["case"]["id"]
     assert (await promote(client, case_id, VAN["en"])).status_code == 201
     assert (await client.post(f"/api/cases/{case_id}/reset")).status_code == 200
-    assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
+    assert await findings(client, case_id) == [] and await services.ledger.findings.support_rows(case_id) == []
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
     assert (await promote(client, case_id, VAN["en"])).status_code == 201  # from the scenario's cards again
     assert (await client.delete(f"/api/cases/{case_id}")).status_code == 204
-    assert await services.ledger.support_rows(case_id) == [] and await services.ledger.findings(case_id, None) == []
+    assert (
+        await services.ledger.findings.support_rows(case_id) == []
+        and await services.ledger.findings.findings(case_id, None) == []
+    )
 
 
 class Crash(BaseException):
@@ -306,10 +309,10 @@ async def test_a_failed_promotion_leaves_nothing_and_a_crashed_one_is_found_agai
         failed = await promote(client, case_id, VAN["en"])
     assert failed.status_code == 503
     assert (await snapshot(client, case_id))["spaces"]["bulletin_board"] == []
-    assert await findings(client, case_id) == [] and await services.ledger.support_rows(case_id) == []
+    assert await findings(client, case_id) == [] and await services.ledger.findings.support_rows(case_id) == []
     with fault_at(findings_service, step, Crash()), pytest.raises(Crash):
         await services.bureau.finding_service.promote(case_id, VAN["en"])
-    [pending] = await services.ledger.findings(case_id, None)
+    [pending] = await services.ledger.findings.findings(case_id, None)
     assert pending.state == "pending"
     stranded = await services.gateway.find_finding(await board_of(services, case_id), pending.id)
     assert len(stranded) == (1 if step == "after_board_write" else 0)
@@ -335,7 +338,7 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
     findings_service = services.bureau.findings
     with fault_at(findings_service, "after_board_write", Crash()), pytest.raises(Crash):
         await services.bureau.finding_service.promote(case_id, VAN["en"])
-    [pending] = await services.ledger.findings(case_id, None)
+    [pending] = await services.ledger.findings.findings(case_id, None)
     assert len(await services.gateway.find_finding(await board_of(services, case_id), pending.id)) == 1
     assert await findings_service.roll_back_abandoned() == 0  # its lease is live: never undercut
     # Once the lease ran out a whole lease ago, the job removes the stranded card and frees the claim.
@@ -344,7 +347,10 @@ async def test_an_abandoned_promotion_is_rolled_back_by_the_maintenance_job(
         assert asyncio.get_running_loop().time() < deadline, "the abandoned promotion was never rolled back"
         await asyncio.sleep(0.1)
     assert await services.gateway.find_finding(await board_of(services, case_id), pending.id) == []
-    assert await services.ledger.findings(case_id, None) == [] and await services.ledger.support_rows(case_id) == []
+    assert (
+        await services.ledger.findings.findings(case_id, None) == []
+        and await services.ledger.findings.support_rows(case_id) == []
+    )
     assert (await promote(client, case_id, VAN["en"])).status_code == 201
 
 
@@ -367,7 +373,7 @@ async def test_a_withdrawal_whose_board_delete_fails_leaves_a_cleanup_task(
     # The ledger withdrew it at once; the store keeps the card until the cleanup task removes it.
     assert [f["state"] for f in await findings(client, case_id)] == ["withdrawn"]
     assert await services.gateway.get(await board_of(services, case_id), card_id) is not None
-    assert card_id in {t.card_id for t in await services.ledger.due_cleanups()}
+    assert card_id in {t.card_id for t in await services.ledger.cleanups.due_cleanups()}
     monkeypatch.setattr(services.gateway, "delete", real_delete)
     await services.bureau.case_service.run_cleanups()
     assert await services.gateway.get(await board_of(services, case_id), card_id) is None

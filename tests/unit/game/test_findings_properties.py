@@ -220,7 +220,7 @@ class Game:
         listed = (await self.client.get(self.base + "/findings")).json()["findings"]
         board = (await self.snapshot())["spaces"]["bulletin_board"]
         board_ids = {c["id"] for c in board}
-        rows = await self.services.ledger.support_rows(self.case_id)
+        rows = await self.services.ledger.findings.support_rows(self.case_id)
         for finding in listed:
             mapping = [(r[1], r[2], r[3]) for r in rows if r[0] == finding["id"]]
             expected = [c for c in self.promoted.get(finding["id"], []) if c[0] not in self.deleted]
@@ -236,7 +236,7 @@ class Game:
                 board_grant = await grant_of(self.services, self.case_id, reads=["bulletin_board"])
                 assert await self.services.gateway.get(board_grant, self.finding_cards[finding["id"]]) is None
         # No path home: what a finding shows, its events (operator and stage), the stage, the record, a prompt.
-        events = await self.services.ledger.events_after(self.case_id, cursor)
+        events = await self.services.ledger.events.events_after(self.case_id, cursor)
         finding_events = [e.payload for e in events if e.type.startswith("finding.")]
         finding_events += [
             e.payload for e in events if e.type == "memory.written" and e.payload["card"].get("kind") == "finding"
@@ -287,7 +287,7 @@ async def test_findings_hold_the_rule_keep_no_path_home_and_survive_erasure_only
 ) -> None:
     created = await client.post("/api/cases", json={"scenario_id": "safe-combination"})
     game = Game(client, services, created.json()["case"]["id"], min_support)
-    cursor = await services.ledger.latest_event_id()
+    cursor = await services.ledger.events.latest_event_id()
     snap = await game.snapshot()
     for move in history:
         ready_before = {f for f in game.promoted if f not in game.withdrawn}
@@ -304,7 +304,7 @@ async def test_findings_hold_the_rule_keep_no_path_home_and_survive_erasure_only
                 elif listed.get(finding_id) == "ready":
                     COUNTS["kept_after_deletion"] += 1
     assert (await client.delete(game.base)).status_code == 204
-    assert await services.ledger.support_rows(game.case_id) == []
+    assert await services.ledger.findings.support_rows(game.case_id) == []
 
 
 def test_the_histories_did_promote_and_withdraw_findings() -> None:

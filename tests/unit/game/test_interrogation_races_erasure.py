@@ -56,11 +56,11 @@ async def nothing_of_the_case_is_left(services: Services, case_id: str) -> None:
     """Not in the store, not in the ledger (only the erase's tombstone), no key in the vault, nothing cached."""
     gateway, ledger, vault = services.gateway, services.ledger, services.vault
     assert case_id not in await gateway.list_case_ids()
-    assert await ledger.get_case(case_id) is None
-    assert [event.type for event in await ledger.events_after(case_id, 0)] == ["case.erased"]
+    assert await ledger.cases.get_case(case_id) is None
+    assert [event.type for event in await ledger.events.events_after(case_id, 0)] == ["case.erased"]
     assert case_id not in vault.store.cases()  # no compartment key, no item key (an undone write's included)
-    assert await ledger.case_record(case_id, None) == []
-    assert await ledger.policy_decisions(case_id, 0, 100) == []
+    assert await ledger.record.case_record(case_id, None) == []
+    assert await ledger.policy_audit.policy_decisions(case_id, 0, 100) == []
     assert case_id not in vault.keyring.cached_cases()
     assert case_id not in gateway.relevance_vector_cases()
     assert case_id not in gateway.retention_cases()
@@ -98,7 +98,7 @@ async def test_a_question_racing_the_erase_of_its_case_is_not_found_and_writes_n
     elif erased == INTERLEAVINGS[2]:
         before_call(monkeypatch, gateway, "write", erase)
     else:
-        before_call(monkeypatch, ledger, "change_case", erase)
+        before_call(monkeypatch, ledger.cases, "change_case", erase)
 
     asked = await client.post(f"/api/cases/{case_id}/interrogations", json={"role": "informant", "question": QUESTION})
     monkeypatch.undo()
@@ -148,5 +148,5 @@ async def test_a_publish_racing_the_erase_of_its_case_is_not_found_too(
     monkeypatch.undo()
     assert erase_answers == [204]
     assert (published.status_code, published.json()["detail"]["code"]) == (404, "CASE_NOT_FOUND"), published.text
-    assert await services.ledger.publications(case_id) == []
+    assert await services.ledger.publications.publications(case_id) == []
     await nothing_of_the_case_is_left(services, case_id)

@@ -70,7 +70,7 @@ async def interrogation_grant(services: Services, case_id: str, role: str) -> Gr
 async def loaded(services: Services, state: InterrogationState) -> InterrogationState:
     """The state after load_context, in the case's current generation (the snapshot does not show it), under
     the question's grant."""
-    case = await services.ledger.get_case(state["case_id"])
+    case = await services.ledger.cases.get_case(state["case_id"])
     grant = await interrogation_grant(services, state["case_id"], state["role"])
     state = {**state, "generation": case.generation if case is not None else "", "grant": grant}  # type: ignore[typeddict-item]
     return {**state, **await load_context(deps_of(services), state)}  # type: ignore[typeddict-item]
@@ -144,17 +144,17 @@ async def test_persist_returns_the_session_record_events_and_record_entry_commit
     case_id = case["case"]["id"]
     state = await loaded(services, asked(case, "informant", "保险柜的密码是多少？"))
     state = {**state, **await respond(deps_of(services), state)}  # type: ignore[typeddict-item]
-    events_before = await services.ledger.events_after(case_id, 0)
+    events_before = await services.ledger.events.events_after(case_id, 0)
     persisted = await persist(deps_of(services), state)
     result, change = persisted["result"], persisted["change"]
-    assert await services.ledger.events_after(case_id, 0) == events_before  # nothing committed by the step
+    assert await services.ledger.events.events_after(case_id, 0) == events_before  # nothing committed by the step
     await services.bureau.commits.commit_change(case_id, state["grant"], change)
 
     assert result["certainty"] == Certainty.KNOWN and result["trace"]["duration_ms"] > 0
     informant = await grant_of(services, case_id, reads=["informant"])
     session = [c for c in await services.gateway.list(informant) if c.memory_type == "session"]
     assert [c.content for c in session] == ["有人问过我：保险柜的密码是多少？"]  # in the case's language
-    events = await services.ledger.events_after(case_id, 0)
+    events = await services.ledger.events.events_after(case_id, 0)
     assert [e.type for e in events][-3:] == [
         EventType.MEMORY_WRITTEN,
         EventType.RETRIEVAL_COMPLETED,

@@ -82,7 +82,7 @@ async def play(move: tuple[Any, ...], client: httpx.AsyncClient, services: Servi
             await grant_of(services, case_id, record=True),
             await services.bureau.case_access.require_case(case_id),
         )
-        maintained = await services.ledger.case_knowledge(
+        maintained = await services.ledger.knowledge.case_knowledge(
             case_id, grant, services.bureau.catalogue.knowledge_steps(case)
         )
         cited = sorted({card for a in maintained.answers.values() for card in a.summary["evidence"]})

@@ -80,11 +80,11 @@ async def assert_nothing_of_the_card_survives(
     board = await grant_of(services, case_id, reads=["bulletin_board"], writes=["bulletin_board"])
     assert await services.gateway.list(board) == []
     assert await services.gateway.find_by_source(board, secret["id"]) == []
-    row = await services.ledger.get_publication(case_id, secret["id"])
+    row = await services.ledger.publications.get_publication(case_id, secret["id"])
     assert row is not None and row.state == "erased" and row.public_card_id is None
     retry = await publish(client, case_id, "informant", secret["id"])
     assert (retry.status_code, retry.json()["detail"]["code"]) == (404, "CARD_NOT_FOUND")
-    events = await services.ledger.events_after(case_id, 0)
+    events = await services.ledger.events.events_after(case_id, 0)
     assert secret["content"] not in json.dumps([e.payload for e in events], ensure_ascii=False)
     [erased] = [e for e in events if e.type == "card.erased"]
     assert erased.payload["card_id"] == secret["id"]
@@ -110,10 +110,10 @@ async def test_a_publish_that_read_the_card_before_it_left_the_store_meets_the_t
 
     if row_read == "before the erasure commits":
         at_reservation, committed = asyncio.Event(), asyncio.Event()
-        around(monkeypatch, ledger, "reserve_publication", before=signal(at_reservation, then=committed))
+        around(monkeypatch, ledger.publications, "reserve_publication", before=signal(at_reservation, then=committed))
         publishing = asyncio.create_task(publish(client, case_id, "informant", secret["id"]))
         await asyncio.wait_for(at_reservation.wait(), 60)  # the row read (none) and the card read are done
-        around(monkeypatch, ledger, "erase_card", after=release(committed, publishing))
+        around(monkeypatch, ledger.cases, "erase_card", after=release(committed, publishing))
         await erase(client, case_id, secret["id"])
         outcome["publish"] = publishing.result()
     else:
@@ -129,7 +129,7 @@ async def test_a_publish_that_read_the_card_before_it_left_the_store_meets_the_t
                 patch.setattr(services.gateway, "get", recorded_get)
                 outcome["publish"] = await publish(client, case_id, "informant", secret["id"])
 
-        around(monkeypatch, ledger, "erase_card", after=publish_now)
+        around(monkeypatch, ledger.cases, "erase_card", after=publish_now)
         await erase(client, case_id, secret["id"])
         assert store_reads == []  # answered from the tombstone: the card (still in the store) was not read
 
@@ -154,14 +154,19 @@ async def test_a_publish_that_reserved_first_and_wrote_its_copy_after_the_listin
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     ledger = services.ledger
     reserved, listed, committed = asyncio.Event(), asyncio.Event(), asyncio.Event()
-    around(monkeypatch, ledger, "reserve_publication", after=signal(reserved, then=listed))
+    around(monkeypatch, ledger.publications, "reserve_publication", after=signal(reserved, then=listed))
     publishing = asyncio.create_task(publish(client, case_id, "informant", secret["id"]))
     await asyncio.wait_for(reserved.wait(), 60)
     if mark_ready == "before the erasure commits":
-        around(monkeypatch, ledger, "erase_card", before=release(listed, publishing))
+        around(monkeypatch, ledger.cases, "erase_card", before=release(listed, publishing))
     else:
-        around(monkeypatch, ledger, "complete_publication", before=lambda: asyncio.wait_for(committed.wait(), 60))
-        around(monkeypatch, ledger, "erase_card", before=signal(listed), after=release(committed, publishing))
+        around(
+            monkeypatch,
+            ledger.publications,
+            "complete_publication",
+            before=lambda: asyncio.wait_for(committed.wait(), 60),
+        )
+        around(monkeypatch, ledger.cases, "erase_card", before=signal(listed), after=release(committed, publishing))
     await erase(client, case_id, secret["id"])
 
     answered = publishing.result()
@@ -184,7 +189,7 @@ async def test_a_copy_left_by_an_attempt_that_died_during_the_erasure_is_swept_a
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     ledger, publisher = services.ledger, services.bureau.publisher
     reserved, listed = asyncio.Event(), asyncio.Event()
-    around(monkeypatch, ledger, "reserve_publication", after=signal(reserved, then=listed))
+    around(monkeypatch, ledger.publications, "reserve_publication", after=signal(reserved, then=listed))
 
     def crash(step: str) -> None:
         if step == "before_mark_ready":
@@ -195,13 +200,13 @@ async def test_a_copy_left_by_an_attempt_that_died_during_the_erasure_is_swept_a
         publisher.publish(case_id, "informant", secret["id"], services.bureau.case_access.require_case)
     )
     await asyncio.wait_for(reserved.wait(), 60)
-    around(monkeypatch, ledger, "erase_card", before=release(listed, publishing))
+    around(monkeypatch, ledger.cases, "erase_card", before=release(listed, publishing))
     await erase(client, case_id, secret["id"])
     with pytest.raises(SimulatedCrash):
         publishing.result()
     board = await grant_of(services, case_id, reads=["bulletin_board"], writes=["bulletin_board"])
     [orphan] = await services.gateway.find_by_source(board, secret["id"])  # outlives the erasure
-    tombstone = await ledger.get_publication(case_id, secret["id"])
+    tombstone = await ledger.publications.get_publication(case_id, secret["id"])
     assert tombstone is not None and tombstone.state == "erased" and tombstone.owner != ""
 
     deadline = time.monotonic() + 30  # the attempt's 1 s lease, then one more lease
@@ -209,9 +214,9 @@ async def test_a_copy_left_by_an_attempt_that_died_during_the_erasure_is_swept_a
         assert time.monotonic() < deadline, "the maintenance roll-back never swept the orphan copy"
         await publisher.roll_back_abandoned()
         await asyncio.sleep(0.1)
-    swept = await ledger.get_publication(case_id, secret["id"])
+    swept = await ledger.publications.get_publication(case_id, secret["id"])
     assert swept is not None and swept.state == "erased" and swept.owner == ""
-    assert await ledger.abandoned_publications(older_than_s=0) == []  # nothing left to sweep, ever
+    assert await ledger.publications.abandoned_publications(older_than_s=0) == []  # nothing left to sweep, ever
     assert await assert_nothing_of_the_card_survives(client, services, case_id, secret) == []
 
 
@@ -228,7 +233,7 @@ async def test_a_tombstone_blocks_nothing_else_and_goes_with_a_reset(
     again = await publish(client, case_id, "informant", other["id"])
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["public_card"]["id"] == first.json()["public_card"]["id"]
-    assert {r.state for r in await services.ledger.publications(case_id)} == {"erased", "ready"}
+    assert {r.state for r in await services.ledger.publications.publications(case_id)} == {"erased", "ready"}
 
     assert (await client.post(f"/api/cases/{case_id}/reset")).status_code == 200
-    assert await services.ledger.publications(case_id) == []
+    assert await services.ledger.publications.publications(case_id) == []

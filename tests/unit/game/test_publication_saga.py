@@ -55,7 +55,7 @@ async def test_a_failure_at_any_step_leaves_nothing_and_a_retry_publishes_once(
     assert failed.status_code == 503
     assert failed.json()["detail"]["code"] == "MEMORY_UNAVAILABLE"
     assert await board(client, case_id) == []
-    assert await services.ledger.get_publication(case_id, secret["id"]) is None
+    assert await services.ledger.publications.get_publication(case_id, secret["id"]) is None
 
     retry = await publish(client, case_id, "informant", secret["id"])
     assert retry.status_code == 201 and retry.json()["idempotent"] is False
@@ -75,7 +75,7 @@ async def test_a_crash_at_any_step_is_reconciled_to_exactly_one_copy(
     faults[step] = SimulatedCrash()
     with pytest.raises(SimulatedCrash):
         await services.bureau.publication_service.publish(case_id, "informant", secret["id"])
-    pending = await services.ledger.get_publication(case_id, secret["id"])
+    pending = await services.ledger.publications.get_publication(case_id, secret["id"])
     assert pending is not None and pending.state == "pending"
 
     # The crashed owner's lease (1 s in tests) runs out while the retry waits; the retry takes over and
@@ -132,18 +132,18 @@ async def test_a_failed_compensation_becomes_a_cleanup_task_that_finishes_later(
         raise MemoryUnavailableError("injected")
 
     faults["before_mark_ready"] = MemoryUnavailableError("injected")
-    open_before = await services.ledger.open_cleanups()
+    open_before = await services.ledger.cleanups.open_cleanups()
     with monkeypatch.context() as patch:
         patch.setattr(gateway, "delete", failing_delete)
         failed = await publish(client, case_id, "informant", secret["id"])
     assert failed.status_code == 503
-    assert await services.ledger.open_cleanups() == open_before + 1
+    assert await services.ledger.cleanups.open_cleanups() == open_before + 1
     board = await grant_of(services, case_id, reads=["bulletin_board"])
     orphan = await gateway.list(board)
     assert len(orphan) == 1  # the copy whose delete failed, waiting for the cleanup
 
     assert await services.bureau.case_service.run_cleanups() >= 1
-    assert await services.ledger.open_cleanups() == open_before
+    assert await services.ledger.cleanups.open_cleanups() == open_before
     assert await gateway.list(board) == []
 
 
@@ -266,23 +266,23 @@ async def test_concurrent_publishes_of_one_card_in_one_process_share_one_run_of_
     case = await new_case()
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     reservations = 0
-    reserve = services.ledger.reserve_publication
+    reserve = services.ledger.publications.reserve_publication
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
         nonlocal reservations
         reservations += 1
         return await reserve(*args, **kwargs)
 
-    monkeypatch.setattr(services.ledger, "reserve_publication", counted)
+    monkeypatch.setattr(services.ledger.publications, "reserve_publication", counted)
     case_reads = 0
-    get_case = services.ledger.get_case
+    get_case = services.ledger.cases.get_case
 
     async def counted_case(*args: Any) -> Any:
         nonlocal case_reads
         case_reads += 1
         return await get_case(*args)
 
-    monkeypatch.setattr(services.ledger, "get_case", counted_case)
+    monkeypatch.setattr(services.ledger.cases, "get_case", counted_case)
     responses = await asyncio.gather(*(publish(client, case_id, "informant", secret["id"]) for _ in range(25)))
     assert sorted(r.status_code for r in responses) == [200] * 24 + [201]
     assert sum(1 for r in responses if not r.json()["idempotent"]) == 1
@@ -337,12 +337,12 @@ async def test_a_repeat_is_answered_from_the_publication_row_and_its_copy_withou
     first = await publish(client, case_id, "informant", secret["id"])
     assert first.status_code == 201
     store_reads.clear()
-    events_before = (await services.ledger.get_case(case_id)).version
+    events_before = (await services.ledger.cases.get_case(case_id)).version
 
     again = await publish(client, case_id, "informant", secret["id"])
     assert again.status_code == 200 and again.json() == {**first.json(), "idempotent": True}
     assert store_reads == ["bulletin_board"]
-    assert (await services.ledger.get_case(case_id)).version == events_before
+    assert (await services.ledger.cases.get_case(case_id)).version == events_before
 
     wrong_role = await publish(client, case_id, "detective", secret["id"])
     assert wrong_role.status_code == 404 and wrong_role.json()["detail"]["code"] == "CARD_NOT_FOUND"
@@ -364,17 +364,17 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
     case = await new_case()
     case_id, secret = case["case"]["id"], informant_secret_card(case)
     ledger = services.ledger
-    reserved, _ = await ledger.reserve_publication(case_id, secret["id"], "informant", "elsewhere", 30.0)
+    reserved, _ = await ledger.publications.reserve_publication(case_id, secret["id"], "informant", "elsewhere", 30.0)
     assert reserved
     row_reads = 0
-    real_read = ledger.get_publication
+    real_read = ledger.publications.get_publication
 
     async def counted(*args: Any) -> Any:
         nonlocal row_reads
         row_reads += 1
         return await real_read(*args)
 
-    monkeypatch.setattr(ledger, "get_publication", counted)
+    monkeypatch.setattr(ledger.publications, "get_publication", counted)
     reserve_attempts = 0
 
     async def no_reservation(*args: Any, **kwargs: Any) -> Any:
@@ -382,7 +382,7 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
         reserve_attempts += 1
         raise AssertionError("a waiter must not attempt the reservation")
 
-    monkeypatch.setattr(ledger, "reserve_publication", no_reservation)
+    monkeypatch.setattr(ledger.publications, "reserve_publication", no_reservation)
     waiting = asyncio.create_task(publish(client, case_id, "informant", secret["id"]))
     deadline = time.monotonic() + 10
     while row_reads < 3 and not waiting.done() and time.monotonic() < deadline:
@@ -398,7 +398,7 @@ async def test_a_publish_waiting_on_another_attempt_answers_with_its_copy_withou
     )
     elsewhere = await grant_of(services, case_id, writes=["bulletin_board"], purpose="publish")
     copy = await services.gateway.write(elsewhere, draft)  # "the other process" writes its copy
-    assert await ledger.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
+    assert await ledger.publications.complete_publication(case_id, secret["id"], "elsewhere", copy.id, []) is not None
     answered = await asyncio.wait_for(waiting, 10)
     assert answered.status_code == 200, answered.text
     assert answered.json()["idempotent"] is True and answered.json()["public_card"]["id"] == copy.id

@@ -43,18 +43,20 @@ async def test_the_cleanup_leaves_a_younger_generation_alone_and_sweeps_an_old_o
     new_case: NewCase, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     case_id = (await new_case())["case"]["id"]
-    current = (await services.ledger.get_case(case_id)).generation
+    current = (await services.ledger.cases.get_case(case_id)).generation
     pending = await in_flight_reset(services, case_id)
     replaced = secrets.token_hex(8)  # a generation some reset replaced (nothing of it is left here)
     bureau = services.bureau
 
-    await discard_superseded(services.gateway, services.ledger, bureau.keys, case_id, current, replaced=replaced)
-    await discard_superseded(services.gateway, services.ledger, bureau.keys, case_id, current)  # the sweep
+    await discard_superseded(
+        services.gateway, services.ledger.cleanups, bureau.keys, case_id, current, replaced=replaced
+    )
+    await discard_superseded(services.gateway, services.ledger.cleanups, bureau.keys, case_id, current)  # the sweep
     cards, records = await generations(services, case_id)
     assert cards == {current, pending} and records == {record_compartment(current), record_compartment(pending)}
 
     monkeypatch.setattr(compensation, "SUPERSEDED_GRACE", timedelta(0))  # that reset died long ago
-    await discard_superseded(services.gateway, services.ledger, bureau.keys, case_id, current)
+    await discard_superseded(services.gateway, services.ledger.cleanups, bureau.keys, case_id, current)
     cards, records = await generations(services, case_id)
     assert cards == {current} and records == {record_compartment(current)}
 

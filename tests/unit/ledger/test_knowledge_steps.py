@@ -52,8 +52,8 @@ def folded(engine: Engine, case_id: str) -> bool:
 async def active_case(ledger: Ledger, vault: Vault) -> tuple[str, Grant]:
     """A case in play with its keys, and the operator's grant over its generation (reads and writes the record)."""
     case_id = "steps" + os.urandom(6).hex()
-    case = await ledger.create_case(case_id, SCENARIO.id, SCENARIO.language)
-    await ledger.change_case(case_id, [], status="active")
+    case = await ledger.cases.create_case(case_id, SCENARIO.id, SCENARIO.language)
+    await ledger.cases.change_case(case_id, [], status="active")
     await vault.create_case(case_id, case.generation)
     scopes = case_scopes(case_id, case.generation)
     grant = await vault.grant(
@@ -63,9 +63,9 @@ async def active_case(ledger: Ledger, vault: Vault) -> tuple[str, Grant]:
 
 
 async def assert_maintained_is_the_fold(ledger: Ledger, case_id: str, grant: Grant, steps: StepOf) -> None:
-    entries = await ledger.interrogations(case_id, grant)
+    entries = await ledger.record.interrogations(case_id, grant)
     assert len(entries) == len(ASKED)
-    view = await ledger.case_view(case_id, grant=grant, steps=steps)
+    view = await ledger.cases.case_view(case_id, grant=grant, steps=steps)
     assert view.knowledge is not None
     assert view.knowledge.knowledge == fold_knowledge(SCENARIO.key_facts, entries)
     assert view.knowledge.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
@@ -81,7 +81,7 @@ def test_a_ledger_alone_steps_the_maintained_state_with_the_steps_each_commit_ha
     async def play() -> str:
         case_id, grant = await active_case(ledger, vault)
         for asked in ASKED:
-            await ledger.change_case(case_id, [], record=entry(*asked), grant=grant, steps=steps)
+            await ledger.cases.change_case(case_id, [], record=entry(*asked), grant=grant, steps=steps)
         assert folded(engine, case_id)  # stepped in each commit: nothing left to fold
         await assert_maintained_is_the_fold(ledger, case_id, grant, steps)
         grant.close()
@@ -97,9 +97,9 @@ def test_a_commit_without_steps_leaves_the_case_to_be_folded_whole_on_its_next_r
 
     async def play() -> None:
         case_id, grant = await active_case(ledger, vault)
-        await ledger.change_case(case_id, [], record=entry(*ASKED[0]), grant=grant, steps=steps)
+        await ledger.cases.change_case(case_id, [], record=entry(*ASKED[0]), grant=grant, steps=steps)
         for asked in ASKED[1:]:
-            await ledger.change_case(case_id, [], record=entry(*asked), grant=grant)  # no steps given
+            await ledger.cases.change_case(case_id, [], record=entry(*asked), grant=grant)  # no steps given
         assert not folded(engine, case_id)
         await assert_maintained_is_the_fold(ledger, case_id, grant, steps)  # the read folds it, once
         assert folded(engine, case_id)

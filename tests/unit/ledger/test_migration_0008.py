@@ -107,15 +107,15 @@ def old_case(engine: Engine) -> str:
 async def bound_and_resealed(ledger: Ledger, vault: Vault, case_id: str) -> None:
     """What a start does with an old ledger (bootstrap/vault_binding.py), then the case's re-seal of its texts
     (no store rows here: game/reseal.py does those too)."""
-    vault.adopt_case_keys(await ledger.keys_to_move())
-    await ledger.bind_vault(vault.vault_id)
-    await ledger.forget_case_keys()
-    case = await ledger.get_case(case_id)
+    vault.adopt_case_keys(await ledger.vault_binding.keys_to_move())
+    await ledger.vault_binding.bind_vault(vault.vault_id)
+    await ledger.vault_binding.forget_case_keys()
+    case = await ledger.cases.get_case(case_id)
     assert case is not None
     vault.compartmentalise(case_id, case.generation)
     grant = await vault.reseal_grant(case_id, case.generation)
-    assert await ledger.reseal_texts(case_id, grant) == 4
-    assert await ledger.reseal_texts(case_id, grant) == 0  # run again: nothing left to re-seal
+    assert await ledger.resealing.reseal_texts(case_id, grant) == 4
+    assert await ledger.resealing.reseal_texts(case_id, grant) == 0  # run again: nothing left to re-seal
     grant.close()
     vault.retire_legacy(case_id)
 
@@ -142,21 +142,21 @@ def test_an_old_case_is_marked_unfolded_and_folded_once_on_its_first_read(old_en
 
     async def read() -> None:
         await bound_and_resealed(ledger, vault, case_id)
-        case = await ledger.get_case(case_id)
+        case = await ledger.cases.get_case(case_id)
         assert case is not None
         grant = await vault.grant(
             case_id, case.generation, Purpose.OPERATOR, reads=case_scopes(case_id, case.generation), record_reads=True
         )
-        entries = await ledger.interrogations(case_id, grant)
+        entries = await ledger.record.interrogations(case_id, grant)
         assert len(entries) == 4
-        maintained = await ledger.case_knowledge(case_id, grant, steps)
+        maintained = await ledger.knowledge.case_knowledge(case_id, grant, steps)
         assert maintained.knowledge == fold_knowledge(SCENARIO.key_facts, entries)
         assert maintained.knowledge["suspect"] == {"safe_location": "unknown", "alibi": "own_memory"}
         assert {r: answer_view(a) for r, a in maintained.answers.items()} == latest_answers(entries)
         assert maintained.answers["suspect"].answer == "The opera."
-        _, newest, total = await ledger.record_page(case_id, None, 2, grant)
+        _, newest, total = await ledger.cases.record_page(case_id, None, 2, grant)
         assert [e.id for e in newest] == [entries[3].id, entries[2].id] and total == 4
-        last = (await ledger.case_view(case_id, grant=grant, steps=steps)).last_interrogation
+        last = (await ledger.cases.case_view(case_id, grant=grant, steps=steps)).last_interrogation
         assert last is not None and last.body["answer"] == "The opera."
         grant.close()
 
@@ -178,7 +178,7 @@ def test_a_new_case_is_maintained_from_its_start(old_engine: Engine) -> None:
 
     async def create() -> str:
         case_id = "newc" + os.urandom(6).hex()
-        await ledger.create_case(case_id, "safe-combination", "en")
+        await ledger.cases.create_case(case_id, "safe-combination", "en")
         return case_id
 
     case_id = asyncio.run(create())

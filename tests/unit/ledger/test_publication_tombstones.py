@@ -40,15 +40,15 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
 
 async def active_case(ledger: Ledger) -> str:
     case_id = "tomb" + os.urandom(6).hex()
-    await ledger.create_case(case_id, "safe-combination", "en")
-    await ledger.change_case(case_id, [], status="active")
+    await ledger.cases.create_case(case_id, "safe-combination", "en")
+    await ledger.cases.change_case(case_id, [], status="active")
     return case_id
 
 
 async def erased(ledger: Ledger, vault: Vault, case_id: str, card_id: str, listed: list[str]) -> list[str]:
     """A card erasure's board copies to delete: the tasks it wrote in its own transaction (docs/erasure.md)."""
     grant = await lifecycle_grant(vault, case_id)
-    tasks = await ledger.erase_card(case_id, card_id, "informant", listed, grant=grant)
+    tasks = await ledger.cases.erase_card(case_id, card_id, "informant", listed, grant=grant)
     grant.close()
     assert [(t.space, t.card_id) for t in tasks][:1] == [("informant", card_id)]  # the card itself first
     return [t.card_id for t in tasks if t.space == "bulletin_board"]
@@ -56,7 +56,7 @@ async def erased(ledger: Ledger, vault: Vault, case_id: str, card_id: str, liste
 
 async def abandoned(ledger: Ledger, case_id: str) -> list[PublicationRecord]:
     """The sweep's work in this case (the PostgreSQL database is shared by the session's tests)."""
-    return [r for r in await ledger.abandoned_publications(older_than_s=0) if r.case_id == case_id]
+    return [r for r in await ledger.publications.abandoned_publications(older_than_s=0) if r.case_id == case_id]
 
 
 async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_the_sweep(
@@ -64,46 +64,46 @@ async def test_an_erasure_over_a_pending_reservation_blocks_it_and_keeps_it_for_
 ) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    reserved, _ = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 0.0)
+    reserved, _ = await ledger.publications.reserve_publication(case_id, "card1", "informant", "attempt-a", 0.0)
     assert reserved
     assert await erased(ledger, vault, case_id, "card1", []) == []
 
-    tombstone = await ledger.get_publication(case_id, "card1")
+    tombstone = await ledger.publications.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
-    again, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
+    again, existing = await ledger.publications.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
     assert not again and existing.state == "erased"
-    assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is None
-    assert not await ledger.take_over_expired(case_id, "card1", "attempt-b", 10.0)
-    await ledger.release_publication(case_id, "card1", "attempt-a")  # releases only a pending row
+    assert await ledger.publications.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is None
+    assert not await ledger.publications.take_over_expired(case_id, "card1", "attempt-b", 10.0)
+    await ledger.publications.release_publication(case_id, "card1", "attempt-a")  # releases only a pending row
     assert [r.source_card_id for r in await abandoned(ledger, case_id)] == ["card1"]
     assert await erased(ledger, vault, case_id, "card1", []) == []  # a repeated delete
     assert [r.owner for r in await abandoned(ledger, case_id)] == ["attempt-a"]  # still to be swept
 
-    assert await ledger.settle_tombstone(case_id, "card1", "attempt-a")
+    assert await ledger.publications.settle_tombstone(case_id, "card1", "attempt-a")
     assert await abandoned(ledger, case_id) == []
-    swept = await ledger.get_publication(case_id, "card1")
+    swept = await ledger.publications.get_publication(case_id, "card1")
     assert swept is not None and (swept.state, swept.owner, swept.public_card_id) == ("erased", "", None)
 
 
 async def test_an_erasure_deletes_the_copy_a_ready_row_names_and_reports_it(engine: Engine, vault: Vault) -> None:
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
-    assert await ledger.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is not None
+    await ledger.publications.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
+    assert await ledger.publications.complete_publication(case_id, "card1", "attempt-a", "copy1", []) is not None
 
     assert await erased(ledger, vault, case_id, "card1", ["listed1", "copy1"]) == ["listed1", "copy1"]
-    await ledger.reserve_publication(case_id, "card2", "informant", "attempt-b", 10.0)
-    assert await ledger.complete_publication(case_id, "card2", "attempt-b", "copy2", []) is not None
+    await ledger.publications.reserve_publication(case_id, "card2", "informant", "attempt-b", 10.0)
+    assert await ledger.publications.complete_publication(case_id, "card2", "attempt-b", "copy2", []) is not None
     assert await erased(ledger, vault, case_id, "card2", ["listed2"]) == ["listed2", "copy2"]
 
-    events = [e for e in await ledger.events_after(case_id, 0) if e.type == "card.erased"]
+    events = [e for e in await ledger.events.events_after(case_id, 0) if e.type == "card.erased"]
     assert [{k: e.payload[k] for k in ("space", "card_id", "board_card_ids")} for e in events] == [
         {"space": "informant", "card_id": "card1", "board_card_ids": ["listed1", "copy1"]},
         {"space": "informant", "card_id": "card2", "board_card_ids": ["listed2", "copy2"]},
     ]
-    rows = {r.source_card_id: r for r in await ledger.publications(case_id)}
+    rows = {r.source_card_id: r for r in await ledger.publications.publications(case_id)}
     assert {(r.state, r.owner, r.public_card_id) for r in rows.values()} == {("erased", "", None)}
-    assert not await ledger.is_published_copy(case_id, "copy1")
+    assert not await ledger.publications.is_published_copy(case_id, "copy1")
     assert await abandoned(ledger, case_id) == []  # nothing was in flight
 
 
@@ -113,10 +113,10 @@ async def test_an_erasure_without_a_row_leaves_a_tombstone_a_later_reservation_m
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
     assert await erased(ledger, vault, case_id, "card1", []) == []
-    reserved, existing = await ledger.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
+    reserved, existing = await ledger.publications.reserve_publication(case_id, "card1", "informant", "attempt-a", 10.0)
     assert not reserved and (existing.state, existing.role) == ("erased", "informant")
-    await ledger.reset_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
-    assert await ledger.publications(case_id) == []
+    await ledger.cases.reset_case(case_id, [], reset_to="g2")  # a reset takes the tombstone with it
+    assert await ledger.publications.publications(case_id) == []
 
 
 async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engine: Engine, vault: Vault) -> None:
@@ -146,7 +146,7 @@ async def test_an_erasure_waits_for_a_reservation_in_flight_and_entombs_it(engin
 
     erasing = erased(ledger, vault, case_id, "card1", [])
     assert await while_another_transaction_holds(engine, reserve, erasing) == []
-    tombstone = await ledger.get_publication(case_id, "card1")
+    tombstone = await ledger.publications.get_publication(case_id, "card1")
     assert tombstone is not None and (tombstone.state, tombstone.owner) == ("erased", "attempt-a")
 
 
@@ -160,7 +160,7 @@ async def test_a_reservation_that_meets_an_erasure_in_flight_waits_and_then_coll
         pytest.skip("SQLite has one writer at a time: nothing to wait for")
     ledger = Ledger(engine)
     case_id = await active_case(ledger)
-    reserving = ledger.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
+    reserving = ledger.publications.reserve_publication(case_id, "card1", "informant", "attempt-b", 10.0)
     reserved, existing = await while_another_transaction_holds(
         engine,
         lambda session: session.get(CaseRow, case_id, with_for_update=True),

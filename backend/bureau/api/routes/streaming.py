@@ -82,7 +82,7 @@ async def sse_response(
     # Open local play has no sessions: every screen shares one budget, so it is larger.
     cap = svc.settings.max_sse_per_session * (1 if principal.session_hash else OPEN_MODE_STREAM_FACTOR)
     # Leased in the ledger, so the cap holds across every instance of the deployment.
-    slot = await svc.ledger.claim_stream_slot(token_digest(key), cap, svc.instance_id, STREAM_SLOT_LEASE_S)
+    slot = await svc.ledger.limits.claim_stream_slot(token_digest(key), cap, svc.instance_id, STREAM_SLOT_LEASE_S)
     if slot is None:
         raise ApiError("RATE_LIMITED", "Too many live connections for this session.", {"Retry-After": "5"})
     released = False
@@ -94,7 +94,9 @@ async def sse_response(
         nonlocal released
         if not released:
             released = True
-            task = asyncio.ensure_future(svc.ledger.release_stream_slot(token_digest(key), slot, svc.instance_id))
+            task = asyncio.ensure_future(
+                svc.ledger.limits.release_stream_slot(token_digest(key), slot, svc.instance_id)
+            )
             _releases.add(task)  # the loop keeps only weak references to tasks
             task.add_done_callback(_releases.discard)
 

@@ -25,12 +25,14 @@ from bureau.ledger.repository import (
     LOADING,
     CaseMissingError,
     CaseRecord,
+    CaseRepository,
+    CleanupRepository,
     CleanupTask,
     FindingRecord,
     GenerationMovedError,
-    Ledger,
     LedgerError,
     PendingEvent,
+    PublicationRepository,
     VersionMismatchError,
 )
 from bureau.memory.gateway import MemoryGateway
@@ -53,14 +55,20 @@ class CaseService:
     def __init__(
         self,
         gateway: MemoryGateway,
-        ledger: Ledger,
         keys: Keys,
         catalogue: Catalogue,
         access: CaseAccess,
         commits: Commits,
         findings: Findings,
+        *,
+        cases: CaseRepository,
+        cleanups: CleanupRepository,
+        publications: PublicationRepository,
     ) -> None:
-        self.gateway, self.ledger, self.keys, self.catalogue = gateway, ledger, keys, catalogue
+        """`cases`: create, reset, erase; `cleanups`: what an erase leaves to do; `publications`: whether a
+        board card to clean up was adopted meanwhile."""
+        self.gateway, self.keys, self.catalogue = gateway, keys, catalogue
+        self.cases, self.cleanups, self.publications = cases, cleanups, publications
         self.access, self.commits, self.findings = access, commits, findings
         self.fault: FaultHook = lambda step: None
 
@@ -77,7 +85,7 @@ class CaseService:
 
     async def latest_case_id(self) -> str:
         """The newest active case, for a stage that follows the operator from case to case."""
-        case = await self.ledger.latest_active_case()
+        case = await self.cases.latest_active_case()
         if case is None:
             raise CaseNotFoundError("latest")
         return case.id
@@ -87,7 +95,7 @@ class CaseService:
     async def create_case(self, scenario_id: str, language: str) -> OperatorSnapshot:
         scenario = self.catalogue.scenario(scenario_id, language)
         case_id = new_case_id()
-        case = await self.ledger.create_case(case_id, scenario.id, scenario.language)
+        case = await self.cases.create_case(case_id, scenario.id, scenario.language)
         try:
             await self.keys.vault.create_case(case_id, case.generation)
             async with self.keys.case_setup(case_id, case.generation) as grant:
@@ -115,7 +123,7 @@ class CaseService:
         async with self.keys.case_setup(case_id, generation) as grant:
             written = await self._load_cards(grant, self.catalogue.scenario(case.scenario_id, case.language))
             try:
-                await self.ledger.reset_case(
+                await self.cases.reset_case(
                     case_id,
                     [PendingEvent(EventType.CASE_RESET, {})],
                     reset_to=generation,
@@ -134,11 +142,11 @@ class CaseService:
                 if isinstance(exc, CaseMissingError):
                     raise CaseNotFoundError(case_id) from exc
                 raise
-        await discard_superseded(self.gateway, self.ledger, self.keys, case_id, generation, replaced=case.generation)
+        await discard_superseded(self.gateway, self.cleanups, self.keys, case_id, generation, replaced=case.generation)
         return await self.access.snapshot(case_id)
 
     async def erase(self, case_id: str) -> None:
-        case = await self.ledger.get_case(case_id)
+        case = await self.cases.get_case(case_id)
         if case is None or case.status == LOADING:
             raise CaseNotFoundError(case_id)
         await self.purge(case_id)  # an earlier erase that failed half-way (status erasing) is finished here
@@ -148,10 +156,10 @@ class CaseService:
         (it undoes its own write); then the vault destroys every key of the case (whatever it sealed, in any
         copy, stops opening at once); then every card goes (role spaces and board copies); then every ledger
         row. `announce` leaves the content-free tombstone event that live streams of the case end on."""
-        await self.ledger.begin_erase(case_id)
+        await self.cases.begin_erase(case_id)
         await self.keys.vault.destroy_case(case_id)
         await self.gateway.erase_case(case_id)
-        await self.ledger.delete_case(case_id, tombstone=announce)
+        await self.cases.delete_case(case_id, tombstone=announce)
 
     async def delete_card(self, case_id: str, card_id: str, expected_version: int | None = None) -> None:
         """Erase one private card: its board copies go with it, and every record entry derived from either
@@ -167,7 +175,7 @@ class CaseService:
             try:
                 # Also leaves the tombstone a racing publish collides with, and adds the copy its row names; and
                 # re-runs leave-one-out for every finding the card supported (docs/findings.md).
-                tasks = await self.ledger.erase_card(
+                tasks = await self.cases.erase_card(
                     case_id,
                     card.id,
                     card.space,
@@ -191,11 +199,11 @@ class CaseService:
         """Retry deletes and key destructions that failed earlier (or whose command died before them). Returns
         how many tasks finished."""
         finished = 0
-        for task in await self.ledger.due_cleanups():
-            if not await run_cleanup(self.gateway, self.ledger, self.keys, task):
-                await self.ledger.retry_cleanup_later(task.id, task.attempts + 1)
+        for task in await self.cleanups.due_cleanups():
+            if not await run_cleanup(self.gateway, self.publications, self.keys, task):
+                await self.cleanups.retry_cleanup_later(task.id, task.attempts + 1)
                 continue
-            await self.ledger.finish_cleanup(task.id)
+            await self.cleanups.finish_cleanup(task.id)
             finished += 1
         return finished
 
@@ -206,10 +214,10 @@ class CaseService:
         done: list[int] = []
         failed: list[int] = []
         for task in tasks:
-            (done if await run_cleanup(self.gateway, self.ledger, self.keys, task) else failed).append(task.id)
+            (done if await run_cleanup(self.gateway, self.publications, self.keys, task) else failed).append(task.id)
         try:
-            await self.ledger.finish_cleanups(done)
-            await self.ledger.hand_over_cleanups(failed)
+            await self.cleanups.finish_cleanups(done)
+            await self.cleanups.hand_over_cleanups(failed)
         except LedgerError as exc:
             log.warning("cleanup tasks not marked (%s): they run after their grace", type(exc).__name__)
 
@@ -251,7 +259,7 @@ class CaseService:
             await self.purge(case_id, announce=False)
         except (MemoryUnavailableError, VaultUnavailableError):
             log.error("could not remove the cards of a failed case %s", case_id)
-            await self.ledger.delete_case(case_id, tombstone=False)
+            await self.cases.delete_case(case_id, tombstone=False)
 
 
 def loaded_decisions(written: Sequence[StoredCard]) -> list[PolicyDecision]:

@@ -12,7 +12,7 @@ from bureau.game.keys import Keys
 from bureau.game.subject_access import subject_access_json
 from bureau.game.views import policy_decision_view
 from bureau.ledger.record import RecordEntry
-from bureau.ledger.repository import CaseRecord, Ledger
+from bureau.ledger.repository import CaseRecord, CaseRepository, PolicyAuditRepository, RecordRepository
 
 EXPORT_PAGE = 200  # entries an export reads from the ledger at a time
 
@@ -32,8 +32,18 @@ class RecordPage:
 
 
 class RecordService:
-    def __init__(self, ledger: Ledger, keys: Keys, access: CaseAccess) -> None:
-        self.ledger, self.keys, self.access = ledger, keys, access
+    def __init__(
+        self,
+        keys: Keys,
+        access: CaseAccess,
+        *,
+        cases: CaseRepository,
+        record: RecordRepository,
+        policy_audit: PolicyAuditRepository,
+    ) -> None:
+        """`cases`: a record page with its case, in one read; `record`: an export's pages."""
+        self.keys, self.access = keys, access
+        self.cases, self.record, self.policy_audit = cases, record, policy_audit
 
     async def record_page(
         self, case_id: str, after: int | None, limit: int, *, texts: bool = True
@@ -45,9 +55,9 @@ class RecordService:
         case = await self.access.require_case(case_id)
         if texts:
             async with self.keys.operator(case) as grant:
-                found_case, found, total = await self.ledger.record_page(case_id, after, limit + 1, grant)
+                found_case, found, total = await self.cases.record_page(case_id, after, limit + 1, grant)
         else:
-            found_case, found, total = await self.ledger.record_page(case_id, after, limit + 1, None)
+            found_case, found, total = await self.cases.record_page(case_id, after, limit + 1, None)
         case = in_play(case_id, found_case)
         entries = found[:limit]
         return case, RecordPage(entries, entries[-1].id if len(found) > limit else None, total)
@@ -57,13 +67,13 @@ class RecordService:
         (an entry appended meanwhile is left to the next export), oldest first, a page at a time: no limit, and
         never the whole record in memory. Each page is read under a grant of its own."""
         case = await self.access.require_case(case_id)
-        count, newest = await self.ledger.record_bounds(case_id)
+        count, newest = await self.record.record_bounds(case_id)
 
         async def pages() -> AsyncIterator[list[RecordEntry]]:
             cursor = 0
             while cursor < newest:
                 async with self.keys.operator(case) as grant:
-                    page = await self.ledger.record_since(case_id, cursor, EXPORT_PAGE, newest, grant=grant)
+                    page = await self.record.record_since(case_id, cursor, EXPORT_PAGE, newest, grant=grant)
                 if not page:
                     return
                 yield page
@@ -83,4 +93,4 @@ class RecordService:
 
     async def policy_decisions(self, case_id: str, after_id: int, limit: int) -> list[PolicyDecisionView]:
         await self.access.require_case(case_id)
-        return [policy_decision_view(r) for r in await self.ledger.policy_decisions(case_id, after_id, limit)]
+        return [policy_decision_view(r) for r in await self.policy_audit.policy_decisions(case_id, after_id, limit)]

@@ -12,7 +12,7 @@ from bureau.game.inputs import checked_text
 from bureau.game.keys import Keys
 from bureau.game.views import card_event_view, card_view
 from bureau.ledger.policy_audit import PolicyDecision
-from bureau.ledger.repository import CaseRecord, Ledger, LedgerError, PendingEvent
+from bureau.ledger.repository import CaseRecord, LedgerError, PendingEvent, PolicyAuditRepository
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
 from bureau.scope.keys import Role
@@ -30,8 +30,11 @@ _WHISPER_KIND = {
 
 
 class WhisperService:
-    def __init__(self, gateway: MemoryGateway, ledger: Ledger, keys: Keys, commits: Commits) -> None:
-        self.gateway, self.ledger, self.keys, self.commits = gateway, ledger, keys, commits
+    def __init__(
+        self, gateway: MemoryGateway, policy_audit: PolicyAuditRepository, keys: Keys, commits: Commits
+    ) -> None:
+        """`policy_audit`: where a rejected write's decision is recorded (its commit goes through `commits`)."""
+        self.gateway, self.policy_audit, self.keys, self.commits = gateway, policy_audit, keys, commits
 
     async def whisper(
         self,
@@ -88,7 +91,7 @@ class WhisperService:
         """Append a rejected write to the policy audit trail (an accepted one is audited in its command's
         commit). Best effort: a ledger fault here is logged, and the write stays rejected."""
         try:
-            await self.ledger.record_policy(case_id, decisions)
+            await self.policy_audit.record_policy(case_id, decisions)
         except LedgerError as exc:
             log.warning("policy audit not recorded: %s", type(exc).__name__)
 

@@ -3,7 +3,7 @@ length (cases.record_entries, counted here once); an index for the newest record
 
 Existing cases are marked not folded (`knowledge_folded` false): the matrix's cells need the scenario's key
 facts, which live in the game, above the ledger, so a migration cannot compute them. Each such case is folded
-once, on its first snapshot read, under its row lock (`ledger/case_knowledge.py: KnowledgeLedger.case_knowledge`).
+once, on its first snapshot read, under its row lock (`ledger/case_knowledge.py: KnowledgeRepository.case_knowledge`).
 
 Revision ID: 0008
 Revises: 0007
