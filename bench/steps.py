@@ -1,6 +1,6 @@
 """Where an interrogation's time goes, step by step: wall-clock spans of the steps
-`QuestionService.interrogate` awaits, and of every SQL statement the embedded seekdb driver runs. Used by `bench/interrogation.py
---steps`; it wraps the functions in this process only (nothing of it is in the product).
+`QuestionService.interrogate` awaits, and of every SQL statement the embedded seekdb driver runs. Used by
+`bench/interrogation.py --steps`; it wraps the functions in this process only (nothing of it is in the product).
 
 A step's span includes its own waits (a store call waits for the memory worker, a ledger call for its
 thread), so the spans of one question do not add up to more than its total; what they leave out is the
