@@ -16,6 +16,7 @@ from bureau.game.knowledge import answer_view, fold_knowledge, latest_answers
 
 if TYPE_CHECKING:
     from bureau.api.deps import Services
+    from bureau.memory.gateway import MemoryGateway
     from bureau.vault import Grant, Vault
     from live_server import LiveServer
 
@@ -105,6 +106,18 @@ def assert_case_as_before_and_answering(
     assert asked.status_code == 200, asked.text
     assert asked.json()["certainty"] == "known"
     assert asked.json()["evidence"] == [informant_secret_card(before)["id"]]
+
+
+def posted(http: httpx.Client, path: str, body: dict[str, Any], status: int = 201) -> dict[str, Any]:
+    """A POST that must answer `status`: its body."""
+    response = http.post(path, json=body)
+    assert response.status_code == status, response.text
+    return dict(response.json())
+
+
+def interrogated(http: httpx.Client, case_id: str, role: str, question: str) -> dict[str, Any]:
+    """`ask` for a synchronous client (a live server's)."""
+    return posted(http, f"/api/cases/{case_id}/interrogations", {"role": role, "question": question}, 200)
 
 
 def cards(snapshot: dict[str, Any], space: str) -> list[dict[str, Any]]:
@@ -202,6 +215,26 @@ async def assert_snapshot_state_is_the_fold(client: httpx.AsyncClient, services:
     assert {role: answer_view(latest) for role, latest in maintained.answers.items()} == answers
     shown = (await client.get(f"/api/cases/{case_id}")).json()
     assert (shown["knowledge"], shown["answers"]) == (knowledge, answers)
+
+
+def write_row_past_the_gateway(
+    gateway: MemoryGateway, user_id: str, agent_id: str, content: str, vector: Any, metadata: dict[str, Any]
+) -> None:
+    """A row put straight into the store, as a version before sealing (or a bug) wrote it: the text as given,
+    the vector in no space's basis, nothing in the vault."""
+    gateway.runner.client().storage.add_memory(
+        {
+            "content": content,
+            "embedding": list(map(float, vector)),
+            "user_id": user_id,
+            "agent_id": agent_id,
+            "metadata": metadata,
+            "filters": {},
+            "run_id": None,
+            "hash": "",
+            "category": "",
+        }
+    )
 
 
 async def lifecycle_grant(vault: Vault, case_id: str) -> Grant:

@@ -3,6 +3,7 @@ pylibseekdb wheel (TCP mode) and a throwaway Debian PostgreSQL cluster (initdb +
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -10,10 +11,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pylibseekdb
 import pymysql
+import pytest
 
 from live_server import free_port, stop_process
 
@@ -71,6 +74,11 @@ class PostgresCluster:
         command = ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database, "-Atc", sql]
         return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
 
+    def dump(self, database: str, into: Path) -> None:
+        """`pg_dump` of one database into a file: what a backup of a PostgreSQL ledger holds."""
+        command = [pg_bin("pg_dump") or "pg_dump", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres"]
+        subprocess.run([*command, "-d", database, "-f", str(into)], check=True, capture_output=True)
+
     def stop(self) -> None:
         if self.base is None:
             return
@@ -78,6 +86,19 @@ class PostgresCluster:
         subprocess.run(_as_postgres(stop), capture_output=True)
         shutil.rmtree(self.base, ignore_errors=True)
         self.base = None
+
+
+@contextlib.contextmanager
+def running_postgres() -> Iterator[PostgresCluster]:
+    """A started throwaway cluster, stopped afterwards; the test is skipped where the server is not installed."""
+    cluster = PostgresCluster()
+    if not cluster.available:
+        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 class SeekdbServer:

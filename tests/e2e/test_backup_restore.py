@@ -35,8 +35,9 @@ from sqlalchemy.engine import make_url
 from bureau.vault import Vault
 from bureau.vault.opening import VaultLocation, open_vault
 from disk_scan import scan_bytes
+from helpers import interrogated, posted
 from live_server import LiveServer
-from servers import PostgresCluster, pg_bin
+from servers import PostgresCluster, running_postgres
 from vault_keys import count_kinds, encodings, key_material
 
 # Every route of a case; the erased one must answer 404 CASE_NOT_FOUND on each.
@@ -119,9 +120,7 @@ class Deployment:
 
     def dump(self, database: str, into: Path) -> None:
         assert self.postgres is not None
-        pg_dump = pg_bin("pg_dump") or "pg_dump"
-        command = [pg_dump, "-h", "127.0.0.1", "-p", str(self.postgres.port), "-U", "postgres", "-d", database]
-        subprocess.run([*command, "-f", str(into)], check=True, capture_output=True)
+        self.postgres.dump(database, into)
 
     def _psql_file(self, database: str, script: Path) -> None:
         assert self.postgres is not None
@@ -134,53 +133,37 @@ def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deplo
     if request.param == "sqlite":
         yield Deployment(tmp_path, None)
         return
-    cluster = PostgresCluster()
-    if not cluster.available:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    cluster.start()
-    try:
+    with running_postgres() as cluster:
         yield Deployment(tmp_path, cluster)
-    finally:
-        cluster.stop()
-
-
-def post(http: httpx.Client, path: str, body: dict[str, Any], status: int = 201) -> dict[str, Any]:
-    response = http.post(path, json=body)
-    assert response.status_code == status, response.text
-    return response.json()
-
-
-def ask(http: httpx.Client, case_id: str, role: str, question: str) -> dict[str, Any]:
-    return post(http, f"/api/cases/{case_id}/interrogations", {"role": role, "question": question}, 200)
 
 
 def play(http: httpx.Client) -> Played:
     """The kept case: a detective's card (published to the board) that will be deleted, a suspect's whisper
     beside it; the case to erase: a whisper and a question. Every marker answers `known` now."""
     played = Played(markers={name: marker() for name in ("deleted", "neighbour", "erased")})
-    kept = post(http, "/api/cases", {"scenario_id": "safe-combination"})["case"]["id"]
-    doomed = post(
+    kept = posted(http, "/api/cases", {"scenario_id": "safe-combination"})["case"]["id"]
+    doomed = posted(
         http,
         f"/api/cases/{kept}/whispers",
         {"role": "detective", "text": f"The brass key hides in crate {played.markers['deleted']}.", "source": "Ada"},
     )["card"]
-    neighbour = post(
+    neighbour = posted(
         http,
         f"/api/cases/{kept}/whispers",
         {"role": "suspect", "text": f"The silver coin hides in box {played.markers['neighbour']}."},
     )["card"]
-    copy = post(http, f"/api/cases/{kept}/publications", {"role": "detective", "card_id": doomed["id"]})
-    answer = ask(http, kept, "detective", "Where does the brass key hide?")
+    copy = posted(http, f"/api/cases/{kept}/publications", {"role": "detective", "card_id": doomed["id"]})
+    answer = interrogated(http, kept, "detective", "Where does the brass key hide?")
     assert answer["certainty"] == "known" and played.markers["deleted"] in answer["answer"]
-    assert ask(http, kept, "suspect", "Where does the silver coin hide?")["certainty"] == "known"
+    assert interrogated(http, kept, "suspect", "Where does the silver coin hide?")["certainty"] == "known"
 
-    erased = post(http, "/api/cases", {"scenario_id": "safe-combination"})["case"]["id"]
-    ring = post(
+    erased = posted(http, "/api/cases", {"scenario_id": "safe-combination"})["case"]["id"]
+    ring = posted(
         http,
         f"/api/cases/{erased}/whispers",
         {"role": "informant", "text": f"The copper ring hides in chest {played.markers['erased']}."},
     )["card"]
-    assert ask(http, erased, "informant", "Where does the copper ring hide?")["certainty"] == "known"
+    assert interrogated(http, erased, "informant", "Where does the copper ring hide?")["certainty"] == "known"
     played.kept_case, played.erased_case = kept, erased
     played.deleted_card, played.deleted_copy = doomed["id"], copy["public_card"]["id"]
     played.neighbour_card, played.erased_card = neighbour["id"], ring["id"]
@@ -241,12 +224,12 @@ def test_a_backup_taken_before_an_erase_opens_nothing_of_what_was_erased(
         shown = snapshot.json()
         record = http.get(f"/api/cases/{played.kept_case}/record")
         assert record.status_code == 200, record.text
-        searched = ask(http, played.kept_case, "detective", "Where does the brass key hide?")
+        searched = interrogated(http, played.kept_case, "detective", "Where does the brass key hide?")
         published = http.post(
             f"/api/cases/{played.kept_case}/publications", json={"role": "detective", "card_id": played.deleted_card}
         )
         deleted_again = http.delete(f"/api/cases/{played.kept_case}/cards/{played.deleted_card}")
-        neighbour = ask(http, played.kept_case, "suspect", "Where does the silver coin hide?")
+        neighbour = interrogated(http, played.kept_case, "suspect", "Where does the silver coin hide?")
         erased_routes = every_case_route(http, played.erased_case, played.erased_card)
         restored_log = restored.log_text()
 

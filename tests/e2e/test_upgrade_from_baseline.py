@@ -35,9 +35,9 @@ from bureau.vault import Vault
 from bureau.vault.keyring import LEGACY
 from bureau.vault.opening import VaultLocation, open_vault
 from disk_scan import scan_bytes
-from helpers import QUESTION, informant_secret_card
+from helpers import QUESTION, informant_secret_card, interrogated, posted
 from live_server import REPO, LiveServer
-from servers import PostgresCluster, pg_bin
+from servers import PostgresCluster, running_postgres
 from store_probe import stored_rows
 from vault_keys import encodings
 
@@ -105,8 +105,7 @@ class Ledger:
 
     def dump(self, into: Path) -> None:
         assert self.postgres is not None
-        command = [pg_bin("pg_dump") or "pg_dump", "-h", "127.0.0.1", "-p", str(self.postgres.port), "-U", "postgres"]
-        subprocess.run([*command, "-d", "bureau", "-f", str(into)], check=True, capture_output=True)
+        self.postgres.dump("bureau", into)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -116,45 +115,30 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ledger]:
     if request.param == "sqlite":
         yield Ledger(data_dir, None)
         return
-    cluster = PostgresCluster()
-    if not cluster.available:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    cluster.start()
-    try:
+    with running_postgres() as cluster:
         yield Ledger(data_dir, cluster)
-    finally:
-        cluster.stop()
-
-
-def post(http: httpx.Client, path: str, body: dict[str, Any], status: int = 201) -> dict[str, Any]:
-    response = http.post(path, json=body)
-    assert response.status_code == status, response.text
-    return response.json()
-
-
-def ask(http: httpx.Client, case_id: str, role: str, question: str) -> dict[str, Any]:
-    return post(http, f"/api/cases/{case_id}/interrogations", {"role": role, "question": question}, 200)
 
 
 def play_old(http: httpx.Client) -> dict[str, str]:
     """Everything that writes a sealed text, on the old server: the cases made."""
-    case = post(http, "/api/cases", {"scenario_id": "safe-combination"})
+    case = posted(http, "/api/cases", {"scenario_id": "safe-combination"})
     played = case["case"]["id"]
     whispers = f"/api/cases/{played}/whispers"
-    post(http, whispers, {"role": "detective", "text": "The gardener saw a blue van at midnight.", "source": "Ada"})
-    post(http, whispers, {"role": "suspect", "text": "The butler heard the safe click at midnight.", "source": "Bo"})
+    posted(http, whispers, {"role": "detective", "text": "The gardener saw a blue van at midnight.", "source": "Ada"})
+    posted(http, whispers, {"role": "suspect", "text": "The butler heard the safe click at midnight.", "source": "Bo"})
     for role, question in QUESTIONS:
-        ask(http, played, role, question)
-    post(http, f"/api/cases/{played}/publications", {"role": "informant", "card_id": informant_secret_card(case)["id"]})
-    joint = post(
+        interrogated(http, played, role, question)
+    secret = informant_secret_card(case)["id"]
+    posted(http, f"/api/cases/{played}/publications", {"role": "informant", "card_id": secret})
+    joint = posted(
         http,
         f"/api/cases/{played}/cross-examinations",
         {"roles": ["informant", "suspect"], "question": "What happened at the safe at midnight?"},
         200,
     )
     assert joint["conclusion"]["text"]
-    ferry = post(http, "/api/cases", {"scenario_id": "night-ferry"})["case"]["id"]
-    post(http, f"/api/cases/{ferry}/findings", {"claim": "The grey van left the harbour at midnight."})
+    ferry = posted(http, "/api/cases", {"scenario_id": "night-ferry"})["case"]["id"]
+    posted(http, f"/api/cases/{ferry}/findings", {"claim": "The grey van left the harbour at midnight."})
     return {"played": played, "ferry": ferry}
 
 
@@ -173,7 +157,7 @@ def seen(http: httpx.Client, case_id: str) -> dict[str, Any]:
 def answers_to(http: httpx.Client, case_id: str) -> list[tuple[str, list[str], str]]:
     found = []
     for role, question in QUESTIONS:
-        answer = ask(http, case_id, role, question)
+        answer = interrogated(http, case_id, role, question)
         found.append((answer["certainty"], answer["evidence"], answer["answer"]))
     return found
 

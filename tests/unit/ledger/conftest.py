@@ -8,19 +8,13 @@ import pytest
 
 from bureau.vault import Vault
 from bureau.vault.opening import VaultLocation, create_vault
-from servers import PostgresCluster
+from servers import running_postgres
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    cluster = PostgresCluster()
-    if not cluster.available:
-        pytest.skip("PostgreSQL server binaries not installed (.ci/run installs Debian's postgresql)")
-    cluster.start()
-    try:
+    with running_postgres() as cluster:
         yield cluster.url
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

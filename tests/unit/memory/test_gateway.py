@@ -16,7 +16,7 @@ from bureau.memory.embedders import cosine
 from bureau.memory.gateway import MemoryGateway
 from bureau.memory.types import CardDraft
 from bureau.vault import Grant
-from helpers import grant_of
+from helpers import grant_of, write_row_past_the_gateway
 from planted_bugs import drop_the_space_filter, skip_the_recheck
 
 SECRET = "The vault code is 7319."
@@ -261,19 +261,7 @@ async def test_an_unsealed_row_of_an_earlier_version_is_unreadable_never_plainte
         "topic": "vault",
         "kind": "secret",
     }
-    gateway.runner.client().storage.add_memory(
-        {
-            "content": SECRET,
-            "embedding": vector.tolist(),
-            "user_id": scope.user_id,
-            "agent_id": "informant",
-            "metadata": metadata,
-            "filters": {},
-            "run_id": None,
-            "hash": "",
-            "category": "",
-        }
-    )
+    write_row_past_the_gateway(gateway, scope.user_id, "informant", SECRET, vector, metadata)
     assert await gateway.list(informant) == []
     assert await gateway.search(informant, QUESTION, 10) == []
 

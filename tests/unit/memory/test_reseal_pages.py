@@ -13,7 +13,7 @@ import pytest
 from bureau.api.deps import Services
 from bureau.memory import gateway as gateway_module
 from bureau.scope.keys import role_scope
-from helpers import grant_of
+from helpers import grant_of, write_row_past_the_gateway
 
 ROWS = 7
 
@@ -26,19 +26,7 @@ def plant_unsealed_rows(services: Services, case_id: str) -> list[str]:
     metadata = {"scope_key": scope.key, "case_id": case_id, "space": "informant", "generation": ""}
     metadata |= {"card_memory_type": "long_term_knowledge", "created_by": "operator", "topic": "ferry", "kind": "fact"}
     for text, vector in zip(texts, vectors, strict=True):
-        services.gateway.runner.client().storage.add_memory(
-            {
-                "content": text,
-                "embedding": np.asarray(vector).tolist(),
-                "user_id": scope.user_id,
-                "agent_id": "informant",
-                "metadata": metadata,
-                "filters": {},
-                "run_id": None,
-                "hash": "",
-                "category": "",
-            }
-        )
+        write_row_past_the_gateway(services.gateway, scope.user_id, "informant", text, vector, metadata)
     return texts
 
 
