@@ -178,7 +178,9 @@ class Server:
         environment.update(self.env)
         python = sys.executable
         if self.checkout is not None:
-            python, environment["PYTHONPATH"] = str(self.checkout.python), str(self.checkout.backend)
+            # The checkout's code first; whatever this server's `env` adds to the path (a probe) after it.
+            paths = [str(self.checkout.backend), *filter(None, [self.env.get("PYTHONPATH")])]
+            python, environment["PYTHONPATH"] = str(self.checkout.python), os.pathsep.join(paths)
         command = [python, "-m", "bureau.cli", "serve", "--port", str(self.port)]
         command += ["--data-dir", str(self.data_dir)]
         if self.checkout is None or self.checkout.has_vault:  # code from before the vault has no such option

@@ -66,6 +66,7 @@ from harness import (
     session_headers,
 )
 from room import ROLES, Plan, RoomLog, play_room
+from stalls import probe_env
 
 from bureau.api.delivery import project_event
 from bureau.scope.audience import Audience
@@ -319,9 +320,13 @@ def receive(queue: Any, timeout_s: float) -> tuple[Any, ...]:
     return tuple(message)
 
 
-def measure(checkout: Checkout, plan_for: Any, players: int) -> Row:
-    """One checkout at one N on a fresh server; a RuntimeError, with the end of the server's log, if it fails."""
+def measure(checkout: Checkout, plan_for: Any, players: int, probe_dir: Path | None = None) -> Row:
+    """One checkout at one N on a fresh server; a RuntimeError, with the end of the server's log, if it fails.
+    With `probe_dir`, the server runs with bench/stall_probe loaded, writing `<code>-<players>.jsonl` there."""
     server = Server(env=dict(PASSCODE_MODE), checkout=checkout)
+    if probe_dir is not None:
+        probe_dir.mkdir(parents=True, exist_ok=True)
+        server.env |= probe_env(probe_dir / f"{checkout.label}-{players}.jsonl")
     progress(f"{checkout.label}, {players} players: starting bureau serve in {server.data_dir}")
     try:
         took = server.start()
@@ -333,6 +338,9 @@ def measure(checkout: Checkout, plan_for: Any, players: int) -> Row:
         plan: Plan = plan_for(server.port, players)
         log, sampled, server_cpu = run_room(server, plan)
         commits = read_commits(server.data_dir, log.case_ids)
+        if probe_dir is not None:  # beside the probe's lines, to line them up with the requests
+            with (probe_dir / f"{checkout.label}-{players}-requests.jsonl").open("w") as out:
+                out.writelines(json.dumps(asdict(outcome)) + "\n" for outcome in log.outcomes)
     except (RuntimeError, httpx.HTTPError) as exc:
         raise RuntimeError(f"{exc}\n--- the end of the server's log:\n{server.log_tail()[-1500:]}") from exc
     finally:
@@ -512,6 +520,9 @@ def main() -> None:
     parser.add_argument("--chart", action="store_true", help=f"write the chart into {CHART_DIR}")
     parser.add_argument("--chart-name", default="workshop.svg")
     parser.add_argument("--save", type=Path, metavar="FILE", help="write every row as JSON")
+    parser.add_argument(
+        "--probe", type=Path, metavar="DIR", help="load bench/stall_probe into each server, its lines into DIR"
+    )
     args = parser.parse_args()
     checkouts = [named(c) for c in args.checkout or [Checkout(REPO)]]
     for checkout in checkouts:
@@ -539,7 +550,7 @@ def main() -> None:
     for players in args.players:
         for checkout in checkouts:
             try:
-                rows.append(measure(checkout, plan_for, players))
+                rows.append(measure(checkout, plan_for, players, args.probe))
             except RuntimeError as exc:  # a server or a room that fails is a result too; the other runs go on
                 failures.append(f"{checkout.label}, {players} players: FAILED: {exc}")
                 progress(failures[-1])

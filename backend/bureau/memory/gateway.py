@@ -25,6 +25,7 @@ from bureau.memory.scoped_calls import CASE_USER_PREFIX, ScopedCalls
 from bureau.memory.screening_memo import RememberedScreening
 from bureau.memory.store_runner import PING_TIMEOUT_S, StoreRunner
 from bureau.memory.types import Candidate, CardDraft, Retrieval, RowFacts, StoredCard, WorkerIdLostError
+from bureau.memory.worker_lanes import Lane, lane_for
 from bureau.scope.content_policy import ContentPolicy
 from bureau.scope.keys import BOARD
 from bureau.scope.memory_policy import check_write
@@ -167,9 +168,11 @@ class MemoryGateway:
             return False
         return await self._run(self._compact_blocking)
 
-    async def _run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
+    async def _run(
+        self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None, lane: Lane = Lane.COMMAND
+    ) -> T:
         """Every store call: on the memory worker, within its deadline (StoreRunner.run)."""
-        return await self._runner.run(fn, *args, undo=undo)
+        return await self._runner.run(fn, *args, undo=undo, lane=lane)
 
     def _compact_blocking(self) -> bool:
         return self._runner.compaction.request(self._runner.statements())
@@ -247,7 +250,7 @@ class MemoryGateway:
 
     async def get(self, grant: Grant, card_id: str) -> StoredCard | None:
         """The card in a space the grant reads, or None (never saying whether the id exists elsewhere)."""
-        return await self._run(self._calls.get, grant, card_id)
+        return await self._run(self._calls.get, grant, card_id, lane=lane_for(grant.purpose))
 
     async def list(self, grant: Grant) -> builtins.list[StoredCard]:
         """Every card of the one space the grant reads, however many."""
@@ -256,18 +259,18 @@ class MemoryGateway:
 
     async def list_spaces(self, grant: Grant) -> dict[str, builtins.list[StoredCard]]:
         """Every card of the spaces the grant reads, by space, in one store call (a snapshot's four spaces)."""
-        return await self._run(self._calls.list_spaces, grant)
+        return await self._run(self._calls.list_spaces, grant, lane=lane_for(grant.purpose))
 
     async def listing(
         self, grant: Grant
     ) -> tuple[dict[str, builtins.list[RowFacts]], dict[str, builtins.list[StoredCard]]]:
         """`rows` and `list_spaces` in one store call and one statement: the ids and metadata of every space the
         grant lists, and the cards of the spaces it reads (the stage's view: each role's count, the board)."""
-        return await self._run(self._calls.listing, grant)
+        return await self._run(self._calls.listing, grant, lane=lane_for(grant.purpose))
 
     async def rows(self, grant: Grant) -> dict[str, builtins.list[RowFacts]]:
         """Every row of the spaces the grant lists, as ids and metadata: no text is opened."""
-        return await self._run(self._calls.rows, grant)
+        return await self._run(self._calls.rows, grant, lane=lane_for(grant.purpose))
 
     async def purge_expired(self, grant: Grant) -> builtins.list[RowFacts]:
         """Remove every expired record of the spaces the grant writes, paging through all of them (no limit):

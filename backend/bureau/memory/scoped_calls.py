@@ -429,7 +429,9 @@ class ScopedCalls:
         self._known.forget(user_id)
 
     def list_case_ids(self) -> builtins.list[str]:
-        users, prefix = owner_rows.owners(self._runner.client()), CASE_USER_PREFIX
+        scan = self._backend == "sqlite"  # seekdb names its owners in one statement
+        users = owner_rows.owners(self._runner.client()) if scan else self._runner.statements().owners()
+        prefix = CASE_USER_PREFIX
         return sorted(u[len(prefix) :] for u in users if u.startswith(prefix) and u != PING_SCOPE.user_id)
 
 

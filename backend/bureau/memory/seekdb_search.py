@@ -131,6 +131,11 @@ class NearestCards:
             for card_id, document, metadata, user, agent in self.execute(statement, params)
         ]
 
+    def owners(self) -> set[str]:
+        """Every owner (user id) with rows in the store, in one statement: the retention sweep asks each
+        minute, and a scan of every row held the one memory worker for 260 ms at fifty live cases."""
+        return {str(user_id or "") for (user_id,) in self.execute(f"SELECT DISTINCT user_id FROM {self.table}")}  # noqa: S608
+
     def rows_with_vectors(self, user_id: str, after: int, limit: int) -> list[dict[str, Any]]:
         """Every space's rows of one owner whose ids follow `after`, with their vectors (a re-seal's read)."""
         statement = (

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +40,7 @@ from bureau.memory.embedded_server import check_room_for_a_new_store, embedded_s
 from bureau.memory.embedders import self_check
 from bureau.memory.seekdb_search import NearestCards
 from bureau.memory.types import CaseErasedError, MemoryUnavailableError
+from bureau.memory.worker_lanes import Lane, LaneWorkers
 from bureau.scope.keys import BOARD, MemoryScope
 from bureau.scope.vocabulary import StoreFault
 from bureau.vault.errors import CaseKeysGoneError, GrantError, VaultUnavailableError
@@ -66,7 +67,7 @@ class StoreRunner:
         self.nearest: NearestCards | None = None  # seekdb's search as one statement (memory/seekdb_search.py)
         # Embedded seekdb is not thread-safe: one worker. A remote server takes a pool of connections.
         workers = settings.memory_pool_size if settings.remote_store else 1
-        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bureau-memory")
+        self.executor = LaneWorkers(workers, thread_name_prefix="bureau-memory")
         self._ping_in_flight: asyncio.Future[bool] | None = None
         self.call_timeout_s = settings.memory_call_timeout_s
         self._store_dir = settings.data_dir / "seekdb"  # embedded seekdb's directory
@@ -218,14 +219,17 @@ class StoreRunner:
 
     # ----- calls -----------------------------------------------------------------------------------------
 
-    async def run(self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None) -> T:
+    async def run(
+        self, fn: Callable[..., T], *args: Any, undo: Callable[[T], object] | None = None, lane: Lane = Lane.COMMAND
+    ) -> T:
         """Run on the memory worker, within BUREAU_MEMORY_CALL_TIMEOUT_S. While the store is stalled a call
         fails at once: it would only queue behind the stuck one. A call that times out still runs to its end
         on the worker; with `undo`, its result is undone there afterwards (FIFO), so "failed, nothing
-        changed" stays true even when the write lands after the 503."""
+        changed" stays true even when the write lands after the 503. `lane`: a screen's read yields to
+        commands (memory/worker_lanes.py)."""
         if self.stalled or self.store_missing:
             raise MemoryUnavailableError("stalled" if self.stalled else "store missing")
-        job = self.executor.submit(fn, *args)
+        job = self.executor.submit_in(lane, fn, *args)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(job), self.call_timeout_s)
         except TimeoutError:

@@ -13,6 +13,7 @@ from pyobvector.client import seekdb_engine
 
 from bureau.api.deps import Services
 from bureau.memory import owner_rows
+from bureau.memory.scoped_calls import CASE_USER_PREFIX
 from bureau.memory.seekdb_search import OWNER_INDEX, NearestCards, SpaceQuery, vector_text
 from bureau.scope.keys import SPACES, board_scope, readable_scopes, role_scope
 from helpers import grant_of
@@ -180,3 +181,15 @@ def test_only_plain_identifiers_are_accepted_from_the_store_configuration() -> N
 
     with pytest.raises(ValueError, match="identifier"):
         NearestCards(Store())
+
+
+async def test_the_owners_statement_names_every_owner_powermem_s_paged_scan_finds(
+    services: Services, nearest: NearestCards
+) -> None:
+    """The retention sweep's list of cases in the store: one statement, where the paged scan read every row."""
+    case = await case_with_cards(services.gateway, services.vault)
+    scanned = await on_worker(services, owner_rows.owners, services.gateway.runner.client())
+    named = await on_worker(services, nearest.owners)
+    assert named == scanned
+    assert f"{CASE_USER_PREFIX}{case}" in named
+    assert case in await services.gateway.list_case_ids()
