@@ -318,13 +318,13 @@ async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
     hold = threading.Event()
     executor = gateway.runner.executor
     blocker = executor.submit(hold.wait)  # stands for any call already running on the worker
-    submit, queued = executor.submit, []
+    submit_in, queued = executor.submit_in, []
 
-    def counted(*args, **kwargs):
-        queued.append(args[0])
-        return submit(*args, **kwargs)
+    def counted(lane, fn, *args):
+        queued.append(fn)
+        return submit_in(lane, fn, *args)
 
-    executor.submit = counted
+    executor.submit_in = counted
     tasks = []
     try:
         for call in calls:
@@ -334,7 +334,7 @@ async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
                 assert time.monotonic() < deadline, "the call never reached the memory worker"
                 await asyncio.sleep(0.001)
     finally:
-        del executor.submit  # the executor's own method again
+        del executor.submit_in  # the executor's own method again
     hold.set()
     blocker.result(timeout=10)
     return await asyncio.gather(*tasks)
