@@ -7,9 +7,11 @@ and answered) and prints:
 - each kind of request: how many, latency p50 / p99 / max (from when it was due);
 - one line per second of play (0 = the first question due) where an answer took longer than `--over` ms: the
   questions due then (how many, p50, max), the publishes due then, the store calls that started then (how
-  many, the memory worker's busy ms, the longest wait in its queue), and the probe's events (a maintenance
+  many, the memory worker's busy ms, the longest wait in its queue), the ledger's transactions (how many, the
+  longest from submission to result), and the probe's events (a maintenance
   job, a collection of generation 2 or one over 20 ms, the interpreter lock held, the event loop late);
-- with `--between A B`: the store calls that started in those seconds, by name (count, busy ms, mean).
+- with `--between A B`: the store calls and ledger transactions that started in those seconds, by name
+  (count, busy ms, mean).
 
     .venv/bin/python bench/workshop.py --players 50 --window 40 --warmup 10 --probe /tmp/probe
     .venv/bin/python bench/workshop_timeline.py /tmp/probe --between 28 33
@@ -75,8 +77,8 @@ def timeline(probe: list[dict[str, Any]], requests: list[dict[str, Any]], over_m
             by_second[r["kind"]][int(r["due"] - start)].append(latency_ms(r))
     for event in probe:
         second = int(event["t"] - start)
-        if event["kind"] == "store":
-            by_second["store"][second].append(event)
+        if event["kind"] in ("store", "ledger"):
+            by_second[event["kind"]][second].append(event)
         elif (note := noted(event)) is not None:
             by_second["events"][second].append(note)
     lines = []
@@ -87,10 +89,13 @@ def timeline(probe: list[dict[str, Any]], requests: list[dict[str, Any]], over_m
         busy = sum(c["ms"] for c in calls)
         queued = max((c["queued_ms"] for c in calls), default=0.0)
         publishes = ", ".join(f"{ms:.0f}" for ms in by_second["publish"].get(second, []))
+        ledger = by_second["ledger"].get(second, [])
+        longest = max((t["queued_ms"] + t["ms"] for t in ledger), default=0.0)
         lines.append(
             f"{second:4d} s  questions {len(took):3d} p50 {percentile(took, 0.5):5.0f} max {max(took):5.0f} ms"
             f" | publishes [{publishes}] | store calls {len(calls):3d}, busy {busy:4.0f} ms, longest queued"
-            f" {queued:4.0f} ms | {'; '.join(by_second['events'].get(second, []))}"
+            f" {queued:4.0f} ms | ledger transactions {len(ledger):3d}, longest {longest:4.0f} ms"
+            f" | {'; '.join(by_second['events'].get(second, []))}"
         )
     return lines
 
@@ -99,11 +104,11 @@ def calls_between(probe: list[dict[str, Any]], requests: list[dict[str, Any]], f
     start = min(r["due"] for r in requests if r["kind"] == "question" and r["done"])
     totals: dict[str, list[float]] = defaultdict(list)
     for event in probe:
-        if event["kind"] == "store" and first <= event["t"] - start < last:
-            totals[event["name"]].append(event["ms"])
+        if event["kind"] in ("store", "ledger") and first <= event["t"] - start < last:
+            totals[f"{event['kind']} {event['name']}"].append(event["ms"])
     ranked = sorted(totals.items(), key=lambda item: -sum(item[1]))
     return [
-        f"{name:16s} {len(ms):5d} calls {sum(ms):7.0f} ms busy, mean {sum(ms) / len(ms):5.1f} ms" for name, ms in ranked
+        f"{name:60s} {len(ms):5d} calls {sum(ms):7.0f} ms busy, mean {sum(ms) / len(ms):5.1f} ms" for name, ms in ranked
     ]
 
 

@@ -8,9 +8,12 @@ process only); nothing in the product imports it. It writes JSON lines to $BENCH
   break, e.g. by a C extension that does not release it);
 - `gc`: each collection of generation 1 or 2, or longer than 5 ms, on which thread it ran, and for a full
   collection how many tracked objects it walked;
-- `store`: each call on the memory worker (queued, ran), `job`: each maintenance job, `commit`: each batch
-  of events handed to the live feeds, with the event loop thread's CPU time so far (ran, runnable = waited
-  for a CPU), so the difference between two commits says how much CPU the loop got, and waited for, between.
+- `store`: each call on the memory worker (queued, ran), `ledger`: each ledger transaction (queued: from its
+  submission until a thread of the default executor takes it; ran: from then until its caller has the result:
+  the vault's work before it, its statements, SQLite's write lock, the commit, the way back to the loop), `job`:
+  each maintenance job, `commit`: each batch of events handed to the live feeds, with the event loop thread's
+  CPU time so far (ran, runnable = waited for a CPU), so the difference between two commits says how much CPU
+  the loop got, and waited for, between.
 
 Times are wall-clock seconds, comparable with the ledger's `created_at` and the screens' receipt times.
 """
@@ -83,6 +86,7 @@ def _install() -> None:
     def instrument() -> None:
         from bureau.api import events
         from bureau.bootstrap import runtime
+        from bureau.ledger import transactions
         from bureau.memory import store_runner
 
         run_on_worker = store_runner.StoreRunner.run  # every store call of the gateway goes through it
@@ -106,6 +110,26 @@ def _install() -> None:
                     write("store", t=ran["t"], ms=round((ran["end"] - ran["t"]) * 1000, 1), name=name, queued_ms=queued)
 
         store_runner.StoreRunner.run = timed_store_call
+        run_transaction = transactions.TransactionRunner.run  # every ledger transaction (on the default executor)
+
+        async def timed_transaction(self, fn, *, read_only=False, before=None):  # type: ignore[no-untyped-def]
+            submitted, ran = time.time(), {}
+
+            def started():  # type: ignore[no-untyped-def]
+                ran["t"] = time.time()
+                if before is not None:
+                    before()
+
+            try:
+                return await run_transaction(self, fn, read_only=read_only, before=started)
+            finally:
+                if "t" in ran:
+                    name = getattr(fn, "__qualname__", "transaction").replace(".<locals>", "")
+                    queued = round((ran["t"] - submitted) * 1000, 1)
+                    ms = round((time.time() - ran["t"]) * 1000, 1)
+                    write("ledger", t=ran["t"], ms=ms, name=name, queued_ms=queued, read_only=read_only)
+
+        transactions.TransactionRunner.run = timed_transaction
         guarded = runtime.run_guarded
 
         async def timed_job(job, name):  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """The memory worker's lanes (memory/worker_lanes.py): a command's store call before a screen's refresh, an
-overdue refresh every other turn, and the executor's contract (results, errors, shutdown). The wiring is
+overdue refresh one turn in four, and the executor's contract (results, errors, shutdown). The wiring is
 checked on the real gateway: which of its calls go in which lane."""
 
 from __future__ import annotations
@@ -60,17 +60,17 @@ def test_a_command_queued_after_the_screens_reads_runs_before_them(workers: Lane
     assert order == ["command", "refresh 1", "refresh 2"]
 
 
-def test_overdue_reads_take_every_other_turn_so_neither_lane_starves() -> None:
+def test_overdue_reads_take_one_turn_in_four_so_neither_lane_starves() -> None:
     pool = LaneWorkers(1, thread_name_prefix="lanes-test", patience_s=0.0)  # every refresh is overdue at once
     try:
-        release, _ = blocked(pool)  # a command ran last
+        release, _ = blocked(pool)  # one command has run
         order: list[str] = []
-        jobs = [pool.submit_in(Lane.REFRESH, recorder(order, f"R{n}")) for n in (1, 2)]
-        jobs += [pool.submit_in(Lane.COMMAND, recorder(order, f"C{n}")) for n in (1, 2, 3)]
+        jobs = [pool.submit_in(Lane.REFRESH, recorder(order, f"R{n}")) for n in (1, 2, 3)]
+        jobs += [pool.submit_in(Lane.COMMAND, recorder(order, f"C{n}")) for n in range(1, 7)]
         release.set()
         for job in jobs:
             job.result(DEADLINE_S)
-        assert order == ["R1", "C1", "R2", "C2", "C3"]
+        assert order == ["C1", "C2", "R1", "C3", "C4", "C5", "R2", "C6", "R3"]
     finally:
         pool.shutdown()
 
@@ -121,18 +121,20 @@ async def test_the_gateway_queues_a_screen_s_read_behind_a_command_s(
     """On the real store: the snapshot's and the stage's listings in the refresh lane, a question's search, a
     publish's read and every write in the command lane."""
     gateway, case = services.gateway, "t" + secrets.token_hex(8)
-    lanes: list[tuple[str, Lane]] = []
-    submit_in = gateway.runner.executor.submit_in
-
-    def noted(lane: Lane, fn: Callable[..., object], /, *args: object) -> Future[object]:
-        lanes.append((getattr(fn, "__name__", "?"), lane))
-        return submit_in(lane, fn, *args)
-
-    monkeypatch.setattr(gateway.runner.executor, "submit_in", noted)
     operator = await grant_of(services, case, reads=["detective"], writes=["detective"])
     stage = await grant_of(services, case, reads=["bulletin_board"], purpose="stage")
     asked = await grant_of(services, case, reads=["detective", "bulletin_board"], purpose="interrogation")
     publish = await grant_of(services, case, reads=["detective"], purpose="publish")
+    ours = {id(grant) for grant in (operator, stage, asked, publish)}
+    lanes: list[tuple[str, Lane]] = []
+    submit_in = gateway.runner.executor.submit_in
+
+    def noted(lane: Lane, fn: Callable[..., object], /, *args: object) -> Future[object]:
+        if args and id(args[0]) in ours:  # not the house's maintenance, which runs meanwhile
+            lanes.append((getattr(fn, "__name__", "?"), lane))
+        return submit_in(lane, fn, *args)
+
+    monkeypatch.setattr(gateway.runner.executor, "submit_in", noted)
     await gateway.write(operator, CardDraft(content="The vault code is 7319.", topic="vault", kind="secret"))
     await gateway.list_spaces(operator)
     await gateway.listing(stage)
