@@ -2,11 +2,11 @@
 
 Embedded seekdb runs every call on one thread (store_runner.py), first come first served. When fifty players
 publish within the same few seconds, every publish makes its case's screens read the case again, and a
-question asked then waited behind those reads: the answers' p99 followed the burst (docs/performance.md, "The
-tail at fifty players"). So the worker takes a command's call first. A screen's read waits while commands are
-queued; once the oldest has waited `patience_s`, the screens' reads take one turn in four until none is
-overdue, so neither lane starves the other however busy it is. A screen has its live events already; its
-refetch only completes them.
+question asked then waited behind those reads: the answers' p99 followed the burst (docs/performance.md, "A
+room of fifty"). So the worker takes a command's call first. A screen's read waits while commands are queued;
+once the oldest has waited `patience_s`, the screens' reads take every other turn until none is overdue, so
+neither lane starves the other however busy it is. A screen has its live events already; its refetch only
+completes them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ from typing import Any
 
 from bureau.scope.vocabulary import Purpose
 
-PATIENCE_S = 1.0  # how long a screen's read yields to every command
-COMMANDS_PER_OVERDUE_REFRESH = 3  # then: one turn in four is a read's (a burst's reads alone fill a second)
+PATIENCE_S = 1.0  # the longest a screen's read yields to commands
 
 
 class Lane(IntEnum):
@@ -58,15 +57,14 @@ class _Job:
 
 class LaneWorkers(Executor):
     """`workers` threads that take the command lane's next job before the refresh lane's; an overdue refresh
-    (queued `patience_s` ago) after every `COMMANDS_PER_OVERDUE_REFRESH` commands. `submit` (and
-    `loop.run_in_executor`) queues a command."""
+    (queued `patience_s` ago) every other turn. `submit` (and `loop.run_in_executor`) queues a command."""
 
     def __init__(self, workers: int, thread_name_prefix: str, patience_s: float = PATIENCE_S) -> None:
         self._lanes: dict[Lane, deque[_Job]] = {lane: deque() for lane in Lane}
         self._ready = threading.Condition()
         self._closing = False
         self._patience_s = patience_s
-        self._commands_in_a_row = 0
+        self._last_taken = Lane.COMMAND
         self._threads = [
             threading.Thread(target=self._work, name=f"{thread_name_prefix}_{n}", daemon=True) for n in range(workers)
         ]
@@ -94,14 +92,15 @@ class LaneWorkers(Executor):
             while not (commands or refreshes or self._closing):
                 self._ready.wait()
             overdue = bool(refreshes) and time.monotonic() - refreshes[0].queued_at >= self._patience_s
-            its_turn = overdue and self._commands_in_a_row >= COMMANDS_PER_OVERDUE_REFRESH
-            if refreshes and (not commands or its_turn):
-                self._commands_in_a_row = 0
-                return refreshes.popleft()
-            if not commands:
+            lane = (
+                Lane.REFRESH
+                if refreshes and (not commands or (overdue and self._last_taken is Lane.COMMAND))
+                else Lane.COMMAND
+            )
+            if not self._lanes[lane]:
                 return None
-            self._commands_in_a_row += 1
-            return commands.popleft()
+            self._last_taken = lane
+            return self._lanes[lane].popleft()
 
     def _work(self) -> None:
         while (job := self._next()) is not None:
