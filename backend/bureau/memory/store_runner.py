@@ -224,15 +224,19 @@ class StoreRunner:
     ) -> T:
         """Run on the memory worker, within BUREAU_MEMORY_CALL_TIMEOUT_S. While the store is stalled a call
         fails at once: it would only queue behind the stuck one. A call that times out still runs to its end
-        on the worker; with `undo`, its result is undone there afterwards (FIFO), so "failed, nothing
-        changed" stays true even when the write lands after the 503. `lane`: a screen's read yields to
-        commands (memory/worker_lanes.py)."""
+        on the worker; with `undo`, its result is undone there afterwards (a command, queued once the call
+        has ended), so "failed, nothing changed" stays true even when the write lands after the 503. `lane`:
+        a screen's read yields to commands (memory/worker_lanes.py); one that spent its whole deadline in the
+        queue says the worker is busy with commands, not that the store hangs, and does not stall the store."""
         if self.stalled or self.store_missing:
             raise MemoryUnavailableError("stalled" if self.stalled else "store missing")
         job = self.executor.submit_in(lane, fn, *args)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(job), self.call_timeout_s)
         except TimeoutError:
+            if lane is Lane.REFRESH and job.cancelled():  # never started: wait_for cancelled it in the queue
+                log.warning("memory store call %s waited past its deadline behind commands", _name(fn))
+                raise MemoryUnavailableError("queued") from None
             if undo is not None:
                 job.add_done_callback(lambda done: self._undo_late_result(done, undo))
             if not self.stalled:

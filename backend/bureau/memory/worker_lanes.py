@@ -30,7 +30,9 @@ class Lane(IntEnum):
     REFRESH = 1  # a screen's view of the case: yields to commands, up to PATIENCE_S
 
 
-_REFRESH_PURPOSES = frozenset({Purpose.OPERATOR, Purpose.STAGE})  # the screens' grants (vault/grants.py)
+# The screens' grants (vault/grants.py). The operator's also reads a card before deleting it, and the snapshot a
+# create or a reset answers with: those wait with the screens.
+_REFRESH_PURPOSES = frozenset({Purpose.OPERATOR, Purpose.STAGE})
 
 
 def lane_for(purpose: Purpose) -> Lane:
@@ -51,6 +53,7 @@ class _Job:
             result = self.fn(*self.args)
         except BaseException as exc:  # handed to whoever awaits the future, as ThreadPoolExecutor does
             self.future.set_exception(exc)
+            del self  # the traceback holds this frame: no cycle through the job to its arguments
         else:
             self.future.set_result(result)
 
@@ -65,6 +68,7 @@ class LaneWorkers(Executor):
         self._closing = False
         self._patience_s = patience_s
         self._last_taken = Lane.COMMAND
+        # Daemon threads: a store that hangs must not hold the process at exit. `close` shuts them down first.
         self._threads = [
             threading.Thread(target=self._work, name=f"{thread_name_prefix}_{n}", daemon=True) for n in range(workers)
         ]

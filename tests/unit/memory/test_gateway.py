@@ -314,7 +314,8 @@ async def test_hundreds_of_concurrent_callers_neither_crash_nor_lose_writes(
 
 
 async def _behind_a_held_call(gateway: MemoryGateway, *calls) -> list:
-    """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run."""
+    """Queue `calls` on the one memory worker while it is busy, in the given order, then let them run. They run
+    in that order only if they share a lane (memory/worker_lanes.py): give it commands, not a screen's reads."""
     hold = threading.Event()
     executor = gateway.runner.executor
     blocker = executor.submit(hold.wait)  # stands for any call already running on the worker

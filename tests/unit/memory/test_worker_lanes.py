@@ -13,7 +13,8 @@ from concurrent.futures import CancelledError, Future
 import pytest
 
 from bureau.api.deps import Services
-from bureau.memory.types import CardDraft
+from bureau.memory.store_runner import StoreRunner
+from bureau.memory.types import CardDraft, MemoryUnavailableError
 from bureau.memory.worker_lanes import Lane, LaneWorkers, lane_for
 from bureau.scope.vocabulary import Purpose
 from helpers import grant_of
@@ -104,6 +105,7 @@ def test_shutdown_cancels_what_is_queued_and_refuses_new_calls() -> None:
     closing.start()
     with pytest.raises(CancelledError):
         queued.result(DEADLINE_S)
+    assert closing.is_alive()  # it waits for the job that is running
     release.set()
     closing.join(DEADLINE_S)
     assert not closing.is_alive() and held.done()
@@ -147,3 +149,27 @@ async def test_the_gateway_queues_a_screen_s_read_behind_a_command_s(
         ("search", Lane.COMMAND),
         ("get", Lane.COMMAND),
     ]
+
+
+async def test_a_screen_s_read_that_waited_its_deadline_in_the_queue_does_not_stall_the_store(
+    services: Services,
+) -> None:
+    """A read that spent its whole deadline behind commands answers 503 and says the worker is busy: the
+    store is not marked stalled (which would refuse every call until the next ping). A command's call that
+    times out still stalls it. A runner of its own, never started: `run` needs only its worker."""
+    runner = StoreRunner(services.settings, services.gateway.embedder, prepare=False)
+    runner.call_timeout_s = 0.2
+    ran: list[str] = []
+    try:
+        release, held = blocked(runner.executor)
+        with pytest.raises(MemoryUnavailableError):
+            await runner.run(ran.append, "read", lane=Lane.REFRESH)
+        assert not runner.stalled
+        with pytest.raises(MemoryUnavailableError):
+            await runner.run(ran.append, "command")
+        assert runner.stalled
+        release.set()
+        held.result(DEADLINE_S)
+        assert ran == []  # both were cancelled in the queue: neither ran
+    finally:
+        runner.executor.shutdown(cancel_futures=True)
