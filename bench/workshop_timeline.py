@@ -20,18 +20,14 @@ and answered) and prints:
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from harness import percentile
+from stalls import read
 
 SLOW_EVENT_MS = 20.0
-
-
-def read_lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def one_run(directory: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -39,7 +35,12 @@ def one_run(directory: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     if len(requests) != 1:
         raise SystemExit(f"{directory}: expected the files of one run, found {len(requests)} request logs")
     probe = requests[0].with_name(requests[0].name.removesuffix("-requests.jsonl") + ".jsonl")
-    return read_lines(probe), read_lines(requests[0])
+    return read(probe), read(requests[0])
+
+
+def play_start(requests: list[dict[str, Any]]) -> float:
+    """Second 0 of the timeline: when the first answered question was due."""
+    return min(r["due"] for r in requests if r["kind"] == "question" and r["done"])
 
 
 def latency_ms(request: dict[str, Any]) -> float:
@@ -68,9 +69,7 @@ def noted(event: dict[str, Any]) -> str | None:
     return None
 
 
-def timeline(probe: list[dict[str, Any]], requests: list[dict[str, Any]], over_ms: float) -> list[str]:
-    questions = [r for r in requests if r["kind"] == "question" and r["done"]]
-    start = min(r["due"] for r in questions)
+def timeline(probe: list[dict[str, Any]], requests: list[dict[str, Any]], start: float, over_ms: float) -> list[str]:
     by_second: dict[str, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for r in requests:
         if r["done"] and r["kind"] in ("question", "publish"):
@@ -100,8 +99,7 @@ def timeline(probe: list[dict[str, Any]], requests: list[dict[str, Any]], over_m
     return lines
 
 
-def calls_between(probe: list[dict[str, Any]], requests: list[dict[str, Any]], first: int, last: int) -> list[str]:
-    start = min(r["due"] for r in requests if r["kind"] == "question" and r["done"])
+def calls_between(probe: list[dict[str, Any]], start: float, first: int, last: int) -> list[str]:
     totals: dict[str, list[float]] = defaultdict(list)
     for event in probe:
         if event["kind"] in ("store", "ledger") and first <= event["t"] - start < last:
@@ -119,12 +117,13 @@ def main() -> None:
     parser.add_argument("--between", type=int, nargs=2, metavar=("A", "B"), help="the store calls of seconds A..B")
     args = parser.parse_args()
     probe, requests = one_run(args.directory)
+    start = play_start(requests)
     print("\n".join(kinds_table(requests)))
     print()
-    print("\n".join(timeline(probe, requests, args.over)) or f"no second with an answer over {args.over:.0f} ms")
+    print("\n".join(timeline(probe, requests, start, args.over)) or f"no second with an answer over {args.over:.0f} ms")
     if args.between:
         print()
-        print("\n".join(calls_between(probe, requests, *args.between)))
+        print("\n".join(calls_between(probe, start, *args.between)))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 Embedded seekdb runs every call on one thread (store_runner.py), first come first served. When fifty players
 publish within the same few seconds, every publish makes its case's screens read the case again, and a
-question asked then waited behind those reads: the answers' p99 followed the burst (docs/performance.md, "A
-room of fifty"). So the worker takes a command's call first. A screen's read waits while commands are queued;
+question asked then waited behind those reads: the answers' p99 followed the burst (docs/performance.md, "The
+tail at fifty players"). So the worker takes a command's call first. A screen's read waits while commands are queued;
 once the oldest has waited `patience_s`, the screens' reads take every other turn until none is overdue, so
 neither lane starves the other however busy it is. A screen has its live events already; its refetch only
 completes them.
