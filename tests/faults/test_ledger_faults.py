@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from live_server import LiveServer
 
 BUSY_TIMEOUT_S = 1.0
 ANSWER_BOUND_S = 15.0
+CONCURRENT_READS = 8
 
 
 def refused_writes(http: httpx.Client, case: dict[str, Any]) -> list[httpx.Response]:
@@ -112,7 +114,11 @@ def test_a_read_only_ledger_is_503_ledger_read_only(tmp_path: Path) -> None:
             # it, and a mapping that cannot be written is a crash, not a fault the service can answer).
             with immutable(ledger, ledger.with_name("bureau.db-wal")):
                 assert_refused(http, refused_writes(http, case), "LEDGER_READ_ONLY")
-                assert http.get(f"/api/cases/{case['case']['id']}").status_code == 200
+                # Reads at once: the pool opens connections now, which SQLite opens read-only for good
+                # (sqlite_files.py replaces them once the file is writable again; the commands below need it).
+                with ThreadPoolExecutor(CONCURRENT_READS) as readers:
+                    reads = list(readers.map(lambda _: http.get(f"/api/cases/{case['case']['id']}"), range(16)))
+                assert {r.status_code for r in reads} == {200}
             assert_consistent_and_writable(http, case, ledger)
     finally:
         server.stop()

@@ -13,6 +13,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url, text
 
+from bureau.sqlite_files import sqlite_file_engine
+
 MIGRATIONS = Path(__file__).parent / "migrations"
 READ_ONLY = "bureau_read_only"  # execution option marking a transaction that only reads
 MIGRATION_LOCK = 0x6D696772  # advisory lock key ("migr") on PostgreSQL
@@ -22,22 +24,12 @@ def create_ledger_engine(url: str, busy_timeout_s: float = 15.0) -> Engine:
     """`busy_timeout_s`: how long a SQLite write waits for another writer's lock before it fails (busy)."""
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True, json_deserializer=orjson.loads)
-    engine = create_engine(
-        url,
-        connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
-        json_deserializer=orjson.loads,  # a record page decodes three JSON values an entry: a third of its read
-    )
+    # A record page decodes three JSON values an entry: orjson is a third of its read.
+    engine = sqlite_file_engine(url, busy_timeout_s, json_deserializer=orjson.loads)
 
     @event.listens_for(engine, "connect")
-    def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout_s * 1000)}")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        # Deleted rows are overwritten with zeros, not just unlinked: an erased case leaves no readable page.
-        cursor.execute("PRAGMA secure_delete=ON")
-        cursor.close()
+    def _ledger_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_connection.execute("PRAGMA foreign_keys=ON")
         # Let SQLAlchemy's "begin" hook below own transactions instead of the sqlite3 module.
         dbapi_connection.isolation_level = None
 

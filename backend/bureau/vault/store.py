@@ -28,7 +28,6 @@ from sqlalchemy import (
     bindparam,
     create_engine,
     delete,
-    event,
     func,
     insert,
     select,
@@ -37,6 +36,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from bureau.sqlite_files import sqlite_file_engine
 from bureau.vault.errors import VaultUnavailableError
 
 ITEM_BATCH = 500  # item ids per statement (an IN list)
@@ -89,18 +89,7 @@ class WrappedKey:
 def _engine(url: str, busy_timeout_s: float) -> Engine:
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout_s})
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout_s * 1000)}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA secure_delete=ON")  # a destroyed key's page is overwritten, not just unlinked
-        cursor.close()
-
-    return engine
+    return sqlite_file_engine(url, busy_timeout_s)
 
 
 class VaultStore:
