@@ -17,6 +17,7 @@ from bureau.sqlite_files import sqlite_file_engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 READ_ONLY = "bureau_read_only"  # execution option marking a transaction that only reads
+BUSY_TIMEOUT_S = "bureau_busy_timeout_s"  # engine option: how long a SQLite writer waits for the lock
 MIGRATION_LOCK = 0x6D696772  # advisory lock key ("migr") on PostgreSQL
 
 
@@ -25,7 +26,9 @@ def create_ledger_engine(url: str, busy_timeout_s: float = 15.0) -> Engine:
     if not url.startswith("sqlite"):
         return create_engine(url, pool_pre_ping=True, json_deserializer=orjson.loads)
     # A record page decodes three JSON values an entry: orjson is a third of its read.
-    engine = sqlite_file_engine(url, busy_timeout_s, json_deserializer=orjson.loads)
+    engine = sqlite_file_engine(
+        url, busy_timeout_s, json_deserializer=orjson.loads, execution_options={BUSY_TIMEOUT_S: busy_timeout_s}
+    )
 
     @event.listens_for(engine, "connect")
     def _ledger_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

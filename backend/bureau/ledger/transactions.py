@@ -8,7 +8,9 @@ else `LedgerError`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import weakref
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar, cast
@@ -17,7 +19,7 @@ from sqlalchemy import Connection, CursorResult, Engine, Result
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from bureau.ledger.database import READ_ONLY
+from bureau.ledger.database import BUSY_TIMEOUT_S, READ_ONLY
 from bureau.ledger.event_records import EventRecord
 
 T = TypeVar("T")
@@ -102,6 +104,40 @@ def fault_of(exc: SQLAlchemyError) -> LedgerFault:
     return _POSTGRES_FAULTS.get(str(getattr(driver_error, "pgcode", "") or ""), LedgerFault.UNAVAILABLE)
 
 
+class WriterQueue:
+    """This process's SQLite writers, one at a time and in order. SQLite lets one writer in and makes the
+    others poll with growing sleeps (up to 100 ms each), so in a burst a commit could wait half a second with
+    the lock free (docs/performance.md, "The tail at fifty players"). Queued here, a writer holds no thread
+    while it waits, and starts as soon as the one before it is done. Other processes on the same file still
+    meet SQLite's busy timeout; a turn waited for longer than that timeout is LEDGER_BUSY, as a lock held
+    that long by another process would be."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.timeout_s = float(engine.get_execution_options().get(BUSY_TIMEOUT_S, 15.0))
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        lock = self._lock()
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await lock.acquire()
+        except TimeoutError:
+            raise LedgerError("waited for the writers before it", LedgerFault.BUSY) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _lock(self) -> asyncio.Lock:
+        """One queue per event loop (a lock belongs to the loop it first waited on)."""
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+
 class TransactionRunner:
     """Owns the engine and runs one transaction at a time off the event loop. Every repository runs its
     statements here; a command that changes several aggregates runs one function of theirs in one transaction
@@ -112,20 +148,19 @@ class TransactionRunner:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._read_engine = engine.execution_options(**{READ_ONLY: True})
         self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
+        self._writers = WriterQueue(engine) if engine.dialect.name == "sqlite" else None
         # Called on the event loop with each batch of committed events (wakes live streams).
         self.on_commit: Callable[[list[EventRecord]], None] | None = None
 
     async def run(
         self, fn: Callable[[Session], T], *, read_only: bool = False, before: Callable[[], object] | None = None
     ) -> T:
-        """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger. `before` runs on the
-        same thread first, outside the transaction (sealing a text: its new key goes into the vault before the
-        ledger stores what it opens, and never while the ledger's write lock is held)."""
+        """Run one transaction off the event loop. No SQLAlchemy error leaves the ledger. `before` runs first,
+        outside the transaction and before the writer's turn (sealing a text: its new key goes into the vault
+        before the ledger stores what it opens, and never while the ledger's write lock is held)."""
         sessions = self._read_sessions if read_only else self._sessions
 
-        def work() -> T:
-            if before is not None:
-                before()
+        def transaction() -> T:
             try:
                 with sessions.begin() as session:
                     return fn(session)
@@ -134,7 +169,17 @@ class TransactionRunner:
             except SQLAlchemyError as exc:
                 raise LedgerError(type(exc).__name__, fault_of(exc)) from exc
 
-        return await asyncio.to_thread(work)
+        def work() -> T:
+            if before is not None:
+                before()
+            return transaction()
+
+        if read_only or self._writers is None:
+            return await asyncio.to_thread(work)
+        if before is not None:
+            await asyncio.to_thread(before)
+        async with self._writers.turn():
+            return await asyncio.to_thread(transaction)
 
     async def read(self, fn: Callable[[Session], T]) -> T:
         return await self.run(fn, read_only=True)
