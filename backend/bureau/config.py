@@ -95,7 +95,8 @@ class Settings(BaseSettings):
 
     # Ledger
     database_url: str = ""  # empty = sqlite:///<data_dir>/bureau.db
-    # SQLite: how long a write waits for another writer's lock before it gives up (503 LEDGER_BUSY).
+    # SQLite: how long a write waits for another writer's lock before it gives up (503 LEDGER_BUSY); first its
+    # turn among this process's writers, then SQLite's lock, each at most this long.
     ledger_busy_timeout_s: float = Field(default=15.0, gt=0, le=300)
 
     # Role voice (optional LLM)
