@@ -8,9 +8,8 @@ else `LedgerError`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar, cast
@@ -116,18 +115,18 @@ class WriterQueue:
         self.timeout_s = float(engine.get_execution_options().get(BUSY_TIMEOUT_S, 15.0))
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
-    @contextlib.asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
+    async def run(self, work: Callable[[], T]) -> T:
+        """`work` on a worker thread in this writer's turn. The turn ends when the thread does, even if the
+        caller is cancelled meanwhile: a cancelled write may still be committing, and the next must wait."""
         lock = self._lock()
         try:
             async with asyncio.timeout(self.timeout_s):
                 await lock.acquire()
         except TimeoutError:
             raise LedgerError("waited for the writers before it", LedgerFault.BUSY) from None
-        try:
-            yield
-        finally:
-            lock.release()
+        done = asyncio.ensure_future(asyncio.to_thread(work))
+        done.add_done_callback(_end_turn(lock))
+        return await asyncio.shield(done)
 
     def _lock(self) -> asyncio.Lock:
         """One queue per event loop (a lock belongs to the loop it first waited on)."""
@@ -136,6 +135,15 @@ class WriterQueue:
         if lock is None:
             lock = self._locks[loop] = asyncio.Lock()
         return lock
+
+
+def _end_turn(lock: asyncio.Lock) -> Callable[[asyncio.Future[Any]], None]:
+    def end(done: asyncio.Future[Any]) -> None:
+        lock.release()
+        if not done.cancelled():
+            done.exception()  # a caller cancelled meanwhile never reads it: not an unretrieved error
+
+    return end
 
 
 class TransactionRunner:
@@ -178,8 +186,7 @@ class TransactionRunner:
             return await asyncio.to_thread(work)
         if before is not None:
             await asyncio.to_thread(before)
-        async with self._writers.turn():
-            return await asyncio.to_thread(transaction)
+        return await self._writers.run(transaction)
 
     async def read(self, fn: Callable[[Session], T]) -> T:
         return await self.run(fn, read_only=True)

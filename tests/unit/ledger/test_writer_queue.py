@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from bureau.ledger.database import create_ledger_engine
+from bureau.ledger.database import BUSY_TIMEOUT_S, create_ledger_engine
 from bureau.ledger.transactions import LedgerError, LedgerFault, TransactionRunner
 
 WRITERS = 20
@@ -31,8 +31,13 @@ def writer(n: int, log: list[str], hold_s: float = HOLD_S):  # type: ignore[no-u
         log.append(f"start {n}")
         session.execute(text("INSERT INTO notes VALUES (:n)"), {"n": n})
         time.sleep(hold_s)
+        log.append(f"end {n}")
 
     return write
+
+
+def starts(log: list[str]) -> list[str]:
+    return [entry for entry in log if entry.startswith("start")]
 
 
 def test_writers_take_turns_in_order_and_a_read_meanwhile_needs_no_turn(tmp_path: Path) -> None:
@@ -51,8 +56,7 @@ def test_writers_take_turns_in_order_and_a_read_meanwhile_needs_no_turn(tmp_path
 
     try:
         asyncio.run(play())
-        starts = [entry for entry in log if entry.startswith("start")]
-        assert starts == [f"start {n}" for n in range(WRITERS)]  # in the order they asked
+        assert starts(log) == [f"start {n}" for n in range(WRITERS)]  # in the order they asked
         # Waiting writers hold no worker thread: the read found one at once, while the first writers ran
         # (with every writer polling SQLite's lock on a thread of its own, it came after most of them).
         assert log.index("read") < log.index("start 3"), log
@@ -65,19 +69,21 @@ def test_writers_take_turns_in_order_and_a_read_meanwhile_needs_no_turn(tmp_path
 def test_a_turn_waited_for_longer_than_the_busy_timeout_is_ledger_busy_and_the_queue_goes_on(
     tmp_path: Path,
 ) -> None:
-    busy_timeout_s = 0.3
-    runner = a_runner(tmp_path, busy_timeout_s)
+    """The queue's own timeout: SQLite's busy timeout is made longer here, so only the queue can refuse."""
+    queue_timeout_s = 0.3
+    runner = a_runner(tmp_path, busy_timeout_s=30.0)
+    runner = TransactionRunner(runner.engine.execution_options(**{BUSY_TIMEOUT_S: queue_timeout_s}))
     log: list[str] = []
 
     async def play() -> None:
-        holder = asyncio.create_task(runner.run_transaction(writer(0, log, hold_s=10 * busy_timeout_s)))
+        holder = asyncio.create_task(runner.run_transaction(writer(0, log, hold_s=10 * queue_timeout_s)))
         await asyncio.sleep(0)
         started = time.monotonic()
         with pytest.raises(LedgerError) as refused:
             await runner.run_transaction(writer(1, log))
         waited = time.monotonic() - started
         assert refused.value.fault is LedgerFault.BUSY
-        assert busy_timeout_s <= waited < 6 * busy_timeout_s  # the queue's timeout, not the holder's 3 s
+        assert queue_timeout_s <= waited < 6 * queue_timeout_s  # the queue's timeout, not the holder's 3 s
         cancelled = asyncio.create_task(runner.run_transaction(writer(2, log)))
         await asyncio.sleep(0)
         cancelled.cancel()
@@ -86,7 +92,30 @@ def test_a_turn_waited_for_longer_than_the_busy_timeout_is_ledger_busy_and_the_q
 
     try:
         asyncio.run(play())
-        assert log == ["start 0", "start 3"]
+        assert starts(log) == ["start 0", "start 3"]
+    finally:
+        runner.engine.dispose()
+
+
+def test_a_cancelled_write_keeps_its_turn_until_its_transaction_ends(tmp_path: Path) -> None:
+    """The caller gave up, but its thread may still commit: the next writer starts after it, not beside it."""
+    runner = a_runner(tmp_path)
+    log: list[str] = []
+
+    async def play() -> None:
+        first = asyncio.create_task(runner.run_transaction(writer(0, log, hold_s=5 * HOLD_S)))
+        while "start 0" not in log:
+            await asyncio.sleep(0.005)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        await runner.run_transaction(writer(1, log))
+
+    try:
+        asyncio.run(play())
+        assert log == ["start 0", "end 0", "start 1", "end 1"]
+        with runner.engine.connect() as connection:  # the cancelled caller's transaction did commit
+            assert connection.execute(text("SELECT count(*) FROM notes")).scalar() == 2
     finally:
         runner.engine.dispose()
 
@@ -107,6 +136,6 @@ def test_one_runner_serves_writers_on_several_event_loops(tmp_path: Path) -> Non
         thread.start()
         thread.join(timeout=30)
         assert done, "the writers on a third loop, in another thread, did not finish"
-        assert len(log) == 9
+        assert len(starts(log)) == 9
     finally:
         runner.engine.dispose()
