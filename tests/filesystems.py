@@ -1,4 +1,5 @@
-"""Small and full filesystems for the disk fault tests (root only: `mount`; elsewhere the test skips)."""
+"""Small, full and immutable files and filesystems for the disk fault tests (root only: `mount`, `chattr`; elsewhere
+the test skips)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,19 @@ def tmpfs(path: Path, size: str) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "--lazy", str(path)], check=True)
+
+
+@contextlib.contextmanager
+def immutable(*paths: Path) -> Iterator[None]:
+    """Writes to these files fail even through descriptors opened before (as on a filesystem that went
+    read-only); root cannot write them either. Needs `chattr` and a filesystem with the attribute (ext4)."""
+    done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot make files immutable here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
 
 
 def used_kb(path: Path) -> int:

@@ -4,20 +4,16 @@ ledger say the same thing afterwards, and the same command succeeds once the fau
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
-import subprocess
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from contract import OpenApiContract
-from filesystems import fill, tmpfs
+from filesystems import fill, immutable, tmpfs
 from helpers import QUESTION, informant_secret_card
 from live_server import LiveServer
 
@@ -89,19 +85,6 @@ def test_a_ledger_locked_by_another_writer_is_503_ledger_busy(tmp_path: Path) ->
             assert_consistent_and_writable(http, case, ledger)
     finally:
         server.stop()
-
-
-@contextlib.contextmanager
-def immutable(*paths: Path) -> Iterator[None]:
-    """Writes to these files fail even through descriptors opened before (as on a filesystem that went
-    read-only); root cannot write them either. Needs `chattr` and a filesystem with the attribute (ext4)."""
-    done = subprocess.run(["chattr", "+i", *map(str, paths)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot make files immutable here: {done.stderr.strip()}")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
 
 
 def test_a_read_only_ledger_is_503_ledger_read_only(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,20 +17,9 @@ from sqlalchemy.exc import OperationalError
 import bureau.sqlite_files
 from bureau.ledger.database import create_ledger_engine
 from bureau.vault.store import VaultStore
+from filesystems import immutable
 
 HELD = 3  # connections opened at once during the fault, so the pool keeps several of them
-
-
-@contextlib.contextmanager
-def immutable(database: Path) -> Iterator[None]:
-    files = [str(database), str(database) + "-wal"]
-    done = subprocess.run(["chattr", "+i", *files], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot make files immutable here: {done.stderr.strip()}")
-    try:
-        yield
-    finally:
-        subprocess.run(["chattr", "-i", *files], check=True)
 
 
 @pytest.fixture
@@ -61,6 +49,17 @@ def write(engine: Engine, n: int) -> None:
         connection.execute(text("INSERT INTO notes VALUES (:n)"), {"n": n})
 
 
+def refusals(engine: Engine, writes: int) -> list[OperationalError]:
+    """The errors of `writes` writes, one after another, each on whichever connection the pool hands out."""
+    refused = []
+    for n in range(writes):
+        try:
+            write(engine, n)
+        except OperationalError as exc:
+            refused.append(exc)
+    return refused
+
+
 ENGINES: dict[str, Callable[[str], Engine]] = {
     "ledger": create_ledger_engine,
     "vault": lambda url: VaultStore(url).engine,
@@ -73,7 +72,7 @@ def test_connections_opened_during_a_read_only_fault_are_replaced_once_it_is_gon
 ) -> None:
     engine = make_engine(f"sqlite:///{database}")
     try:
-        with immutable(database):
+        with immutable(database, database.with_name(database.name + "-wal")):
             open_during_the_fault(engine)
             with pytest.raises(OperationalError):
                 write(engine, 0)  # the fault itself is still refused
@@ -90,16 +89,12 @@ def test_without_the_guard_such_a_connection_refuses_writes_for_good(database: P
     fault is gone, so the test above would fail without the guard."""
     engine = create_engine(f"sqlite:///{database}", connect_args={"check_same_thread": False})
     try:
-        with immutable(database):
+        with immutable(database, database.with_name(database.name + "-wal")):
             open_during_the_fault(engine)
-        refused = 0
-        for n in range(2 * HELD + 1):
-            try:
-                write(engine, n)
-            except OperationalError as exc:
-                assert getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF == bureau.sqlite_files.SQLITE_READONLY
-                refused += 1
-        assert refused > 0
+        refused = refusals(engine, 2 * HELD + 1)
+        assert refused
+        for exc in refused:
+            assert getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF == bureau.sqlite_files.SQLITE_READONLY
     finally:
         engine.dispose()
 
@@ -112,15 +107,9 @@ def test_a_connection_that_refuses_a_write_is_dropped_when_the_open_saw_no_fault
     monkeypatch.setattr(bureau.sqlite_files, "writable", lambda _files: True)
     engine = create_ledger_engine(f"sqlite:///{database}")
     try:
-        with immutable(database):
+        with immutable(database, database.with_name(database.name + "-wal")):
             open_during_the_fault(engine)
-        refused = 0
-        for n in range(2 * HELD + 1):
-            try:
-                write(engine, n)
-            except OperationalError:
-                refused += 1
-        assert 0 < refused <= HELD  # each stale connection refuses once at most, then is gone
+        assert 0 < len(refusals(engine, 2 * HELD + 1)) <= HELD  # each stale connection refuses once, then is gone
         for n in range(2 * HELD):
             write(engine, n)
     finally:

@@ -177,15 +177,10 @@ class TransactionRunner:
             except SQLAlchemyError as exc:
                 raise LedgerError(type(exc).__name__, fault_of(exc)) from exc
 
-        def work() -> T:
-            if before is not None:
-                before()
-            return transaction()
-
-        if read_only or self._writers is None:
-            return await asyncio.to_thread(work)
         if before is not None:
             await asyncio.to_thread(before)
+        if read_only or self._writers is None:
+            return await asyncio.to_thread(transaction)
         return await self._writers.run(transaction)
 
     async def read(self, fn: Callable[[Session], T]) -> T:
