@@ -9,8 +9,10 @@ process only); nothing in the product imports it. It writes JSON lines to $BENCH
 - `gc`: each collection of generation 1 or 2, or longer than 5 ms, on which thread it ran, and for a full
   collection how many tracked objects it walked;
 - `store`: each call on the memory worker (queued, ran), `ledger`: each ledger transaction (queued: from its
-  submission until a thread of the default executor takes it; ran: from then until its caller has the result:
-  the vault's work before it, its statements, SQLite's write lock, the commit, the way back to the loop), `job`:
+  submission until a thread of the default executor takes its `before` step, which the probe always gives it;
+  ran: from then until its caller has the result: the vault's work, a writer's turn in `WriterQueue`, its
+  statements, SQLite's write lock, the commit, the way back to the loop; the probe's own step costs every
+  transaction one more thread hop), `job`:
   each maintenance job, `commit`: each batch of events handed to the live feeds, with the event loop thread's
   CPU time so far (ran, runnable = waited for a CPU), so the difference between two commits says how much CPU
   the loop got, and waited for, between.
